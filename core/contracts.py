@@ -122,6 +122,11 @@ class Pipeline(_Component):
         """Reshape generated rows into the output format (default: unchanged)."""
         return dataset
 
+    def example_seed(self, options: Any) -> pd.DataFrame | None:
+        """A few seed rows shipped with the plugin, used by `bashgym preview` / `validate` when
+        no source is given. Pipelines that set `needs_seed` should return one; default: none."""
+        return None
+
 
 class Judge(_Component):
     """Scores rows (columns on the builder) and/or keeps or drops finished rows, with a reason."""

@@ -213,6 +213,11 @@ def resolve_static(name: str, alias: ModelAlias) -> ResolvedModel:
     )
 
 
+# Where a runtime-served alias points when the session was asked not to start servers (port 9
+# is the discard port: nothing answers, and nothing is meant to call it).
+NOT_SERVED_ENDPOINT = "http://127.0.0.1:9/v1"
+
+
 class ModelSession:
     """Resolves aliases for one run or command; servers it starts live until it exits.
 
@@ -222,9 +227,14 @@ class ModelSession:
         reply = models.completion("judge", [{"role": "user", "content": "hi"}])
     """
 
-    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
+    def __init__(
+        self, settings: Settings, registry: Registry | None = None, *, serve: bool = True
+    ) -> None:
+        """`serve=False` resolves runtime-served aliases (e.g. embedded) to a placeholder endpoint
+        without starting anything: for commands that only build or check a config."""
         self.settings = settings
         self.registry = registry
+        self.serve = serve
         self._stack = ExitStack()
         self._lock = threading.RLock()
         self._resolved: dict[str, ResolvedModel] = {}
@@ -258,6 +268,16 @@ class ModelSession:
                 alias = self.alias(name)
                 if PROVIDERS[alias.provider].runtime is None:
                     self._resolved[name] = resolve_static(name, alias)
+                elif not self.serve:
+                    self._resolved[name] = ResolvedModel(
+                        alias=name,
+                        provider=alias.provider,
+                        model=alias.model,
+                        endpoint=NOT_SERVED_ENDPOINT,
+                        api_key_env=alias.api_key_env,
+                        params=dict(alias.params),
+                        served=True,
+                    )
                 else:
                     self._resolved[name] = self._serve(name, alias)
             return self._resolved[name]

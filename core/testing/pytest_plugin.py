@@ -152,3 +152,52 @@ class CliRunner:
 @pytest.fixture
 def bashgym_cli(bashgym_env: IsolatedEnv, bashgym_host: PluginHost) -> CliRunner:
     return CliRunner(bashgym_env, bashgym_host)
+
+
+@dataclass
+class ScriptedModels:
+    """The `default` and `judge` aliases pointed at the scripted server (via ./bashgym.toml)."""
+
+    server: Any
+    env: IsolatedEnv
+
+    def settings(self) -> Any:
+        from bashgym.settings import load_settings
+
+        return load_settings()
+
+    def run_context(self, run_dir: Path | None = None, *, registry: Any = None) -> Any:
+        """A RunContext whose ModelSession resolves aliases to the scripted server.
+        Close it with `ctx.models.close()` (or use it as `with ctx.models:`)."""
+        from bashgym.contracts import RunContext
+        from bashgym.models import ModelSession
+
+        settings = self.settings()
+        run_dir = run_dir or self.env.root / "run"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return RunContext(
+            run_dir=run_dir, settings=settings, models=ModelSession(settings, registry)
+        )
+
+
+SCRIPTED_ALIASES = ("default", "judge")
+
+
+@pytest.fixture
+def scripted_models(
+    bashgym_env: IsolatedEnv, model_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> ScriptedModels:
+    """Every model call of a run (generation and judging) goes to the `model_server` fixture:
+    writes `[models.default]` and `[models.judge]` (openai-compatible) into ./bashgym.toml."""
+    monkeypatch.setenv("BASHGYM_SCRIPTED_KEY", "scripted-key")
+    lines = []
+    for name in SCRIPTED_ALIASES:
+        lines += [
+            f"[models.{name}]",
+            'provider = "openai-compatible"',
+            f'model = "scripted-{name}"',
+            f'endpoint = "{model_server.openai_base_url}"',
+            'api_key_env = "BASHGYM_SCRIPTED_KEY"',
+        ]
+    (bashgym_env.workdir / "bashgym.toml").write_text("\n".join(lines) + "\n")
+    return ScriptedModels(model_server, bashgym_env)

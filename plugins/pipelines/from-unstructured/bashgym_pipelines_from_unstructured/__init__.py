@@ -1,0 +1,1 @@
+"""BashGym pipelines/from-unstructured: Grounded question/answer rows from document chunks, judged for groundedness."""
