@@ -197,6 +197,20 @@ def run_command(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed for sampling and splits.")
     ] = None,
+    top_up: Annotated[
+        bool | None,
+        typer.Option(
+            "--top-up/--no-top-up",
+            help="Keep generating in rounds until N rows pass the filters and judges.",
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool | None,
+        typer.Option(
+            "--fresh",
+            help="Start over instead of resuming an unfinished run of the same config.",
+        ),
+    ] = None,
 ) -> None:
     """Run source → pipeline → judges → sinks and write a run directory with run.json.
 
@@ -222,7 +236,13 @@ def run_command(
             update["sinks"] = [StepSpec(plugin=s) for s in sink]
         if judge:
             update["judges"] = [StepSpec(plugin=j) for j in judge]
-        for key, value in (("num_records", num_records), ("out", out_dir), ("seed", seed)):
+        for key, value in (
+            ("num_records", num_records),
+            ("out", out_dir),
+            ("seed", seed),
+            ("top_up", top_up),
+            ("fresh", fresh),
+        ):
             if value is not None:
                 update[key] = value
         if plugin:

@@ -54,6 +54,16 @@ class RunSpec(BaseModel):
     out: Path | None = None
     seed: int = 0
     plugins: list[str] = Field(default_factory=list)
+    top_up: bool = Field(
+        default=False,
+        description="Keep generating (in rounds) until num_records rows pass every filter/judge.",
+    )
+    max_rounds: int = Field(default=5, ge=1, description="Most generation rounds with top_up.")
+    fresh: bool = Field(
+        default=False,
+        description="Start over even if the run dir holds an unfinished run of the same config "
+        "(default: resume it).",
+    )
 
     def steps(self, role: str) -> list[StepSpec]:
         value = getattr(self, PLURAL_KEYS.get(role, role))
