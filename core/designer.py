@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import shutil
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bashgym.drops import DroppedRow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,9 +94,21 @@ def seed_frame(df: pd.DataFrame) -> Any:
 
 @dataclass
 class Generation:
+    """What one `create()` produced, and an account of every requested row it did not."""
+
     dataset: pd.DataFrame
     requested: int
     artifact_dir: Path
+    resumed_rows: int = 0  # rows kept from an interrupted earlier attempt
+    failures: Counter[tuple[str, str]] = field(default_factory=Counter)  # (column, reason)
+    dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)  # per model
+
+    @property
+    def unexplained(self) -> int:
+        """Requested rows that neither came out nor have a recorded reason."""
+        explained = len(self.dataset) + len(self.dropped) + sum(self.failures.values())
+        return max(self.requested - explained, 0)
 
 
 def _route_logs(log_file: Path) -> logging.Handler:
@@ -105,6 +122,167 @@ def _route_logs(log_file: Path) -> logging.Handler:
     return handler
 
 
+def run_config(settings: Settings) -> Any:
+    """The RunConfig every BashGym `create()` uses (a resumed run must match the first)."""
+    import data_designer.config as dd
+
+    return dd.RunConfig(
+        # No Prometheus port per run: runs and tests run side by side.
+        otel_metrics_port=None,
+        # Per-task outcomes (column, row, error) are how dropped rows get a column and reason:
+        # DataDesigner otherwise only logs "Generated 6 of 9 requested records".
+        async_trace=True,
+        buffer_size=settings.designer.buffer_size,
+        max_concurrent_row_groups=settings.designer.max_concurrent_row_groups,
+        max_conversation_restarts=settings.designer.max_conversation_restarts,
+    )
+
+
+class _NoProfiler:
+    """Stands in for DataDesigner's dataset profiler (see `make_designer`)."""
+
+    def profile_dataset(self, *_: Any, **__: Any) -> None:
+        return None
+
+
+def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings: Settings) -> Any:
+    """A DataDesigner writing under `run_dir/datadesigner`, adapted in three narrow ways.
+
+    Each is an override of one of its factory methods, because 0.9 offers no option for it:
+    - it remembers the resource provider and the dataset builder it makes inside `create()`:
+      per-model token and request counts live on the first (DataDesigner only logs them) and
+      per-task outcomes on the second (needed even when `create()` raises because every row
+      was dropped);
+    - it skips the column profiler: BashGym's report.html does that job, the profiler counts
+      tokens of every cell (a large share of create()'s CPU at scale), and in 0.9.6 it raises
+      on a one-row result with an LLM column (a standard deviation of one value).
+    Should these methods change, usage is reported as unknown, never fatal.
+    """
+    import data_designer.config as dd
+    from data_designer.interface import DataDesigner
+
+    class _Designer(DataDesigner):  # type: ignore[misc]
+        last_resources: Any = None
+        last_builder: Any = None
+
+        def _create_resource_provider(self, *args: Any, **kwargs: Any) -> Any:
+            self.last_resources = super()._create_resource_provider(*args, **kwargs)
+            return self.last_resources
+
+        def _create_dataset_builder(self, *args: Any, **kwargs: Any) -> Any:
+            self.last_builder = super()._create_dataset_builder(*args, **kwargs)
+            return self.last_builder
+
+        def _create_dataset_profiler(self, *args: Any, **kwargs: Any) -> Any:
+            return _NoProfiler()
+
+    designer = _Designer(
+        artifact_path=run_dir / "datadesigner",
+        model_providers=providers or [dd.ModelProvider(**PLACEHOLDER_PROVIDER)],
+        auto_configure_logging=False,
+    )
+    designer.set_run_config(run_config(settings))
+    return designer
+
+
+def model_usage(designer: Any) -> dict[str, dict[str, int]]:
+    """Tokens and requests per model of the designer's last `create()` ({} when unknown)."""
+    try:
+        stats = designer.last_resources.model_registry.get_model_usage_stats(1.0)
+    except Exception:  # noqa: BLE001 -- usage is informative; a DataDesigner change must not fail a run
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    for model, entry in stats.items():
+        tokens, requests = entry.get("token_usage", {}), entry.get("request_usage", {})
+        out[str(model)] = {
+            "input_tokens": int(tokens.get("input_tokens") or 0),
+            "output_tokens": int(tokens.get("output_tokens") or 0),
+            "requests": int(requests.get("successful_requests") or 0),
+            "failed_requests": int(requests.get("failed_requests") or 0),
+        }
+    return out
+
+
+_CAUSE = re.compile(r"Cause:\s*(.+)")
+_DETAIL = re.compile(r"Validation detail:\s*([^:.\n]+)")
+
+
+def failure_reason(error: str | None) -> str:
+    """A short, countable reason from a DataDesigner task error (its text varies per row)."""
+    text = error or "unknown error"
+    cause = _CAUSE.search(text)
+    if cause and "could not be parsed" in cause.group(1):
+        detail = _DETAIL.search(cause.group(1))
+        return "unparseable answer" + (f" ({detail.group(1).strip()[:60]})" if detail else "")
+    line = (
+        cause.group(1)
+        if cause
+        else next((ln.strip(" |-") for ln in text.splitlines() if ln.strip(" |-")), text)
+    )
+    line = re.sub(r"'[^']{0,80}'", "'…'", line)  # values differ per row; the reason should not
+    return line[:100]
+
+
+def task_failures(traces: list[Any]) -> Counter[tuple[str, str]]:
+    """Rows whose cell for some column failed for good, counted by (column, reason).
+
+    A task may fail and then succeed on a retry; only cells with no successful attempt count.
+    Whole-batch tasks (no row index) are left to the caller's unexplained remainder.
+    """
+    outcome: dict[tuple[str, int, int], str | None] = {}
+    for trace in traces:
+        if trace.row_index is None or trace.status not in ("ok", "error"):
+            continue
+        key = (trace.column, trace.row_group, trace.row_index)
+        if trace.status == "ok":
+            outcome[key] = None
+        elif outcome.get(key, "") is not None:
+            outcome[key] = trace.error or "unknown error"
+    per_row: dict[tuple[int, int], tuple[str, str]] = {}
+    for (column, rg, row), error in sorted(outcome.items(), key=lambda kv: kv[0][1:]):
+        if error is not None and (rg, row) not in per_row:  # the first column to fail drops it
+            per_row[(rg, row)] = (column, failure_reason(error))
+    return Counter(per_row.values())
+
+
+def _all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation | None:
+    """An empty Generation when `create()` raised only because every row was dropped by
+    unparseable answers or filters (DataDesigner refuses an empty dataset); None when something
+    else went wrong (a refused connection, a bad key): that must fail the run, not drop rows."""
+    import pandas as pd
+
+    from bashgym.drops import read_drops
+
+    built = designer.last_builder
+    if built is None:
+        return None
+    artifact_dir = Path(built.artifact_storage.base_dataset_path)
+    failures = task_failures(built.task_traces)
+    dropped = read_drops(artifact_dir)
+    parse_only = all(reason.startswith("unparseable answer") for _, reason in failures)
+    generation = Generation(
+        dataset=pd.DataFrame(),
+        requested=requested,
+        artifact_dir=artifact_dir,
+        resumed_rows=resumed,
+        failures=failures,
+        dropped=dropped,
+        usage=model_usage(designer),
+    )
+    if parse_only and (failures or dropped) and generation.unexplained == 0:
+        return generation
+    return None
+
+
+def _rows_on_disk(dataset_dir: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(
+        pq.ParquetFile(p).metadata.num_rows
+        for p in sorted((dataset_dir / "parquet-files").glob("*.parquet"))
+    )
+
+
 def generate(
     builder: DataDesignerConfigBuilder,
     *,
@@ -113,35 +291,61 @@ def generate(
     settings: Settings,
     providers: list[ModelProvider] | None = None,
     on_rows: Callable[[int], None] | None = None,
+    dataset_name: str = "dataset",
+    resume: bool = False,
 ) -> Generation:
-    """Run `create()` into `run_dir/datadesigner` and load the result.
+    """Run `create()` into `run_dir/datadesigner/<dataset_name>` and load the result.
 
-    `on_rows(n)` is called after each finished batch with its row count (for progress bars).
+    `resume=True` continues an interrupted attempt from its last finished batch (DataDesigner
+    discards the batches that were in flight, so no row is duplicated or lost); otherwise any
+    earlier attempt is cleared first. `on_rows(n)` is called after each finished batch with its
+    row count (for progress bars), and once up front with the rows a resume keeps.
     """
     prepare_environment(settings)
     import data_designer.config as dd
     import pyarrow.parquet as pq
-    from data_designer.interface import DataDesigner
+    from data_designer.interface.errors import DataDesignerGenerationError
 
+    from bashgym.drops import read_drops
+
+    dataset_dir = run_dir / "datadesigner" / dataset_name
+    resumed = 0
+    if resume and dataset_dir.is_dir():
+        resumed = _rows_on_disk(dataset_dir)
+    elif dataset_dir.exists():
+        shutil.rmtree(dataset_dir)
+    if resumed and on_rows is not None:
+        on_rows(resumed)
     handler = _route_logs(run_dir / "logs" / "datadesigner.log")
     try:
-        designer = DataDesigner(
-            artifact_path=run_dir / "datadesigner",
-            model_providers=providers or [dd.ModelProvider(**PLACEHOLDER_PROVIDER)],
-            auto_configure_logging=False,
-        )
-        # No Prometheus port per run: runs and tests run side by side.
-        designer.set_run_config(dd.RunConfig(otel_metrics_port=None))
+        designer = make_designer(run_dir, providers, settings)
 
         def batch_done(path: Path) -> None:
             if on_rows is not None:
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
-        results = designer.create(
-            builder, num_records=num_records, dataset_name="dataset", on_batch_complete=batch_done
-        )
+        try:
+            results = designer.create(
+                builder,
+                num_records=num_records,
+                dataset_name=dataset_name,
+                on_batch_complete=batch_done,
+                resume=dd.ResumeMode.IF_POSSIBLE if resume else dd.ResumeMode.NEVER,
+            )
+        except DataDesignerGenerationError:
+            empty = _all_rows_dropped(designer, num_records, resumed)
+            if empty is None:
+                raise
+            return empty
+        artifact_dir = Path(results.artifact_storage.base_dataset_path)
         return Generation(
-            results.load_dataset(), num_records, results.artifact_storage.base_dataset_path
+            dataset=results.load_dataset(),
+            requested=num_records,
+            artifact_dir=artifact_dir,
+            resumed_rows=resumed,
+            failures=task_failures(results.task_traces),
+            dropped=read_drops(artifact_dir),
+            usage=model_usage(designer),
         )
     finally:
         logging.getLogger("data_designer").removeHandler(handler)

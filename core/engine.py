@@ -9,11 +9,14 @@ ends, with `status = failed` and the error if it crashes, so a crash never leave
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -28,7 +31,9 @@ from rich.progress import (
 )
 
 from bashgym import __version__
-from bashgym.contracts import RunContext
+from bashgym.contracts import InputError, Judge, Pipeline, PipelineOptions, RunContext
+from bashgym.drops import DroppedRow
+from bashgym.generation import PipelineOutcome, run_pipeline
 from bashgym.models import ModelSession
 from bashgym.records import Trace, trace_to_row
 from bashgym.runspec import ResolvedRun, Step
@@ -40,14 +45,7 @@ if TYPE_CHECKING:
     from bashgym.plugins import PluginHost
     from bashgym.settings import Settings
 
-DEFAULT_NUM_RECORDS = 10
 MAX_NOTES = 200  # run.json stays readable; the counts carry the totals
-
-
-def default_run_dir(resolved: ResolvedRun, settings: Settings) -> Path:
-    label = (resolved.pipeline or resolved.source).name  # type: ignore[union-attr]
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return settings.runs_dir / f"{stamp}-{label}"
 
 
 def resolved_toml(resolved: ResolvedRun, run_dir: Path) -> str:
@@ -71,19 +69,21 @@ def resolved_toml(resolved: ResolvedRun, run_dir: Path) -> str:
 class RunRecorder:
     """Owns run.json: timings per step, final counts, and the failure if there is one."""
 
-    def __init__(self, run_dir: Path, resolved: ResolvedRun) -> None:
+    def __init__(
+        self, run_dir: Path, resolved: ResolvedRun, *, config_hash: str, attempt: int = 1
+    ) -> None:
         self.path = run_dir / "run.json"
         self.started = time.perf_counter()
         self.timings: dict[str, float] = {}
         self.data: dict[str, Any] = {
             "bashgym_version": __version__,
             "status": "running",
+            "pid": os.getpid(),
             "run_dir": str(run_dir),
+            "config_hash": config_hash,
+            "attempt": attempt,
             "started_at": datetime.now(UTC).isoformat(),
-            "plugins": {
-                step.role: {"name": step.name, "from": step.registered.plugin}
-                for step in _steps(resolved)
-            },
+            "plugins": _plugins(resolved),
         }
         self.write()
 
@@ -105,6 +105,18 @@ class RunRecorder:
         tmp.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
         tmp.replace(self.path)  # atomic: a reader never sees half a file
         return self.data
+
+
+def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
+    """Which plugin serves each role: one entry for source/pipeline, a list for judges/sinks."""
+    out: dict[str, Any] = {}
+    for step in _steps(resolved):
+        entry = {"name": step.name, "from": step.registered.plugin}
+        if step.role in ("judge", "sink"):
+            out.setdefault(step.role, []).append(entry)
+        else:
+            out[step.role] = entry
+    return out
 
 
 def _steps(resolved: ResolvedRun) -> list[Step]:
@@ -150,72 +162,77 @@ def read_source(step: Step, run: RunContext, host: PluginHost, progress: Progres
     return pd.DataFrame(rows)
 
 
-def run_pipeline(
-    step: Step,
+def apply_judges(
+    dataset: pd.DataFrame,
     resolved: ResolvedRun,
     run: RunContext,
-    seed: pd.DataFrame | None,
-    progress: Progress,
+    dropped_rows: list[DroppedRow] | None = None,
 ) -> pd.DataFrame:
-    """Build, generate and finalize; model aliases come from the run's ModelSession."""
-    from bashgym.designer import generate, seed_frame
-
-    assert run.models is not None  # execute() opens the session for the whole run
-    builder = step.obj.build(step.options, run, seed)
-    for judge in resolved.judges:
-        judge.obj.configure(builder, judge.options, run)
-    if seed is not None and builder.get_seed_config() is None:
-        import data_designer.config as dd
-
-        builder.with_seed_dataset(seed_frame(seed), sampling_strategy=dd.SamplingStrategy.ORDERED)
-    requested = getattr(step.options, "num_records", None) or (
-        len(seed) if seed is not None and len(seed) else DEFAULT_NUM_RECORDS
-    )
-    task = progress.add_task(f"pipeline {step.name}", total=requested)
-    result = generate(
-        builder,
-        num_records=requested,
-        run_dir=run.run_dir,
-        settings=run.settings,
-        providers=run.models.providers_for(builder.model_configs),
-        on_rows=lambda n: progress.advance(task, n),
-    )
-    progress.update(task, completed=len(result.dataset))
-    run.count("requested", requested)
-    run.count("generated", len(result.dataset))
-    if len(result.dataset) < requested:
-        run.drop(
-            "pipeline: generation failed (see logs/datadesigner.log)",
-            requested - len(result.dataset),
-        )
-    return step.obj.finalize(result.dataset, step.options, run)
-
-
-def apply_judges(dataset: pd.DataFrame, resolved: ResolvedRun, run: RunContext) -> pd.DataFrame:
+    """Keep the rows every judge's `verdicts` keeps; count (and collect) the others by reason."""
     for judge in resolved.judges:
         verdicts = judge.obj.verdicts(dataset, judge.options, run)
         dropped = verdicts.notna()
         for reason, n in verdicts[dropped].value_counts().items():
             run.drop(f"judge {judge.name}: {reason}", int(n))
+        if dropped_rows is not None and dropped.any():
+            for reason, row in zip(
+                verdicts[dropped], dataset[dropped].to_dict(orient="records"), strict=True
+            ):
+                dropped_rows.append(DroppedRow(f"judge {judge.name}", str(reason), row))
         dataset = dataset[~dropped]
     return dataset.reset_index(drop=True)
+
+
+class PassThrough(Pipeline):
+    """Stands in for a pipeline when a run has none but its judges add DataDesigner columns:
+    source rows go through DataDesigner one for one, so those judges score them."""
+
+    def build(self, options: Any, run: RunContext, seed: pd.DataFrame | None) -> Any:
+        import data_designer.config as dd
+
+        return dd.DataDesignerConfigBuilder()
+
+
+def _configuring_judges(resolved: ResolvedRun) -> bool:
+    return any(type(j.obj).configure is not Judge.configure for j in resolved.judges)
 
 
 def execute(
     resolved: ResolvedRun, host: PluginHost, settings: Settings, *, console: Console | None = None
 ) -> dict[str, Any]:
-    """Run everything; return what run.json holds. Options were validated by `resolve()`."""
+    """Run everything; return what run.json holds. Options were validated by `resolve()`.
+
+    An unfinished run of the same config is resumed (see `bashgym.resume`).
+    """
+    from bashgym import resume as resuming
+
     console = console or Console(stderr=True)
-    run_dir = Path(resolved.spec.out or default_run_dir(resolved, settings))
+    digest = resuming.config_hash(resolved, settings)
+    try:
+        target = resuming.choose(resolved, settings, digest)
+    except resuming.RunInUseError as exc:
+        raise InputError(str(exc)) from None
+    run_dir = target.run_dir
+    attempt = 1
+    if target.resume:
+        previous = json.loads((run_dir / "run.json").read_text())
+        attempt = int(previous.get("attempt", 1)) + 1
+        console.print(
+            f"[yellow]resuming[/] {run_dir} (attempt {attempt}; the last one ended "
+            f"{target.previous_status}): finished batches are kept",
+            highlight=False,
+        )
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "run.toml").write_text(resolved_toml(resolved, run_dir))
-    recorder = RunRecorder(run_dir, resolved)
+    recorder = RunRecorder(run_dir, resolved, config_hash=digest, attempt=attempt)
     # One model session for the run: a runtime (e.g. the embedded server) starts on first use and
     # stops when the run ends, fails or is interrupted.
     models = ModelSession(settings, host.registry)
     run = RunContext(run_dir=run_dir, settings=settings, seed=resolved.spec.seed, models=models)
     outputs: dict[str, list[str]] = {}
     scrubbed: dict[str, Any] = {}
+    outcome: PipelineOutcome | None = None
+    dataset: pd.DataFrame | None = None
     try:
         with models, _progress(console) as progress:
             seed = None
@@ -223,16 +240,37 @@ def execute(
                 with recorder.step("source"):
                     seed = read_source(resolved.source, run, host, progress)
                 run.count("source_rows", len(seed))
-            if resolved.pipeline is not None:
+            pipeline_step = resolved.pipeline
+            if pipeline_step is None and seed is not None and _configuring_judges(resolved):
+                cap = resolved.spec.num_records
+                pipeline_step = SimpleNamespace(  # duck-types the Step fields run_pipeline uses
+                    obj=PassThrough(),
+                    options=PipelineOptions(num_records=min(len(seed), cap or len(seed)) or None),
+                    name="passthrough",
+                )
+            judge_drops: list[DroppedRow] = []
+            if pipeline_step is not None and (seed is None or len(seed)):
+                task = progress.add_task(f"pipeline {pipeline_step.name}", total=None)
                 with recorder.step("pipeline"):
-                    dataset = run_pipeline(resolved.pipeline, resolved, run, seed, progress)
+                    outcome = run_pipeline(
+                        pipeline_step,
+                        resolved,
+                        run,
+                        seed,
+                        apply_judges=lambda df: apply_judges(df, resolved, run, judge_drops),
+                        on_rows=lambda n: progress.advance(task, n),
+                        set_total=lambda n: progress.update(task, total=n),
+                        resume=target.resume,
+                    )
+                outcome.dropped.extend(judge_drops)
+                dataset = outcome.dataset
             else:
                 assert seed is not None  # resolve() guarantees a source or a pipeline
                 cap = resolved.spec.num_records
                 dataset = seed if cap is None else seed.head(cap)
                 run.count("generated", len(dataset))
-            with recorder.step("judges"):
-                dataset = apply_judges(dataset, resolved, run)
+                with recorder.step("judges"):
+                    dataset = apply_judges(dataset, resolved, run, judge_drops)
             with recorder.step("scrub"):  # before anything leaves the run: observers, sinks
                 dataset, scrubbed = scrub_dataset(dataset, run.settings.scrub)
             if host.hook.on_record.get_hookimpls():
@@ -245,23 +283,51 @@ def execute(
                     outputs[sink.name] = [str(p) for p in paths]
                     progress.update(task, completed=len(dataset))
     except BaseException as exc:
-        recorder.write(
+        summary = recorder.write(
             status="failed",
             error=f"{type(exc).__name__}: {exc}",
-            **_counts(run, None),
+            **_counts(run, None, outcome),
             outputs=outputs,
             scrub=scrubbed,
         )
+        _write_report(run_dir, summary, outcome, console)
         raise
     summary = recorder.write(
         status="ok",
-        **_counts(run, len(dataset)),
+        **_counts(run, len(dataset), outcome),
         outputs=outputs,
         scrub=scrubbed,
         ended_at=datetime.now(UTC).isoformat(),
     )
+    report = _write_report(run_dir, summary, outcome, console)
+    if report is not None:
+        summary = recorder.write(report=str(report))
     host.hook.on_run_end(summary=summary, run=run)
     return summary
+
+
+def _write_report(
+    run_dir: Path, summary: dict[str, Any], outcome: PipelineOutcome | None, console: Console
+) -> Path | None:
+    """report.html beside run.json; a report that fails to render never fails the run."""
+    import pandas as pd
+
+    from bashgym.report import ReportColumns, columns_of, write_report
+
+    try:
+        raw = [frame for frame in (outcome.raw if outcome else []) if len(frame)]
+        return write_report(
+            run_dir,
+            summary,
+            kept=pd.concat(raw, ignore_index=True) if raw else None,
+            dropped=outcome.dropped if outcome else [],
+            columns=columns_of(outcome.builder)
+            if outcome and outcome.builder
+            else ReportColumns(samplers=[], judges={}),
+        )
+    except Exception as exc:  # noqa: BLE001 -- the data is written; the report is a view of it
+        console.print(f"[yellow]report.html not written[/]: {type(exc).__name__}: {exc}")
+        return None
 
 
 def _output_format(resolved: ResolvedRun) -> str:
@@ -270,7 +336,9 @@ def _output_format(resolved: ResolvedRun) -> str:
     return getattr(step.obj, "output_format", "rows") if step else "rows"
 
 
-def _counts(run: RunContext, kept: int | None) -> dict[str, Any]:
+def _counts(
+    run: RunContext, kept: int | None, outcome: PipelineOutcome | None = None
+) -> dict[str, Any]:
     counts = dict(run.counts)
     if kept is not None:
         counts["kept"] = kept
@@ -279,8 +347,14 @@ def _counts(run: RunContext, kept: int | None) -> dict[str, Any]:
     notes = run.notes[:MAX_NOTES] + (
         [f"... and {len(run.notes) - MAX_NOTES} more"] if len(run.notes) > MAX_NOTES else []
     )
+    extra: dict[str, Any] = {}
+    if outcome is not None:
+        extra["usage_by_model"] = outcome.usage_by_model
+        extra["rounds"] = [asdict(r) for r in outcome.rounds]
+        extra["buffer_size"] = run.settings.designer.buffer_size
     return {
         "counts": counts,
+        **extra,
         "usage": run.usage.model_dump(),
         "cost_usd": round(run.cost_usd, 6),
         "notes": notes,

@@ -19,6 +19,7 @@ server it started when the session ends, on errors and Ctrl-C included (an ExitS
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
@@ -26,6 +27,7 @@ import time
 from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from bashgym.contracts import InputError
@@ -272,7 +274,7 @@ class ModelSession:
                     self._resolved[name] = ResolvedModel(
                         alias=name,
                         provider=alias.provider,
-                        model=alias.model,
+                        model=alias.model or alias.provider,  # the runtime would name it
                         endpoint=NOT_SERVED_ENDPOINT,
                         api_key_env=alias.api_key_env,
                         params=dict(alias.params),
@@ -347,6 +349,39 @@ class ModelSession:
         return load_litellm().completion(
             **self.litellm_kwargs(name, **overrides), messages=messages
         )
+
+
+PRICE_LIST = "model_prices_and_context_window_backup.json"
+
+
+@functools.cache
+def _prices() -> dict[str, Any]:
+    """litellm's bundled price list, read as JSON. Why not `litellm.model_cost`: importing
+    litellm takes seconds, and a run that only needs prices should not pay for it."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.find_spec("litellm")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / PRICE_LIST
+        if path.is_file():
+            return json.loads(path.read_text())
+    return {}
+
+
+def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    """Price of the tokens from litellm's bundled price list (offline); None when the model is
+    not listed there (local and self-hosted models: their cost is the machine's, not per token).
+    """
+    if not (input_tokens or output_tokens):
+        return 0.0
+    prices = _prices()
+    entry = prices.get(model) or prices.get(model.rsplit("/", 1)[-1])
+    if not entry:
+        return None
+    return input_tokens * float(entry.get("input_cost_per_token") or 0) + output_tokens * float(
+        entry.get("output_cost_per_token") or 0
+    )
 
 
 def load_litellm() -> Any:

@@ -94,6 +94,25 @@ class ScrubSettings(BaseModel):
         return value
 
 
+class DesignerSettings(BaseModel):
+    """How BashGym runs DataDesigner's `create()` (see `bashgym.designer`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    buffer_size: int = Field(
+        default=50,
+        ge=1,
+        description="Rows per checkpointed batch: a killed run loses at most the batches in "
+        "flight; a resumed run must use the same value (run.json records it).",
+    )
+    max_concurrent_row_groups: int = Field(
+        default=3, ge=1, description="Batches DataDesigner works on at once."
+    )
+    max_conversation_restarts: int = Field(
+        default=5, ge=0, description="Fresh retries of a model call whose answer did not parse."
+    )
+
+
 class Settings(BaseSettings):
     """Resolved BashGym settings; see `bashgym config show`."""
 
@@ -113,6 +132,9 @@ class Settings(BaseSettings):
     telemetry: bool = Field(default=False, description="Let libraries send usage telemetry.")
     scrub: ScrubSettings = Field(
         default_factory=ScrubSettings, description="Secret scrubbing before the sinks."
+    )
+    designer: DesignerSettings = Field(
+        default_factory=DesignerSettings, description="DataDesigner batch and retry settings."
     )
 
     @classmethod

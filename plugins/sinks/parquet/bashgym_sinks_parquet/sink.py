@@ -32,7 +32,7 @@ class ParquetSink(Sink):
     def write(
         self, dataset: pd.DataFrame, options: ParquetOptions, run: RunContext, output_format: str
     ) -> list[Path]:
-        table = pa.Table.from_pandas(dataset, preserve_index=False)
+        table = portable(pa.Table.from_pandas(dataset, preserve_index=False))
         compression = None if options.compression == "none" else options.compression
         if options.shard_rows is None:
             target = Path(options.path) if options.path else run.run_dir / "data.parquet"
@@ -47,6 +47,21 @@ class ParquetSink(Sink):
             )
             for i, start in enumerate(starts)
         ]
+
+
+def portable(table: pa.Table) -> pa.Table:
+    """The table without pandas' dtype notes when they name Arrow-backed nested types.
+
+    DataDesigner hands back columns such as `struct<answer: string>[pyarrow]`; pandas records
+    that name in the file's metadata and then cannot parse it back (`pd.read_parquet` raises
+    "data type not understood"). The Arrow schema alone round-trips (structs become dicts).
+    """
+    meta = (table.schema.metadata or {}).get(b"pandas")
+    if meta and b"[pyarrow]" in meta:
+        return table.replace_schema_metadata(
+            {k: v for k, v in table.schema.metadata.items() if k != b"pandas"}
+        )
+    return table
 
 
 def _write(table: pa.Table, target: Path, compression: str | None) -> Path:

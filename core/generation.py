@@ -1,0 +1,189 @@
+"""The pipeline step of a run: DataDesigner generation in rounds, with every row accounted for.
+
+DataDesigner drops a row silently when a model answer never parses, and processors (filters)
+drop rows inside `create()`. Here each round's shortfall is put into `RunContext.drop` by
+column and reason (from DataDesigner's per-task traces and the `bashgym.drops` record), and any
+remainder without a recorded reason is counted as such, never hidden. With `top_up`, rounds
+continue until `num_records` rows have passed the filters and judges (or `max_rounds`, or a
+round that keeps nothing), each round sized by the pass rate seen so far. Each round is its own
+DataDesigner dataset, so a resumed run replays finished rounds from disk and continues the
+interrupted one from its last finished batch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bashgym.contracts import RunContext
+from bashgym.drops import DroppedRow
+from bashgym.records import Usage
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bashgym.runspec import ResolvedRun, Step
+
+DEFAULT_NUM_RECORDS = 10
+MAX_ROUND_FACTOR = 10  # a top-up round asks for at most 10x the rows still missing
+UNEXPLAINED = (
+    "pipeline: lost without a recorded reason (an interrupted attempt or a failed batch; "
+    "see logs/datadesigner.log)"
+)
+
+
+@dataclass
+class RoundResult:
+    requested: int
+    generated: int  # rows out of DataDesigner before its filters
+    kept: int  # rows that passed filters, finalize and judges
+    resumed_rows: int = 0
+
+
+@dataclass
+class PipelineOutcome:
+    """What the pipeline step hands to the sinks and to report.html."""
+
+    dataset: pd.DataFrame  # finalized, judged rows (what the sinks write)
+    raw: list[pd.DataFrame] = field(default_factory=list)  # DataDesigner rows per round
+    dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
+    rounds: list[RoundResult] = field(default_factory=list)
+    usage_by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+    builder: Any = None
+
+
+ApplyJudges = Callable[["pd.DataFrame"], "pd.DataFrame"]
+
+
+def requested_records(step: Step, seed: pd.DataFrame | None) -> int:
+    return getattr(step.options, "num_records", None) or (
+        len(seed) if seed is not None and len(seed) else DEFAULT_NUM_RECORDS
+    )
+
+
+def _rotated(seed: pd.DataFrame, offset: int) -> pd.DataFrame:
+    """The seed starting at row `offset` (wrapping): a top-up round continues through the seed
+    rows instead of re-asking for the first ones again."""
+    import pandas as pd
+
+    offset %= len(seed)
+    return pd.concat([seed.iloc[offset:], seed.iloc[:offset]], ignore_index=True)
+
+
+def next_round_size(target: int, kept: int, generated_requests: int) -> int:
+    missing = target - kept
+    rate = kept / generated_requests if generated_requests else 0.0
+    factor = min(1 / rate, MAX_ROUND_FACTOR) if rate > 0 else MAX_ROUND_FACTOR
+    return max(missing, math.ceil(missing * factor))
+
+
+def account(run: RunContext, gen: Any) -> None:
+    """Put one generation's shortfall into run.dropped, by column/processor and reason."""
+    for (column, reason), n in sorted(gen.failures.items()):
+        run.drop(f"pipeline column {column}: {reason}", n)
+    for row in gen.dropped:
+        run.drop(f"{row.by}: {row.reason}")
+    if gen.unexplained:
+        run.drop(UNEXPLAINED, gen.unexplained)
+
+
+def _add_usage(run: RunContext, outcome: PipelineOutcome, usage: dict[str, dict[str, int]]) -> None:
+    from bashgym.models import cost_usd
+
+    for model, entry in usage.items():
+        cost = cost_usd(model, entry["input_tokens"], entry["output_tokens"])
+        total = outcome.usage_by_model.setdefault(
+            model,
+            {"input_tokens": 0, "output_tokens": 0, "requests": 0, "failed_requests": 0},
+        )
+        for key in ("input_tokens", "output_tokens", "requests", "failed_requests"):
+            total[key] += entry.get(key, 0)
+        if cost is not None:
+            total["cost_usd"] = round(total.get("cost_usd", 0.0) + cost, 6)
+        run.add_usage(
+            Usage(input_tokens=entry["input_tokens"], output_tokens=entry["output_tokens"]), cost
+        )
+
+
+def run_pipeline(
+    step: Step,
+    resolved: ResolvedRun,
+    run: RunContext,
+    seed: pd.DataFrame | None,
+    *,
+    apply_judges: ApplyJudges,
+    on_rows: Callable[[int], None],
+    set_total: Callable[[int], None],
+    resume: bool = False,
+) -> PipelineOutcome:
+    """Build once, generate in rounds, finalize and judge each round; see the module docstring."""
+    import data_designer.config as dd
+    import pandas as pd
+
+    from bashgym.designer import generate, seed_frame
+
+    assert run.models is not None  # execute() opens the session for the whole run
+    builder = step.obj.build(step.options, run, seed)
+    for judge in resolved.judges:
+        judge.obj.configure(builder, judge.options, run)
+    engine_seeds = seed is not None and len(seed) > 0 and builder.get_seed_config() is None
+    target = requested_records(step, seed)
+    spec = resolved.spec
+    outcome = PipelineOutcome(dataset=pd.DataFrame(), builder=builder)
+    kept_frames: list[pd.DataFrame] = []
+    kept = asked = 0
+    size = target
+    set_total(size)
+    for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
+        if engine_seeds:
+            assert seed is not None
+            rotated = _rotated(seed, asked)
+            builder.with_seed_dataset(
+                seed_frame(rotated), sampling_strategy=dd.SamplingStrategy.ORDERED
+            )
+        gen = generate(
+            builder,
+            num_records=size,
+            run_dir=run.run_dir,
+            settings=run.settings,
+            providers=run.models.providers_for(builder.model_configs),
+            on_rows=on_rows,
+            dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
+            resume=resume,
+        )
+        account(run, gen)
+        _add_usage(run, outcome, gen.usage)
+        outcome.raw.append(gen.dataset)
+        outcome.dropped.extend(gen.dropped)
+        finalized = step.obj.finalize(gen.dataset, step.options, run)
+        passed = apply_judges(finalized)
+        kept_frames.append(passed)
+        kept += len(passed)
+        asked += size
+        outcome.rounds.append(
+            RoundResult(size, len(gen.dataset) + len(gen.dropped), len(passed), gen.resumed_rows)
+        )
+        if kept >= target or not spec.top_up:
+            break
+        if len(passed) == 0:
+            run.notes.append(f"top-up stopped after round {number}: it kept no rows")
+            break
+        size = next_round_size(target, kept, asked)
+        set_total(asked + size)
+    else:
+        if spec.top_up and kept < target:
+            run.notes.append(
+                f"top-up stopped after {spec.max_rounds} rounds with {kept} of {target} rows"
+            )
+    dataset = pd.concat(kept_frames, ignore_index=True) if kept_frames else pd.DataFrame()
+    if spec.top_up and len(dataset) > target:
+        run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for
+        dataset = dataset.head(target)
+    run.count("requested", target)
+    run.count("generated", sum(r.generated for r in outcome.rounds))
+    if len(outcome.rounds) > 1:
+        run.count("rounds", len(outcome.rounds))
+    outcome.dataset = dataset
+    return outcome
