@@ -1,0 +1,112 @@
+"""The `llm-rubric` judge: a rubric's judge column on any pipeline, plus a threshold filter.
+
+Rows below a threshold are dropped inside DataDesigner by the `bashgym-filter` processor, which
+records each one with its criterion (`bashgym.drops`), so the run reports why every row went.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from bashgym.contracts import Judge, Options, RunContext
+from bashgym_judges_llm_rubric.builtin import RUBRICS, get_rubric
+from bashgym_judges_llm_rubric.columns import judge_column, resolve_thresholds, threshold_rules
+
+if TYPE_CHECKING:
+    from data_designer.config import DataDesignerConfigBuilder
+
+
+class LlmRubricOptions(Options):
+    rubric: str = Field(
+        default="instruction-response",
+        description=f"Built-in rubric to score with: {', '.join(sorted(RUBRICS))}.",
+    )
+    column: str = Field(
+        default="quality",
+        description="Name of the judge column; scores read as <column>.<criterion>.score.",
+    )
+    model: str = Field(
+        default="judge",
+        description="Model alias that judges (falls back to 'default' when not configured).",
+    )
+    prompt_column: str = Field(
+        default="prompt", description="Column holding the task or instruction being answered."
+    )
+    response_column: str = Field(
+        default="response", description="Column holding the response being judged."
+    )
+    prompt: str | None = Field(
+        default=None,
+        description="Full Jinja judge prompt replacing the built-in one (criteria are appended).",
+    )
+    thresholds: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per-criterion lowest kept score, overriding the rubric's (default 3).",
+    )
+    drop_below: bool = Field(
+        default=True,
+        description="Drop rows scoring below a threshold (each recorded with its criterion).",
+    )
+
+    @field_validator("rubric")
+    @classmethod
+    def _known_rubric(cls, name: str) -> str:
+        get_rubric(name)  # InputError (a ValueError) naming the known rubrics
+        return name
+
+    @field_validator("column", "prompt_column", "response_column")
+    @classmethod
+    def _identifier(cls, column: str) -> str:
+        if not column.isidentifier():
+            raise ValueError(f"{column!r} must be a column name Jinja can read (letters, _)")
+        return column
+
+    @model_validator(mode="after")
+    def _thresholds_fit(self) -> LlmRubricOptions:
+        resolve_thresholds(get_rubric(self.rubric), self.thresholds)
+        return self
+
+
+class LlmRubricJudge(Judge):
+    """Score rows with an LLM judge rubric (int 1-5 per criterion); drop rows below thresholds."""
+
+    Options = LlmRubricOptions
+
+    def configure(
+        self, builder: DataDesignerConfigBuilder, options: LlmRubricOptions, run: RunContext
+    ) -> None:
+        rubric = get_rubric(options.rubric)
+        ensure_model(builder, options.model, run)
+        builder.add_column(
+            judge_column(
+                options.column,
+                rubric,
+                model_alias=options.model,
+                prompt_column=options.prompt_column,
+                response_column=options.response_column,
+                prompt=options.prompt,
+            )
+        )
+        if options.drop_below:
+            from bashgym_judges_filter import add_filter
+
+            add_filter(
+                builder,
+                f"{options.column}-thresholds",
+                threshold_rules(options.column, rubric, options.thresholds),
+            )
+
+
+def ensure_model(builder: Any, alias: str, run: RunContext) -> None:
+    """Give `builder` the model config for `alias` unless the pipeline already brought one.
+
+    A pipeline's own config for the alias wins (it may set judge-specific parameters); adding
+    a second one would be refused by DataDesigner.
+    """
+    if any(config.alias == alias for config in builder.model_configs):
+        return
+    if run.models is None:
+        raise RuntimeError("the llm-rubric judge needs a RunContext with a ModelSession")
+    builder.add_model_config(run.models.model_config(alias))
