@@ -1,0 +1,134 @@
+"""from-unstructured: document chunks → a question per chunk → an answer grounded in it → judged.
+
+Why chunk seeds and not DataDesigner's MCP tool calling (letting the model browse the files):
+- Every answer is tied to a known span: the chunk the question was asked about, with its path
+  and lines, is the evidence the judge checks against and the metadata each row carries. With
+  browsing, what the model read is whatever it chose to open, so groundedness cannot be
+  checked against a fixed text, only against a trace.
+- No MCP server process to start, supervise and stop per run, and nothing the model can reach
+  beyond the documents it was given.
+- Deterministic and exportable: the same chunks give the same prompts, the config is plain
+  sampler/LLM/expression columns (`write_config` works), and a resumed run redoes nothing.
+- Cost: one request per column per row. Browsing spends extra round trips (list, open, read)
+  per row before a question is even asked, which small local models also handle poorly.
+The documents source's overlap between chunks covers answers that straddle a cut; questions
+spanning whole documents are what browsing would add, and are out of scope here.
+
+Columns: samplers `question_type` and `difficulty`; `chunk_usable` (bool expression: the chunk
+has at least `min_chunk_chars` characters; shorter ones skip every model call and are dropped
+with a reason); `chunk_id` (`path#chunk_index`, when the source has both); `question` and
+`answer` (LLM text); `judge` (the "groundedness" rubric, shown the chunk as the document).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bashgym.contracts import InputError, Pipeline, RunContext
+from bashgym_pipelines_from_unstructured.examples import example_rows
+from bashgym_pipelines_from_unstructured.options import FromUnstructuredOptions
+from bashgym_pipelines_from_unstructured.prompts import answer_prompt, ask_prompt, judge_prompt
+from bashgym_pipelines_from_unstructured.reshape import GENERATED, JUDGE, NAME, USABLE, to_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RUBRIC = "groundedness"
+
+
+def check_seed(seed: pd.DataFrame | None, options: FromUnstructuredOptions) -> list[str]:
+    """The seed's columns, after checking it has the text column and no clashing names."""
+    if seed is None:
+        raise InputError(f"{NAME} needs a source, e.g. -s documents --set source.path=docs/")
+    columns = [str(c) for c in seed.columns]
+    if options.text_column not in columns:
+        raise InputError(
+            f"{NAME}: the seed has no text column {options.text_column!r}; its columns are "
+            f"{columns} (set pipeline.text_column)"
+        )
+    if not options.text_column.isidentifier():
+        raise InputError(f"{NAME}: text_column {options.text_column!r} must be a plain name")
+    clash = sorted(set(columns) & set(GENERATED))
+    if clash:
+        raise InputError(f"{NAME}: seed column(s) {clash} clash with generated columns")
+    return columns
+
+
+class FromUnstructuredPipeline(Pipeline):
+    """Grounded question/answer rows from document chunks, judged for groundedness."""
+
+    Options = FromUnstructuredOptions
+    output_format = "rows"
+    needs_seed = True
+
+    def build(
+        self, options: FromUnstructuredOptions, run: RunContext, seed: pd.DataFrame | None
+    ) -> Any:
+        import data_designer.config as dd
+        from bashgym_judges_filter import FilterRule, add_filter
+        from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
+
+        columns = check_seed(seed, options)
+        text = options.text_column
+        rubric = get_rubric(RUBRIC)
+        assert run.models is not None, "the engine opens a ModelSession for every run"
+        params = {} if options.temperature is None else {"temperature": options.temperature}
+        models = [run.models.model_config(options.model, **params)]
+        if options.judge_model != options.model:
+            models.append(run.models.model_config(options.judge_model))
+        builder = dd.DataDesignerConfigBuilder(model_configs=models)
+        for name, values in (
+            ("question_type", options.question_types),
+            ("difficulty", options.difficulties),
+        ):
+            builder.add_column(
+                dd.SamplerColumnConfig(
+                    name=name,
+                    sampler_type="category",
+                    params=dd.CategorySamplerParams(values=values),
+                )
+            )
+        usable = f"{{{{ ({text} | string | trim | length) >= {options.min_chunk_chars} }}}}"
+        builder.add_column(dd.ExpressionColumnConfig(name=USABLE, expr=usable, dtype="bool"))
+        if {"path", "chunk_index"} <= set(columns):
+            expr = "{{ path }}#{{ chunk_index }}"
+            builder.add_column(dd.ExpressionColumnConfig(name="chunk_id", expr=expr))
+        builder.add_column(
+            dd.LLMTextColumnConfig(
+                name="question",
+                prompt=ask_prompt(text, columns, standalone=options.prompt_style == "question"),
+                model_alias=options.model,
+                skip=dd.SkipConfig(when=f"{{{{ not {USABLE} }}}}"),
+            )
+        )
+        builder.add_column(  # skipped with the question
+            dd.LLMTextColumnConfig(
+                name="answer",
+                prompt=answer_prompt(text, columns, options.cite),
+                model_alias=options.model,
+            )
+        )
+        builder.add_column(
+            judge_column(
+                JUDGE,
+                rubric,
+                model_alias=options.judge_model,
+                prompt=judge_prompt(rubric.instructions, text, columns),
+            )
+        )
+        too_short = f"chunk shorter than {options.min_chunk_chars} characters"
+        rules = [FilterRule(keep=f"{{{{ {USABLE} }}}}", reason=too_short)]
+        if options.drop_below:
+            rules += threshold_rules(JUDGE, rubric, options.thresholds or None)
+        add_filter(builder, NAME, rules)
+        return builder
+
+    def finalize(
+        self, dataset: pd.DataFrame, options: FromUnstructuredOptions, run: RunContext
+    ) -> pd.DataFrame:
+        return to_rows(dataset, options, run)
+
+    def example_seed(self, options: FromUnstructuredOptions) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(example_rows())
