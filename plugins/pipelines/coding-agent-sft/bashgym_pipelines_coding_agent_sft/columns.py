@@ -1,0 +1,136 @@
+"""The DataDesigner columns both coding-agent pipelines share: ids, samplers, the seed, the task
+prompt, a trajectory with its rendered text, and ruff checks on the Python files it wrote.
+
+Only sampler, LLM and expression columns are used here, plus the code judge's ruff columns, so
+`builder.write_config()` exports the whole pipeline as a DataDesigner config; Jinja expressions,
+not Python columns, render the trajectory and pick out its Python files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bashgym_judges_code import add_validation, valid_rule
+
+from bashgym.contracts import RunContext
+from bashgym_pipelines_coding_agent_sft import prompts, seeds
+from bashgym_pipelines_coding_agent_sft.options import CodingAgentOptions
+from bashgym_pipelines_coding_agent_sft.trajectory import Trajectory, render_template
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from bashgym_judges_filter import FilterRule
+    from data_designer.config import DataDesignerConfigBuilder
+
+TASK_MAX_TOKENS = 1024
+RECORD_ID = "record_id"
+TASK_COLUMN = "task_prompt"
+
+
+def attach_seed(
+    builder: DataDesignerConfigBuilder,
+    seed: pd.DataFrame,
+    options: CodingAgentOptions,
+    run: RunContext,
+    pipeline: str,
+) -> None:
+    """Reduce the seed to its tasks and attach it from a Parquet file in the run dir."""
+    import data_designer.config as dd
+
+    prepared = seeds.prepare_seed(seed, options.seed_column, run, pipeline)
+    folder = Path(run.run_dir) / "seeds"
+    folder.mkdir(parents=True, exist_ok=True)
+    source = dd.LocalFileSeedSource.from_dataframe(
+        prepared, str((folder / f"{pipeline}.parquet").resolve())
+    )
+    builder.with_seed_dataset(source, sampling_strategy=dd.SamplingStrategy.ORDERED)
+
+
+def add_task_columns(
+    builder: DataDesignerConfigBuilder, options: CodingAgentOptions, alias: str, seeded: bool
+) -> list[str]:
+    """A record id, the sampler columns and the task prompt; returns the sampler names."""
+    import data_designer.config as dd
+
+    builder.add_column(
+        dd.SamplerColumnConfig(name=RECORD_ID, sampler_type="uuid", params=dd.UUIDSamplerParams())
+    )
+    samplers = options.samplers()
+    for column, (values, weights) in samplers.items():
+        builder.add_column(
+            dd.SamplerColumnConfig(
+                name=column,
+                sampler_type="category",
+                params=dd.CategorySamplerParams(values=values, weights=weights),
+            )
+        )
+    builder.add_column(
+        dd.LLMTextColumnConfig(
+            name=TASK_COLUMN,
+            model_alias=alias,
+            system_prompt=prompts.TASK_SYSTEM_PROMPT,
+            prompt=prompts.task_prompt(list(samplers), seeded),
+        )
+    )
+    return list(samplers)
+
+
+def add_solution_columns(builder: DataDesignerConfigBuilder, name: str, alias: str) -> str:
+    """The structured trajectory `name` and its markdown rendering; returns the text column."""
+    import data_designer.config as dd
+
+    builder.add_column(
+        dd.LLMStructuredColumnConfig(
+            name=name,
+            model_alias=alias,
+            system_prompt=prompts.SOLVER_SYSTEM_PROMPT,
+            prompt=prompts.solution_prompt(),
+            output_format=Trajectory,
+        )
+    )
+    text = f"{name}_text"
+    builder.add_column(dd.ExpressionColumnConfig(name=text, expr=render_template(name)))
+    return text
+
+
+def add_python_checks(
+    builder: DataDesignerConfigBuilder,
+    template: Callable[[int], str],
+    prefix: str,
+    count: int,
+) -> list[tuple[str, str]]:
+    """Ruff on the first `count` Python files of a trajectory: one expression column per file
+    (`<prefix>_py_<n>`, rendered by `template(index)`) with its own validation column.
+    Returns the (file column, validation column) pairs."""
+    import data_designer.config as dd
+
+    checks = python_checks(prefix, count)
+    for index, (column, validation) in enumerate(checks):
+        builder.add_column(dd.ExpressionColumnConfig(name=column, expr=template(index)))
+        add_validation(builder, column, "python", name=validation)
+    return checks
+
+
+def python_checks(prefix: str, count: int) -> list[tuple[str, str]]:
+    """The (file column, ruff column) names of `add_python_checks`."""
+    return [(f"{prefix}_py_{n}", f"{prefix}_py_{n}_ruff") for n in range(1, count + 1)]
+
+
+def python_rules(checks: list[tuple[str, str]]) -> list[FilterRule]:
+    """Keep rules dropping a row whose checked Python file fails ruff."""
+    return [valid_rule(validation, column, "python") for column, validation in checks]
+
+
+def solution_params(options: CodingAgentOptions, temperature: float) -> dict[str, Any]:
+    return {"temperature": temperature, "max_tokens": options.max_tokens}
+
+
+def task_params(options: CodingAgentOptions) -> dict[str, Any]:
+    return {"temperature": options.task_temperature, "max_tokens": TASK_MAX_TOKENS}
+
+
+def judge_params(options: CodingAgentOptions) -> dict[str, Any]:
+    # Temperature 0: a verdict should not change between two readings of one answer.
+    return {"temperature": 0.0, "max_tokens": options.judge_max_tokens}

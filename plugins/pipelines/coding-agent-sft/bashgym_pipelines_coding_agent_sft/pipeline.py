@@ -1,0 +1,109 @@
+"""coding-agent-sft: sampled (or seed-inspired) tasks, solved as judged, ruff-checked agent
+trajectories, kept when they meet the thresholds, as chat SFT rows.
+
+The whole flow is one DataDesigner config: samplers → task prompt → structured trajectory →
+rendered text and Python files → judge and ruff columns → the `bashgym-filter` processor, which
+drops rows below the thresholds and records each with its reason. `finalize` only reshapes.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, ClassVar
+
+from bashgym_judges_filter import add_filter
+from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
+
+from bashgym.contracts import Pipeline, RunContext
+from bashgym_pipelines_coding_agent_sft import columns, prompts, reshape, seeds
+from bashgym_pipelines_coding_agent_sft.models import role_models
+from bashgym_pipelines_coding_agent_sft.options import SftOptions
+from bashgym_pipelines_coding_agent_sft.trajectory import python_file_template
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from data_designer.config import DataDesignerConfigBuilder
+
+NAME = "coding-agent-sft"
+RUBRIC = "coding-solution"
+TRAJECTORY = "trajectory"
+JUDGE = "quality"
+SOLUTION = "solution"  # prefix of the Python file columns
+
+
+class CodingAgentSft(Pipeline):
+    """Diverse coding tasks solved as judged, ruff-checked tool-use trajectories: chat SFT rows."""
+
+    Options = SftOptions
+    output_format: ClassVar[str] = "chat"
+    needs_seed: ClassVar[bool] = False
+
+    def build(
+        self, options: SftOptions, run: RunContext, seed: pd.DataFrame | None
+    ) -> DataDesignerConfigBuilder:
+        import data_designer.config as dd
+
+        rubric = get_rubric(RUBRIC)
+        models, alias = role_models(
+            run,
+            {
+                "task": (options.model, columns.task_params(options)),
+                "judge": (options.judge_model, columns.judge_params(options)),
+                "solution": (
+                    options.model,
+                    columns.solution_params(options, options.temperature),
+                ),
+            },
+            NAME,
+        )
+        builder = dd.DataDesignerConfigBuilder(model_configs=models)
+        if seed is not None:
+            columns.attach_seed(builder, seed, options, run, NAME)
+        columns.add_task_columns(builder, options, alias["task"], seeded=seed is not None)
+        text = columns.add_solution_columns(builder, TRAJECTORY, alias["solution"])
+        checks = columns.add_python_checks(
+            builder,
+            partial(python_file_template, TRAJECTORY),
+            SOLUTION,
+            options.lint_python_files,
+        )
+        builder.add_column(
+            judge_column(
+                JUDGE,
+                rubric,
+                model_alias=alias["judge"],
+                prompt_column=columns.TASK_COLUMN,
+                response_column=text,
+            )
+        )
+        rules = threshold_rules(JUDGE, rubric, options.thresholds) + columns.python_rules(checks)
+        add_filter(builder, NAME, rules)
+        return builder
+
+    def finalize(self, dataset: pd.DataFrame, options: SftOptions, run: RunContext) -> pd.DataFrame:
+        import pandas as pd
+
+        rubric = get_rubric(RUBRIC)
+        system = options.system_prompt or prompts.AGENT_SYSTEM_PROMPT
+        checks = columns.python_checks(SOLUTION, options.lint_python_files)
+        if dataset.empty or columns.TASK_COLUMN not in dataset.columns:
+            return pd.DataFrame(columns=["messages", "system_prompt"])
+        out = pd.DataFrame(index=dataset.index)
+        out["messages"] = [
+            reshape.chat_messages(task, answer)
+            for task, answer in zip(
+                dataset[columns.TASK_COLUMN], dataset[f"{TRAJECTORY}_text"], strict=True
+            )
+        ]
+        out["system_prompt"] = system
+        for column in reshape.present(dataset, reshape.ID_COLUMNS):
+            out[column] = dataset[column]
+        for column in reshape.present(dataset, options.samplers()):
+            out[column] = dataset[column]
+        out = out.join(reshape.score_columns(dataset[JUDGE], rubric, "score"))
+        out["ruff_score"] = reshape.lint_score(dataset, checks)
+        out[TRAJECTORY] = [reshape.as_json(v) for v in dataset[TRAJECTORY]]
+        return out.reset_index(drop=True)
+
+    def example_seed(self, options: SftOptions) -> pd.DataFrame:
+        return seeds.example_seed()
