@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from bashgym_judges_code import (
     CodeJudge,
     CodeOptions,
+    CodeValidationColumnConfig,
     add_validation,
     normalize_language,
     strip_fence,
@@ -21,7 +25,7 @@ from bashgym_judges_code.validators import tool_name
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext
-from bashgym.designer import generate, prepare_environment, seed_frame
+from bashgym.designer import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
 from bashgym.drops import read_drops
 from bashgym.settings import Settings
 
@@ -86,7 +90,7 @@ def test_shell_check_reports_syntax_errors():
 
 @pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not on PATH")
 def test_real_shellcheck_findings_are_reported():
-    result = check_shell("x = 1\necho $undefined_thing\n")
+    result = check_shell("echo $undefined_thing\n")
     assert result["is_valid"] is True  # bash parses it; shellcheck only warns
     assert any("SC" in finding for finding in result["shellcheck"]), result
 
@@ -194,22 +198,126 @@ def test_judge_drops_invalid_rows_with_reasons(tmp_path, settings, bashgym_host)
     assert drops[1].row["command_validation"]["is_valid"] is False
 
 
-def test_config_with_validations_serializes(tmp_path):
+def exported_config(folder: Path) -> Path:
+    """A config file (no Python inside) with a file seed, an expression column that drops one
+    row (empty render), python and bash validation columns and the code filter."""
     import data_designer.config as dd
 
-    builder = dd.DataDesignerConfigBuilder()
-    builder.add_column(dd.ExpressionColumnConfig(name="code", expr="print({{ 1 }})"))
+    seed = folder / "seed.jsonl"
+    pd.DataFrame(
+        {
+            "id": [0, 1, 2, 3, 4],
+            "x": ["print(1)", "", "x = (", "print(3)", "```python\nprint(4)\n```"],
+            "sh": ["ls", "echo one", "echo two", "if then fi", "echo done"],
+        }
+    ).to_json(seed, orient="records", lines=True)
+    builder = dd.DataDesignerConfigBuilder(model_configs=[])
+    builder.with_seed_dataset(dd.LocalFileSeedSource(path=str(seed)))
+    builder.add_column(dd.ExpressionColumnConfig(name="code", expr="{{ x }}"))
     CodeJudge().configure(
         builder,
-        CodeOptions(targets={"code": "python"}),
-        RunContext(run_dir=tmp_path, settings=Settings(cache_dir=tmp_path / "cache")),
+        CodeOptions(targets={"code": "python", "sh": "shell"}),
+        RunContext(run_dir=folder, settings=Settings(cache_dir=folder / "cache")),
     )
-    path = tmp_path / "config.json"
+    path = folder / "c.yaml"
     builder.write_config(path)
-    text = path.read_text()
-    assert '"generator_function": "bashgym_code_check[python]"' in text
-    assert '"processor_type": "bashgym-filter"' in text
-    assert json.loads(text)
+    return path
+
+
+def check_exported_run(dataset: list[dict], artifact_dir: Path) -> None:
+    """Row 1 is dropped upstream (empty expression), 2 and 3 by the filter; 0 and 4 stay."""
+    assert [row["id"] for row in dataset] == [0, 4]
+    assert [row["code_validation"]["is_valid"] for row in dataset] == [True, True]
+    assert {row["sh_validation"]["language"] for row in dataset} == {"bash"}
+    drops = sorted(read_drops(artifact_dir), key=lambda d: d.row["id"])
+    assert [(d.by, d.reason, d.row["id"]) for d in drops] == [
+        ("filter code", "code: python in code fails ruff", 2),
+        ("filter code", f"code: bash in sh fails {tool_name('bash')}", 3),
+    ]
+    assert drops[0].row["code_validation"]["python_linter_severity"] == "fatal"
+    assert "unexpected token" in drops[1].row["sh_validation"]["error_messages"]
+
+
+def test_config_with_validations_serializes_loads_back_and_runs(tmp_path, settings):
+    import data_designer.config as dd
+    import yaml
+
+    path = exported_config(tmp_path)
+    saved = yaml.safe_load(path.read_text())["data_designer"]
+    assert saved["columns"][1:] == [
+        {
+            "name": "code_validation",
+            "drop": False,
+            "column_type": "bashgym-code-validation",
+            "skip": None,
+            "propagate_skip": True,
+            "target_column": "code",
+            "language": "python",
+        },
+        {
+            "name": "sh_validation",
+            "drop": False,
+            "column_type": "bashgym-code-validation",
+            "skip": None,
+            "propagate_skip": True,
+            "target_column": "sh",
+            "language": "bash",  # stored normalized
+        },
+    ]
+    assert saved["processors"][0]["processor_type"] == "bashgym-filter"
+    loaded = dd.DataDesignerConfigBuilder.from_config(path)
+    column = loaded.get_column_config("code_validation")
+    assert isinstance(column, CodeValidationColumnConfig)
+    assert column.required_columns == ["code"]
+    result = generate(loaded, num_records=5, run_dir=tmp_path, settings=settings)
+    check_exported_run(result.dataset.to_dict(orient="records"), result.artifact_dir)
+
+
+def test_data_designer_cli_runs_the_exported_config(tmp_path, settings):
+    import pyarrow.parquet as pq
+    from data_designer.config.utils.io_helpers import save_config_file
+
+    path = exported_config(tmp_path)
+    home = tmp_path / "dd-home"  # the CLI reads its providers here; no column calls a model
+    home.mkdir()
+    save_config_file(home / "model_providers.yaml", {"providers": [PLACEHOLDER_PROVIDER]})
+    env = {**os.environ, "DATA_DESIGNER_HOME": str(home), "NEMO_TELEMETRY_ENABLED": "false"}
+    exe = Path(sys.executable).with_name("data-designer")
+    out = tmp_path / "out"
+    command = [str(exe), "create", str(path), "-n", "5", "--artifact-path", str(out)]
+    command += ["--dataset-name", "ds", "--no-tui"]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [batch] = sorted((out / "ds" / "parquet-files").glob("*.parquet"))
+    check_exported_run(pq.read_table(batch).to_pylist(), out / "ds")
+
+
+def test_datadesigner_discovers_the_plugin():
+    import data_designer.config as dd
+    from bashgym_judges_code.plugin import code_validation_plugin
+    from data_designer.engine.testing.utils import assert_valid_plugin
+    from data_designer.plugins.plugin import PluginType
+    from data_designer.plugins.registry import PluginRegistry
+
+    names = {ep.value for ep in entry_points(group="data_designer.plugins")}
+    assert "bashgym_judges_code.plugin:code_validation_plugin" in names
+    assert_valid_plugin(code_validation_plugin)
+    assert code_validation_plugin.name == "bashgym-code-validation"
+    registered = PluginRegistry().get_plugin_names(PluginType.COLUMN_GENERATOR)
+    assert "bashgym-code-validation" in registered
+    builder = dd.DataDesignerConfigBuilder()
+    add_validation(builder, "code", "sql:postgres", name="ok")
+    assert builder.get_column_config("ok").language == "sql:postgres"
+
+
+def test_column_config_checks_its_language():
+    config = CodeValidationColumnConfig(name="v", target_column="q", language=" SQL ")
+    assert config.language == "sql:ansi" and config.column_type == "bashgym-code-validation"
+    assert (config.required_columns, config.side_effect_columns) == (["q"], [])
+    with pytest.raises(ValidationError, match="cannot validate language 'cobol'"):
+        CodeValidationColumnConfig(name="v", target_column="q", language="cobol")
+    with pytest.raises(ValidationError, match="target_column"):
+        CodeValidationColumnConfig(name="v", target_column="", language="python")
 
 
 def test_rows_dropped_upstream_do_not_cost_the_row_group(scripted_models):
