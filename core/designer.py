@@ -111,7 +111,9 @@ class Generation:
         return max(self.requested - explained, 0)
 
 
-def _route_logs(log_file: Path) -> logging.Handler:
+def route_logs(log_file: Path) -> logging.Handler:
+    """Send DataDesigner's log to `log_file` (not the terminal); remove the returned handler
+    when done."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -245,10 +247,11 @@ def task_failures(traces: list[Any]) -> Counter[tuple[str, str]]:
     return Counter(per_row.values())
 
 
-def _all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation | None:
-    """An empty Generation when `create()` raised only because every row was dropped by
-    unparseable answers or filters (DataDesigner refuses an empty dataset); None when something
-    else went wrong (a refused connection, a bad key): that must fail the run, not drop rows."""
+def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation | None:
+    """An empty Generation when `create()` raised only because every row was dropped with a
+    recorded reason (unparseable answers, timeouts, filters: DataDesigner refuses an empty
+    dataset); None when the cause is the setup (a refused connection, a bad key or model id):
+    that must fail the run with its message, not pass as a run that dropped every row."""
     import pandas as pd
 
     from bashgym.drops import read_drops
@@ -259,7 +262,7 @@ def _all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation
     artifact_dir = Path(built.artifact_storage.base_dataset_path)
     failures = task_failures(built.task_traces)
     dropped = read_drops(artifact_dir)
-    parse_only = all(reason.startswith("unparseable answer") for _, reason in failures)
+    config_error = not all(_ROW_LEVEL.search(reason) for _, reason in failures)
     generation = Generation(
         dataset=pd.DataFrame(),
         requested=requested,
@@ -269,9 +272,18 @@ def _all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation
         dropped=dropped,
         usage=model_usage(designer),
     )
-    if parse_only and (failures or dropped) and generation.unexplained == 0:
+    if not config_error and (failures or dropped) and generation.unexplained == 0:
         return generation
     return None
+
+
+# Failures that concern one row (its answer, its time) rather than the setup: when they drop
+# every row the run reports that; any other cause (a refused connection, a bad key, a 400 for a
+# malformed request) fails the run with its message.
+_ROW_LEVEL = re.compile(
+    r"^unparseable answer|time(d)? ?out|deadline|rate limit|\b429\b|too long|max_tokens|length",
+    re.IGNORECASE,
+)
 
 
 def _rows_on_disk(dataset_dir: Path) -> int:
@@ -316,7 +328,7 @@ def generate(
         shutil.rmtree(dataset_dir)
     if resumed and on_rows is not None:
         on_rows(resumed)
-    handler = _route_logs(run_dir / "logs" / "datadesigner.log")
+    handler = route_logs(run_dir / "logs" / "datadesigner.log")
     try:
         designer = make_designer(run_dir, providers, settings)
 
@@ -333,7 +345,7 @@ def generate(
                 resume=dd.ResumeMode.IF_POSSIBLE if resume else dd.ResumeMode.NEVER,
             )
         except DataDesignerGenerationError:
-            empty = _all_rows_dropped(designer, num_records, resumed)
+            empty = all_rows_dropped(designer, num_records, resumed)
             if empty is None:
                 raise
             return empty

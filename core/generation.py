@@ -118,31 +118,32 @@ def run_pipeline(
     set_total: Callable[[int], None],
     resume: bool = False,
 ) -> PipelineOutcome:
-    """Build once, generate in rounds, finalize and judge each round; see the module docstring."""
+    """Build, generate, finalize and judge in rounds; see the module docstring."""
     import data_designer.config as dd
     import pandas as pd
 
     from bashgym.designer import generate, seed_frame
 
     assert run.models is not None  # execute() opens the session for the whole run
-    builder = step.obj.build(step.options, run, seed)
-    for judge in resolved.judges:
-        judge.obj.configure(builder, judge.options, run)
-    engine_seeds = seed is not None and len(seed) > 0 and builder.get_seed_config() is None
     target = requested_records(step, seed)
     spec = resolved.spec
-    outcome = PipelineOutcome(dataset=pd.DataFrame(), builder=builder)
+    outcome = PipelineOutcome(dataset=pd.DataFrame())
     kept_frames: list[pd.DataFrame] = []
     kept = asked = 0
     size = target
     set_total(size)
     for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
-        if engine_seeds:
-            assert seed is not None
-            rotated = _rotated(seed, asked)
+        # Each round is built from the seed rows it starts at, whether the pipeline attaches
+        # the seed itself or leaves it to the engine.
+        round_seed = _rotated(seed, asked) if seed is not None and len(seed) else seed
+        builder = step.obj.build(step.options, run, round_seed)
+        for judge in resolved.judges:
+            judge.obj.configure(builder, judge.options, run)
+        if round_seed is not None and len(round_seed) and builder.get_seed_config() is None:
             builder.with_seed_dataset(
-                seed_frame(rotated), sampling_strategy=dd.SamplingStrategy.ORDERED
+                seed_frame(round_seed), sampling_strategy=dd.SamplingStrategy.ORDERED
             )
+        outcome.builder = builder
         gen = generate(
             builder,
             num_records=size,

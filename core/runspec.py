@@ -128,7 +128,7 @@ def spec_from_dict(doc: dict[str, Any], where: str = "run file") -> RunSpec:
     try:
         return RunSpec.model_validate(doc)
     except ValidationError as exc:
-        raise RunConfigError(f"{where}: {_explain(exc)}") from None
+        raise RunConfigError(f"{where}: {explain_validation(exc)}") from None
 
 
 def load_run_file(path: Path) -> RunSpec:
@@ -215,8 +215,20 @@ class ResolvedRun:
     sinks: list[Step]
 
 
-def resolve(spec: RunSpec, registry: Registry) -> ResolvedRun:
-    """Check names and options; raise RunConfigError naming the problem and the valid choices."""
+def resolve(
+    spec: RunSpec,
+    registry: Registry,
+    *,
+    require_sinks: bool = True,
+    require_seed_source: bool = True,
+) -> ResolvedRun:
+    """Check names and options; raise RunConfigError naming the problem and the valid choices.
+
+    A run writes its rows somewhere, so it needs a sink, and a `needs_seed` pipeline needs a
+    source. Looking at a pipeline without a run (`bashgym preview`, `validate`, `pipeline
+    export`) needs neither: it prints or writes a config, and falls back on the pipeline's
+    example seed; those callers pass `require_sinks=False, require_seed_source=False`.
+    """
     from bashgym.registry import PluginConflictError, UnknownNameError
 
     try:
@@ -229,7 +241,7 @@ def resolve(spec: RunSpec, registry: Registry) -> ResolvedRun:
             f"(sources: {', '.join(registry.names('sources')) or 'none'}; "
             f"pipelines: {', '.join(registry.names('pipelines')) or 'none'})"
         )
-    if not spec.sinks:
+    if require_sinks and not spec.sinks:
         raise RunConfigError(
             f"a run needs at least one sink (sinks: {', '.join(registry.names('sinks')) or 'none'})"
         )
@@ -248,12 +260,17 @@ def resolve(spec: RunSpec, registry: Registry) -> ResolvedRun:
         except ValidationError as exc:
             fields = ", ".join(model.model_fields) or "none"
             raise RunConfigError(
-                f"{role} {s.plugin!r}: {_explain(exc)}. Valid options: {fields}"
+                f"{role} {s.plugin!r}: {explain_validation(exc)}. Valid options: {fields}"
             ) from None
 
     source = step("source", spec.source) if spec.source else None
     pipeline = step("pipeline", spec.pipeline) if spec.pipeline else None
-    if pipeline is not None and getattr(pipeline.obj, "needs_seed", False) and source is None:
+    if (
+        require_seed_source
+        and source is None
+        and pipeline is not None
+        and getattr(pipeline.obj, "needs_seed", False)
+    ):
         raise RunConfigError(
             f"pipeline {pipeline.name!r} needs seed rows: add --source "
             f"(sources: {', '.join(registry.names('sources')) or 'none'})"
@@ -267,7 +284,9 @@ def resolve(spec: RunSpec, registry: Registry) -> ResolvedRun:
     )
 
 
-def _explain(exc: ValidationError) -> str:
+def explain_validation(exc: ValidationError) -> str:
+    """`option: problem; option: problem` for a user's options: the pydantic error's locations
+    and messages on one line, an extra key called an unknown option (the models forbid them)."""
     problems = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "value"
