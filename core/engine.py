@@ -207,6 +207,7 @@ def execute(
     from bashgym import resume as resuming
 
     console = console or Console(stderr=True)
+    settings = with_run_overrides(settings, resolved)
     digest = resuming.config_hash(resolved, settings)
     try:
         target = resuming.choose(resolved, settings, digest)
@@ -304,6 +305,24 @@ def execute(
         summary = recorder.write(report=str(report))
     host.hook.on_run_end(summary=summary, run=run)
     return summary
+
+
+def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
+    """Settings with the run file's `[designer]` table over the configured one."""
+    from pydantic import ValidationError
+
+    from bashgym.settings import DesignerSettings
+
+    if not resolved.spec.designer:
+        return settings
+    try:
+        designer = DesignerSettings.model_validate(
+            {**settings.designer.model_dump(), **resolved.spec.designer}
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InputError(f"the run file's designer table: {problems}") from None
+    return settings.model_copy(update={"designer": designer})
 
 
 def _write_report(

@@ -155,6 +155,10 @@ class ResolvedModel:
         known = {k: merged[k] for k in DD_PARAMS if merged.get(k) is not None}
         if "timeout" in known:  # DataDesigner takes whole seconds >= 1
             known["timeout"] = max(1, math.ceil(float(known["timeout"])))
+        elif self.served:
+            # A model served on this machine (e.g. the embedded one on a CPU) can take minutes
+            # for one long answer; DataDesigner's 60 s default would throw that work away.
+            known["timeout"] = SERVED_TIMEOUT_S
         extra = _extra_body(merged)
         return dd.ModelConfig(
             alias=self.alias,
@@ -214,6 +218,8 @@ def resolve_static(name: str, alias: ModelAlias) -> ResolvedModel:
         params=dict(alias.params),
     )
 
+
+SERVED_TIMEOUT_S = 900
 
 # Where a runtime-served alias points when the session was asked not to start servers (port 9
 # is the discard port: nothing answers, and nothing is meant to call it).

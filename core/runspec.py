@@ -59,6 +59,11 @@ class RunSpec(BaseModel):
         description="Keep generating (in rounds) until num_records rows pass every filter/judge.",
     )
     max_rounds: int = Field(default=5, ge=1, description="Most generation rounds with top_up.")
+    designer: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Overrides of the [designer] settings for this run, e.g. "
+        "max_conversation_restarts = 1 for a slow local model.",
+    )
     fresh: bool = Field(
         default=False,
         description="Start over even if the run dir holds an unfinished run of the same config "
@@ -74,7 +79,7 @@ class RunSpec(BaseModel):
         doc: dict[str, Any] = {
             k: v
             for k, v in self.model_dump(mode="json").items()
-            if k not in ("source", "pipeline", "judges", "sinks") and v not in (None, [])
+            if k not in ("source", "pipeline", "judges", "sinks") and v not in (None, [], {})
         }
         for role in ("source", "pipeline", "judge", "sink"):
             tables = [{"plugin": s.plugin, **s.options} for s in self.steps(role)]

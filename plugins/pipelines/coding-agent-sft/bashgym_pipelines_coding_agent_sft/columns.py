@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from bashgym_judges_filter import FilterRule
     from data_designer.config import DataDesignerConfigBuilder
 
-TASK_MAX_TOKENS = 1024
 RECORD_ID = "record_id"
 TASK_COLUMN = "task_prompt"
 
@@ -128,7 +127,7 @@ def solution_params(options: CodingAgentOptions, temperature: float) -> dict[str
 
 
 def task_params(options: CodingAgentOptions) -> dict[str, Any]:
-    return {"temperature": options.task_temperature, "max_tokens": TASK_MAX_TOKENS}
+    return {"temperature": options.task_temperature, "max_tokens": options.task_max_tokens}
 
 
 def judge_params(options: CodingAgentOptions) -> dict[str, Any]:

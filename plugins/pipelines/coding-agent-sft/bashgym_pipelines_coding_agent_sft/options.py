@@ -82,6 +82,9 @@ class CodingAgentOptions(PipelineOptions):
     task_temperature: float = Field(
         default=0.9, ge=0, le=2, description="Temperature for writing task prompts (diversity)."
     )
+    task_max_tokens: int = Field(
+        default=1024, ge=64, description="Token limit for one task prompt."
+    )
     max_tokens: int = Field(
         default=8192, ge=256, description="Token limit for one solution trajectory."
     )
