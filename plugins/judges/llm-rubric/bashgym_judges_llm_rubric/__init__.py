@@ -2,7 +2,8 @@
 reusable by any pipeline.
 
 Pipelines use the functions (`judge_column`, `threshold_rules`, `total_score_expr`,
-`scores_of`) on their own builders; users add the `llm-rubric` judge to any run.
+`scores_of`, or all-in-one `add_rubric_judge` with `JudgedPipelineOptions`) on their own
+builders; users add the `llm-rubric` judge to any run.
 """
 
 from __future__ import annotations
@@ -19,21 +20,33 @@ from bashgym_judges_llm_rubric.columns import (
 )
 from bashgym_judges_llm_rubric.judge import LlmRubricJudge, LlmRubricOptions
 from bashgym_judges_llm_rubric.rubric import DEFAULT_THRESHOLD, Criterion, Rubric
+from bashgym_judges_llm_rubric.wiring import (
+    JudgedPipelineOptions,
+    add_rubric_judge,
+    ensure_model,
+    thresholds_field,
+    writer_builder,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "RUBRICS",
     "Criterion",
+    "JudgedPipelineOptions",
     "LlmRubricJudge",
     "LlmRubricOptions",
     "Rubric",
+    "add_rubric_judge",
+    "ensure_model",
     "get_rubric",
     "judge_column",
     "judge_prompt",
     "resolve_thresholds",
     "scores_of",
     "threshold_rules",
+    "thresholds_field",
     "total_score_expr",
+    "writer_builder",
 ]
 
 

@@ -6,13 +6,14 @@ records each one with its criterion (`bashgym.drops`), so the run reports why ev
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import Judge, Options, RunContext
 from bashgym_judges_llm_rubric.builtin import RUBRICS, get_rubric
-from bashgym_judges_llm_rubric.columns import judge_column, resolve_thresholds, threshold_rules
+from bashgym_judges_llm_rubric.columns import resolve_thresholds
+from bashgym_judges_llm_rubric.wiring import add_rubric_judge
 
 if TYPE_CHECKING:
     from data_designer.config import DataDesignerConfigBuilder
@@ -77,36 +78,15 @@ class LlmRubricJudge(Judge):
     def configure(
         self, builder: DataDesignerConfigBuilder, options: LlmRubricOptions, run: RunContext
     ) -> None:
-        rubric = get_rubric(options.rubric)
-        ensure_model(builder, options.model, run)
-        builder.add_column(
-            judge_column(
-                options.column,
-                rubric,
-                model_alias=options.model,
-                prompt_column=options.prompt_column,
-                response_column=options.response_column,
-                prompt=options.prompt,
-            )
+        add_rubric_judge(
+            builder,
+            run,
+            column=options.column,
+            rubric=get_rubric(options.rubric),
+            model_alias=options.model,
+            prompt_column=options.prompt_column,
+            response_column=options.response_column,
+            prompt=options.prompt,
+            thresholds=options.thresholds,
+            drop_below=options.drop_below,
         )
-        if options.drop_below:
-            from bashgym_judges_filter import add_filter
-
-            add_filter(
-                builder,
-                f"{options.column}-thresholds",
-                threshold_rules(options.column, rubric, options.thresholds),
-            )
-
-
-def ensure_model(builder: Any, alias: str, run: RunContext) -> None:
-    """Give `builder` the model config for `alias` unless the pipeline already brought one.
-
-    A pipeline's own config for the alias wins (it may set judge-specific parameters); adding
-    a second one would be refused by DataDesigner.
-    """
-    if any(config.alias == alias for config in builder.model_configs):
-        return
-    if run.models is None:
-        raise RuntimeError("the llm-rubric judge needs a RunContext with a ModelSession")
-    builder.add_model_config(run.models.model_config(alias))

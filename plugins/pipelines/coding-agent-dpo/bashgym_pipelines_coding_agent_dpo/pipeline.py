@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, ClassVar
 from bashgym_judges_filter import FilterRule, add_filter
 from bashgym_judges_llm_rubric import get_rubric, judge_column, total_score_expr
 from bashgym_pipelines_coding_agent_sft import columns, seeds
-from bashgym_pipelines_coding_agent_sft.models import role_models
 from bashgym_pipelines_coding_agent_sft.trajectory import either_python_file_template
 
 from bashgym.contracts import Pipeline, RunContext
@@ -70,26 +69,11 @@ class CodingAgentDpo(Pipeline):
         import data_designer.config as dd
 
         rubric = get_rubric(RUBRIC)
-        models, alias = role_models(
-            run,
-            {
-                "task": (options.model, columns.task_params(options)),
-                "judge": (options.judge_model, columns.judge_params(options)),
-                "solution_a": (
-                    options.model,
-                    columns.solution_params(options, options.temperature),
-                ),
-                "solution_b": (
-                    options.model_b or options.model,
-                    columns.solution_params(options, options.temperature_b),
-                ),
-            },
-            NAME,
-        )
-        builder = dd.DataDesignerConfigBuilder(model_configs=models)
-        if seed is not None:
-            columns.attach_seed(builder, seed, options, run, NAME)
-        columns.add_task_columns(builder, options, alias["task"], seeded=seed is not None)
+        solvers = {
+            "solution_a": (options.model, options.temperature),
+            "solution_b": (options.model_b or options.model, options.temperature_b),
+        }
+        builder, alias = columns.task_builder(options, run, seed, NAME, solvers)
         for side in SIDES:
             text = columns.add_solution_columns(
                 builder, f"solution_{side}", alias[f"solution_{side}"]

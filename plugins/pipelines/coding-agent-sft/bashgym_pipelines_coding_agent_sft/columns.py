@@ -16,6 +16,7 @@ from bashgym_judges_code import add_validation, valid_rule
 
 from bashgym.contracts import RunContext
 from bashgym_pipelines_coding_agent_sft import prompts, seeds
+from bashgym_pipelines_coding_agent_sft.models import role_models
 from bashgym_pipelines_coding_agent_sft.options import CodingAgentOptions
 from bashgym_pipelines_coding_agent_sft.trajectory import Trajectory, render_template
 
@@ -26,6 +27,35 @@ if TYPE_CHECKING:
 
 RECORD_ID = "record_id"
 TASK_COLUMN = "task_prompt"
+
+
+def task_builder(
+    options: CodingAgentOptions,
+    run: RunContext,
+    seed: pd.DataFrame | None,
+    pipeline: str,
+    solvers: dict[str, tuple[str, float]],
+) -> tuple[DataDesignerConfigBuilder, dict[str, str]]:
+    """The start both coding-agent pipelines share: model configs for the task writer, the
+    judge and each solver role (`solvers`: role -> (model alias, temperature)), the seed when
+    there is one, then the record id, samplers and task prompt.
+
+    Returns the builder and role -> DataDesigner alias (see `models.role_models`).
+    """
+    import data_designer.config as dd
+
+    roles = {
+        "task": (options.model, task_params(options)),
+        "judge": (options.judge_model, judge_params(options)),
+    }
+    for role, (model, temperature) in solvers.items():
+        roles[role] = (model, solution_params(options, temperature))
+    models, alias = role_models(run, roles, pipeline)
+    builder = dd.DataDesignerConfigBuilder(model_configs=models)
+    if seed is not None:
+        attach_seed(builder, seed, options, run, pipeline)
+    add_task_columns(builder, options, alias["task"], seeded=seed is not None)
+    return builder, alias
 
 
 def attach_seed(

@@ -16,7 +16,6 @@ from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
 
 from bashgym.contracts import Pipeline, RunContext
 from bashgym_pipelines_coding_agent_sft import columns, prompts, reshape, seeds
-from bashgym_pipelines_coding_agent_sft.models import role_models
 from bashgym_pipelines_coding_agent_sft.options import SftOptions
 from bashgym_pipelines_coding_agent_sft.trajectory import python_file_template
 
@@ -41,25 +40,10 @@ class CodingAgentSft(Pipeline):
     def build(
         self, options: SftOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> DataDesignerConfigBuilder:
-        import data_designer.config as dd
-
         rubric = get_rubric(RUBRIC)
-        models, alias = role_models(
-            run,
-            {
-                "task": (options.model, columns.task_params(options)),
-                "judge": (options.judge_model, columns.judge_params(options)),
-                "solution": (
-                    options.model,
-                    columns.solution_params(options, options.temperature),
-                ),
-            },
-            NAME,
+        builder, alias = columns.task_builder(
+            options, run, seed, NAME, {"solution": (options.model, options.temperature)}
         )
-        builder = dd.DataDesignerConfigBuilder(model_configs=models)
-        if seed is not None:
-            columns.attach_seed(builder, seed, options, run, NAME)
-        columns.add_task_columns(builder, options, alias["task"], seeded=seed is not None)
         text = columns.add_solution_columns(builder, TRAJECTORY, alias["solution"])
         checks = columns.add_python_checks(
             builder,

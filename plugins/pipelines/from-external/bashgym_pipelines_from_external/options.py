@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bashgym_judges_llm_rubric import JudgedPipelineOptions, thresholds_field
 from pydantic import Field, field_validator
 
-from bashgym.contracts import PipelineOptions
-
+RUBRIC = "instruction-response"  # the rubric the pipeline judges with
 ROLES = ("instruction", "context", "reference_answer", "system_prompt")
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful, knowledgeable assistant. Answer accurately and completely, follow every "
@@ -15,9 +15,8 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-class FromExternalOptions(PipelineOptions):
+class FromExternalOptions(JudgedPipelineOptions):
     model: str = Field(default="default", description="Model alias that writes the responses.")
-    judge_model: str = Field(default="judge", description="Model alias that judges them.")
     mapping: dict[str, str] = Field(
         default_factory=dict,
         description="Seed column per role (instruction, context, reference_answer, "
@@ -35,20 +34,7 @@ class FromExternalOptions(PipelineOptions):
         description="System prompt for writing responses and of every row (a mapped "
         "system_prompt column wins where it has a value).",
     )
-    temperature: float | None = Field(
-        default=None,
-        ge=0,
-        le=2,
-        description="Sampling temperature for the writer (default: the alias's own).",
-    )
-    thresholds: dict[str, int] = Field(
-        default_factory=dict,
-        description="Minimum judge score per instruction-response criterion (helpfulness, "
-        "correctness); default: the rubric's thresholds.",
-    )
-    drop_below: bool = Field(
-        default=True, description="Drop rows scoring below a threshold (else keep the scores)."
-    )
+    thresholds: dict[str, int] = thresholds_field(RUBRIC)
 
     @field_validator("mapping")
     @classmethod

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym_pipelines_from_external.examples import example_rows
 from bashgym_pipelines_from_external.mapping import NAME, check_columns, resolve_mapping
-from bashgym_pipelines_from_external.options import FromExternalOptions
+from bashgym_pipelines_from_external.options import RUBRIC, FromExternalOptions
 from bashgym_pipelines_from_external.prompts import (
     HAS_INSTRUCTION,
     HAS_REFERENCE,
@@ -39,8 +39,6 @@ from bashgym_pipelines_from_external.reshape import (
 
 if TYPE_CHECKING:
     import pandas as pd
-
-RUBRIC = "instruction-response"
 
 
 def keep_rules(options: FromExternalOptions) -> list[Any]:
@@ -70,8 +68,7 @@ class FromExternalPipeline(Pipeline):
         self, options: FromExternalOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_filter import add_filter
-        from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
+        from bashgym_judges_llm_rubric import add_rubric_judge, get_rubric, writer_builder
 
         if seed is None:
             raise InputError(f"{NAME} needs a source, e.g. -s files --set source.path=data.csv")
@@ -85,13 +82,7 @@ class FromExternalPipeline(Pipeline):
                 f"{NAME}: reference = 'keep' needs a reference answer column; the seed's columns "
                 f"are {list(seed.columns)} (set pipeline.mapping.reference_answer=COLUMN)"
             )
-        rubric = get_rubric(RUBRIC)
-        assert run.models is not None, "the engine opens a ModelSession for every run"
-        params = {} if options.temperature is None else {"temperature": options.temperature}
-        models = [run.models.model_config(options.model, **params)]
-        if options.judge_model != options.model:
-            models.append(run.models.model_config(options.judge_model))
-        builder = dd.DataDesignerConfigBuilder(model_configs=models)
+        builder = writer_builder(run, options)
         flags = {HAS_INSTRUCTION: mapping["instruction"]}
         if "reference_answer" in mapping:
             flags[HAS_REFERENCE] = mapping["reference_answer"]
@@ -123,18 +114,17 @@ class FromExternalPipeline(Pipeline):
                     model_alias=options.model,
                 )
             )
-        judge = judge_column(
-            JUDGE,
-            rubric,
-            model_alias=options.judge_model,
+        add_rubric_judge(  # the judge is skipped where the response was
+            builder,
+            run,
+            column=JUDGE,
+            rubric=get_rubric(RUBRIC),
             prompt_column=PROMPT,
             response_column=RESPONSE,
+            filter_name=NAME,
+            keep_rules=keep_rules(options),
+            **options.judge_settings(),
         )
-        builder.add_column(judge)  # skipped where the response was
-        rules = keep_rules(options)
-        if options.drop_below:
-            rules += threshold_rules(JUDGE, rubric, options.thresholds or None)
-        add_filter(builder, NAME, rules)
         return builder
 
     def finalize(

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bashgym_judges_llm_rubric import JudgedPipelineOptions, thresholds_field
 from pydantic import Field, model_validator
 
-from bashgym.contracts import PipelineOptions
-
+RUBRIC = "groundedness"  # the rubric the pipeline judges with
 QUESTION_TYPES = ["factual", "conceptual", "how-to", "troubleshooting", "comparison"]
 
 
-class FromUnstructuredOptions(PipelineOptions):
+class FromUnstructuredOptions(JudgedPipelineOptions):
     model: str = Field(default="default", description="Model alias that writes Q&A pairs.")
-    judge_model: str = Field(default="judge", description="Model alias that judges them.")
     text_column: str = Field(
         default="text", description="Seed column holding the chunk text (the documents source's)."
     )
@@ -41,20 +40,7 @@ class FromUnstructuredOptions(PipelineOptions):
         ge=1,
         description="Chunks shorter than this are not asked about (dropped with a reason).",
     )
-    temperature: float | None = Field(
-        default=None,
-        ge=0,
-        le=2,
-        description="Sampling temperature for the writer (default: the alias's own).",
-    )
-    thresholds: dict[str, int] = Field(
-        default_factory=dict,
-        description="Minimum judge score per groundedness criterion (groundedness, relevance); "
-        "default: the rubric's thresholds.",
-    )
-    drop_below: bool = Field(
-        default=True, description="Drop rows scoring below a threshold (else keep the scores)."
-    )
+    thresholds: dict[str, int] = thresholds_field(RUBRIC)
 
     @model_validator(mode="after")
     def _check(self) -> FromUnstructuredOptions:

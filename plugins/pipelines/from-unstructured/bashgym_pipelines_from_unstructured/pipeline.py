@@ -26,14 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym_pipelines_from_unstructured.examples import example_rows
-from bashgym_pipelines_from_unstructured.options import FromUnstructuredOptions
+from bashgym_pipelines_from_unstructured.options import RUBRIC, FromUnstructuredOptions
 from bashgym_pipelines_from_unstructured.prompts import answer_prompt, ask_prompt, judge_prompt
 from bashgym_pipelines_from_unstructured.reshape import GENERATED, JUDGE, NAME, USABLE, to_rows
 
 if TYPE_CHECKING:
     import pandas as pd
-
-RUBRIC = "groundedness"
 
 
 def check_seed(seed: pd.DataFrame | None, options: FromUnstructuredOptions) -> list[str]:
@@ -65,18 +63,13 @@ class FromUnstructuredPipeline(Pipeline):
         self, options: FromUnstructuredOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_filter import FilterRule, add_filter
-        from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
+        from bashgym_judges_filter import FilterRule
+        from bashgym_judges_llm_rubric import add_rubric_judge, get_rubric, writer_builder
 
         columns = check_seed(seed, options)
         text = options.text_column
         rubric = get_rubric(RUBRIC)
-        assert run.models is not None, "the engine opens a ModelSession for every run"
-        params = {} if options.temperature is None else {"temperature": options.temperature}
-        models = [run.models.model_config(options.model, **params)]
-        if options.judge_model != options.model:
-            models.append(run.models.model_config(options.judge_model))
-        builder = dd.DataDesignerConfigBuilder(model_configs=models)
+        builder = writer_builder(run, options)
         for name, values in (
             ("question_type", options.question_types),
             ("difficulty", options.difficulties),
@@ -108,19 +101,17 @@ class FromUnstructuredPipeline(Pipeline):
                 model_alias=options.model,
             )
         )
-        builder.add_column(
-            judge_column(
-                JUDGE,
-                rubric,
-                model_alias=options.judge_model,
-                prompt=judge_prompt(rubric.instructions, text, columns),
-            )
-        )
         too_short = f"chunk shorter than {options.min_chunk_chars} characters"
-        rules = [FilterRule(keep=f"{{{{ {USABLE} }}}}", reason=too_short)]
-        if options.drop_below:
-            rules += threshold_rules(JUDGE, rubric, options.thresholds or None)
-        add_filter(builder, NAME, rules)
+        add_rubric_judge(
+            builder,
+            run,
+            column=JUDGE,
+            rubric=rubric,
+            prompt=judge_prompt(rubric.instructions, text, columns),
+            filter_name=NAME,
+            keep_rules=[FilterRule(keep=f"{{{{ {USABLE} }}}}", reason=too_short)],
+            **options.judge_settings(),
+        )
         return builder
 
     def finalize(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from bashgym_judges_llm_rubric import JudgedPipelineOptions, thresholds_field
 from pydantic import Field, model_validator
 
-from bashgym.contracts import PipelineOptions
-
+RUBRIC = "tool-use"  # the rubric the pipeline judges with
 DEFAULT_SYSTEM_PROMPT = (
     "You are a coding assistant working in the user's repository. You can call the tools "
     "provided to read and change files, search code, run commands and fetch documentation. "
@@ -35,9 +35,8 @@ SCENARIOS = [
 ]
 
 
-class ToolUseOptions(PipelineOptions):
+class ToolUseOptions(JudgedPipelineOptions):
     model: str = Field(default="default", description="Model alias that writes conversations.")
-    judge_model: str = Field(default="judge", description="Model alias that judges them.")
     tools_file: str | None = Field(
         default=None,
         description="JSON file of OpenAI function tools (a list, or {'tools': [...]}) that "
@@ -58,20 +57,7 @@ class ToolUseOptions(PipelineOptions):
     )
     min_tool_calls: int = Field(default=1, ge=1, description="Fewest tool calls asked for.")
     max_tool_calls: int = Field(default=5, ge=1, le=20, description="Most tool calls asked for.")
-    temperature: float | None = Field(
-        default=None,
-        ge=0,
-        le=2,
-        description="Sampling temperature for the writer (default: the alias's own).",
-    )
-    thresholds: dict[str, int] = Field(
-        default_factory=dict,
-        description="Minimum judge score per tool-use criterion (tool_choice, arguments, "
-        "final_answer); default: the rubric's thresholds.",
-    )
-    drop_below: bool = Field(
-        default=True, description="Drop rows scoring below a threshold (else keep the scores)."
-    )
+    thresholds: dict[str, int] = thresholds_field(RUBRIC)
 
     @model_validator(mode="after")
     def _check(self) -> ToolUseOptions:

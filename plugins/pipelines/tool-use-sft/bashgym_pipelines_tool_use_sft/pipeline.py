@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import InputError, Pipeline, RunContext
-from bashgym_pipelines_tool_use_sft.options import ToolUseOptions
+from bashgym_pipelines_tool_use_sft.options import RUBRIC, ToolUseOptions
 from bashgym_pipelines_tool_use_sft.prompts import judge_prompt, write_prompt
 from bashgym_pipelines_tool_use_sft.reshape import NotAConversation, to_messages
 from bashgym_pipelines_tool_use_sft.schema import Conversation
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NAME = "tool-use-sft"
-RUBRIC = "tool-use"
 CHECK = "tool_call_check"
 JUDGE = "judge"
 SAMPLED = ("domain", "scenario", "difficulty", "num_tool_calls")
@@ -76,8 +75,7 @@ class ToolUseSftPipeline(Pipeline):
 
     def build(self, options: ToolUseOptions, run: RunContext, seed: pd.DataFrame | None) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_filter import add_filter
-        from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
+        from bashgym_judges_llm_rubric import add_rubric_judge, get_rubric, writer_builder
 
         tools = load_tools(options.tools_file)
         rubric = get_rubric(RUBRIC)
@@ -85,12 +83,7 @@ class ToolUseSftPipeline(Pipeline):
             clash = sorted(set(seed.columns) & set(GENERATED))
             if clash:
                 raise InputError(f"{NAME}: seed column(s) {clash} clash with generated columns")
-        assert run.models is not None, "the engine opens a ModelSession for every run"
-        params = {} if options.temperature is None else {"temperature": options.temperature}
-        models = [run.models.model_config(options.model, **params)]
-        if options.judge_model != options.model:
-            models.append(run.models.model_config(options.judge_model))
-        builder = dd.DataDesignerConfigBuilder(model_configs=models)
+        builder = writer_builder(run, options)
         for name, values in (
             ("domain", options.domains),
             ("scenario", options.scenarios),
@@ -122,18 +115,17 @@ class ToolUseSftPipeline(Pipeline):
                 ),
             )
         )
-        judge = judge_column(
-            JUDGE,
-            rubric,
-            model_alias=options.judge_model,
+        add_rubric_judge(
+            builder,
+            run,
+            column=JUDGE,
+            rubric=rubric,
             prompt=judge_prompt(rubric.instructions, tools),
+            skip=dd.SkipConfig(when=f"{{{{ not {CHECK}.is_valid }}}}"),
+            filter_name=NAME,
+            keep_rules=call_check_rules(),
+            **options.judge_settings(),
         )
-        skip = dd.SkipConfig(when=f"{{{{ not {CHECK}.is_valid }}}}")
-        builder.add_column(judge.model_copy(update={"skip": skip}))
-        rules = call_check_rules()
-        if options.drop_below:
-            rules += threshold_rules(JUDGE, rubric, options.thresholds or None)
-        add_filter(builder, NAME, rules)
         return builder
 
     def finalize(
