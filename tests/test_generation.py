@@ -71,7 +71,7 @@ def echo_run(bashgym_env, scripted_models, tmp_path):
     items = tmp_path / "items.csv"
     pd.DataFrame({"item": [f"item {i}" for i in range(40)]}).to_csv(items, index=False)
     base = ["--plugin", str(plugin), "-s", "files", "--set", f"source.path={items}", "-p", "echo"]
-    return base + ["-k", "parquet"]
+    return [*base, "-k", "parquet"]
 
 
 def _run_json(run_dir: Path) -> dict:

@@ -17,7 +17,7 @@ import socket
 import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python (llama_cpp) is not installed")
-from bashgym_models_embedded.assemble import model_data_installed  # noqa: E402
+from bashgym_models_embedded.assemble import model_data_installed
 
 if not model_data_installed():
     pytest.skip(

@@ -10,7 +10,10 @@ def test_traces_to_sft_writes_tool_use_train_and_val(bashgym_cli, bashgym_env, r
     shutil.copytree(
         repo / "examples" / "transcripts", bashgym_env.workdir / "examples" / "transcripts"
     )
-    shutil.copy(repo / "examples" / "traces_to_sft.toml", bashgym_env.workdir / "examples" / "traces_to_sft.toml")
+    shutil.copy(
+        repo / "examples" / "traces_to_sft.toml",
+        bashgym_env.workdir / "examples" / "traces_to_sft.toml",
+    )
     out = bashgym_env.workdir / "main"
     result = bashgym_cli("run", "examples/traces_to_sft.toml", "--out", out)
     assert result.exit_code == 0, result.output
