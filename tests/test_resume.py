@@ -1,0 +1,100 @@
+"""Which run directory a run continues: same config and unfinished, never a live or finished one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bashgym.plugins import PluginHost
+from bashgym.resume import RunInUseError, choose, config_hash
+from bashgym.runspec import RunSpec, StepSpec, resolve
+from bashgym.settings import Settings
+
+
+@pytest.fixture
+def setup(tmp_path):
+    settings = Settings(runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache")
+    spec = RunSpec(
+        pipeline=StepSpec(plugin="samplers", options={"num_records": 5}),
+        sinks=[StepSpec(plugin="parquet")],
+    )
+    resolved = resolve(spec, PluginHost().registry)
+    return settings, resolved
+
+
+def write_run(folder: Path, **data) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps(data))
+    return folder
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_the_newest_unfinished_run_of_the_same_config_is_continued(setup):
+    settings, resolved = setup
+    digest = config_hash(resolved, settings)
+    runs = settings.runs_dir
+    write_run(runs / "20260101-000000-samplers", status="failed", config_hash=digest)
+    newest = write_run(
+        runs / "20260102-000000-samplers", status="running", config_hash=digest, pid=dead_pid()
+    )
+    write_run(runs / "20260103-000000-samplers", status="ok", config_hash=digest)
+    write_run(runs / "20260104-000000-samplers", status="failed", config_hash="other")
+    target = choose(resolved, settings, digest)
+    assert target.run_dir == newest and target.resume
+
+
+def test_a_live_run_is_never_taken_over(setup):
+    settings, resolved = setup
+    digest = config_hash(resolved, settings)
+    live = write_run(
+        settings.runs_dir / "20260102-000000-samplers",
+        status="running",
+        config_hash=digest,
+        pid=os.getppid(),
+    )
+    assert not choose(resolved, settings, digest).resume
+    spec = resolved.spec.model_copy(update={"out": live})
+    with pytest.raises(RunInUseError, match="in use by a running bashgym"):
+        choose(type(resolved)(spec, None, resolved.pipeline, [], resolved.sinks), settings, digest)
+
+
+def test_fresh_or_another_config_starts_over(setup):
+    settings, resolved = setup
+    digest = config_hash(resolved, settings)
+    out = write_run(settings.runs_dir / "mine", status="failed", config_hash=digest)
+    explicit = type(resolved)(
+        resolved.spec.model_copy(update={"out": out}), None, resolved.pipeline, [], resolved.sinks
+    )
+    assert choose(explicit, settings, digest).resume
+    fresh = type(resolved)(
+        explicit.spec.model_copy(update={"fresh": True}), None, resolved.pipeline, [], []
+    )
+    assert not choose(fresh, settings, digest).resume
+    assert not choose(explicit, settings, "another-config").resume
+
+
+def test_the_hash_ignores_where_and_how_but_not_what(setup):
+    settings, resolved = setup
+    digest = config_hash(resolved, settings)
+    moved = type(resolved)(
+        resolved.spec.model_copy(update={"out": Path("/elsewhere"), "fresh": True}),
+        None,
+        resolved.pipeline,
+        [],
+        resolved.sinks,
+    )
+    assert config_hash(moved, settings) == digest
+    bigger = settings.model_copy(
+        update={"designer": settings.designer.model_copy(update={"buffer_size": 7})}
+    )
+    assert config_hash(resolved, bigger) != digest
