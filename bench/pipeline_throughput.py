@@ -7,7 +7,7 @@ config. Both are also shown against the latency-bound ideal (max_parallel_reques
 so a gap that both share (DataDesigner's own CPU per row) is told apart from BashGym's share.
 
 Set-up, for each `max_parallel_requests` P:
-- the scripted model server (`bashgym.testing.server.ScriptedModelServer`, fixed latency, its
+- the scripted model server (`bashgym_testing.server.ScriptedModelServer`, fixed latency, its
   default echo reply) runs in its own process, so it never holds the measured processes' GIL;
 - the config: one category sampler and one `LLMTextColumnConfig` on alias `default` with
   `max_parallel_requests=P`, N records, the same `buffer_size` both ways;
@@ -181,7 +181,7 @@ def worker(args: argparse.Namespace) -> None:
 
 def serve(latency: float) -> None:
     """The scripted server in this process until stdin closes; prints its base URL first."""
-    from bashgym.testing.server import ScriptedModelServer
+    from bashgym_testing.server import ScriptedModelServer
 
     with ScriptedModelServer() as server:
         server.latency = latency

@@ -20,8 +20,8 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-from bashgym.testing import Fault, Reply, ScriptedModelServer, ToolUse
-from bashgym.testing.server import schema_instance
+from bashgym_testing import Fault, Reply, ScriptedModelServer, ToolUse
+from bashgym_testing.server import schema_instance
 
 USER = [{"role": "user", "content": "Say hello"}]
 

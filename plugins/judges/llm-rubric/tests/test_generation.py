@@ -17,7 +17,7 @@ from bashgym_judges_llm_rubric import (
 
 from bashgym.designer import generate, seed_frame
 from bashgym.drops import read_drops
-from bashgym.testing.server import Reply
+from bashgym_testing.server import Reply
 
 RESPONSE_RE = re.compile(r"<response>\s*(.*?)\s*</response>", re.DOTALL)
 RUBRIC = get_rubric("instruction-response")

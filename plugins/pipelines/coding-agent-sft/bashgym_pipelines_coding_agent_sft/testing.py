@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bashgym.testing.server import RecordedRequest, Reply
+from bashgym_testing.server import RecordedRequest, Reply
 
 TASK_RE = re.compile(r"Task (\d+):")
 GOOD_MODULE = "def add(a: int, b: int) -> int:\n    return a + b\n"

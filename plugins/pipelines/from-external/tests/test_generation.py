@@ -14,7 +14,7 @@ from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 
 from bashgym.designer import generate, seed_frame
 from bashgym.drops import read_drops
-from bashgym.testing.server import Reply
+from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("instruction-response")
 RESPONSE_RE = re.compile(r"<response>\s*(.*?)\s*</response>", re.DOTALL)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bashgym_judges_llm_rubric import get_rubric
 
-from bashgym.testing.server import Reply
+from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("groundedness")
 DOCUMENTS = Path(__file__).resolve().parents[4] / "examples" / "documents"

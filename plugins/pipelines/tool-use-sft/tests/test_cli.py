@@ -6,7 +6,7 @@ import json
 
 from bashgym_judges_llm_rubric import get_rubric
 
-from bashgym.testing.server import Reply
+from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("tool-use")
 CONVERSATION = {

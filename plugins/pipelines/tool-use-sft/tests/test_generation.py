@@ -15,7 +15,7 @@ from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 
 from bashgym.designer import generate
 from bashgym.drops import read_drops
-from bashgym.testing.server import Reply
+from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("tool-use")
 FENCE = "```json\n{}\n```"
