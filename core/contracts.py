@@ -1,34 +1,51 @@
-"""What a registered object must look like, per kind, and the RunContext handed to it.
+"""What a registered object must look like, per kind, and the contexts handed to it.
 
-Each kind is a small abstract base class. Plugin authors subclass it, set `Options` to a pydantic
-model of what a user may write (`--set source.path=...`) and implement one method. Options models
-are plain config, kept apart from the code that acts on them (the DataDesigner style): the engine
-validates every option before any work starts.
+Each kind is a small abstract base class, generic in its options model as DataDesigner's
+`Processor[Config]` is: `class Files(Source[FilesOptions])` sets `Options = FilesOptions` and
+types `options` for the plugin author. Options models are plain config, kept apart from the code
+that acts on them; the engine validates every option before any work starts.
 """
 
 from __future__ import annotations
 
 import inspect
+import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bashgym.events import Event, Note, RowDropped, Tally, UsageCharged
 from bashgym.records import Task, Usage, WorkerResult
 
 if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load only when used
     import pandas as pd
     from data_designer.config import DataDesignerConfigBuilder
 
+    from bashgym.events import EventBus
     from bashgym.models import ModelSession
+    from bashgym.procs import Completed
     from bashgym.settings import ModelAlias, Settings
+    from bashgym.store import RunStore
+    from bashgym.workspace import Workspace
 
-KINDS = ("sources", "pipelines", "judges", "executors", "routers", "runtimes", "sinks")
-ROLES = {"source": "sources", "pipeline": "pipelines", "judge": "judges", "sink": "sinks"}
+KINDS = (
+    "sources", "pipelines", "judges", "executors", "routers", "runtimes", "sinks",
+    "environments", "scrubbers",
+)  # fmt: skip
+ROLES = {
+    "source": "sources",
+    "executor": "executors",
+    "environment": "environments",
+    "pipeline": "pipelines",
+    "judge": "judges",
+    "sink": "sinks",
+}
 
 
 class InputError(ValueError):
@@ -52,60 +69,190 @@ class PipelineOptions(Options):
     )
 
 
+O = TypeVar("O", bound=BaseModel)  # noqa: E741 -- the options type, as in Generic[O]
+
+
 @dataclass
 class RunContext:
-    """One run's shared state: where it writes, its settings, and the counters for run.json.
+    """One run's shared state: where it writes, its settings, models, store and events.
 
-    Plugins report what they drop with `drop(reason)`: nothing is ever lost silently.
+    Everything worth counting goes through `emit` (or the shorthands `drop`, `count`, `note`,
+    `charge`): events.jsonl, run.json, the progress display and `on_event` hooks all follow
+    from it, so a count is never kept in two places. `counts`, `dropped`, `usage` and `notes`
+    are read views of the run's tally.
     """
 
     run_dir: Path
     settings: Settings
     seed: int = 0
-    dropped: Counter[str] = field(default_factory=Counter)
-    counts: Counter[str] = field(default_factory=Counter)
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    # Model aliases for this run: `run.models.model_config("default")` gives a DataDesigner
-    # ModelConfig; embedded aliases start on first use and stop when the session ends.
     models: ModelSession | None = None
+    bus: EventBus | None = None
+    tally: Tally = field(default_factory=Tally)
+    _store: RunStore | None = field(default=None, repr=False)
 
-    def drop(self, reason: str, n: int = 1) -> None:
-        """Count `n` records dropped for `reason` (shown by reason in run.json)."""
-        self.dropped[reason] += n
+    def emit(self, event: Event) -> None:
+        if self.bus is not None:
+            self.bus.emit(event)
+        else:  # a context built by hand (tests, a plugin's own tool): keep the tally anyway
+            self.tally(event)
+
+    def drop(self, reason: str, n: int = 1, *, by: str = "", row_id: str | None = None) -> None:
+        """Count `n` records dropped for `reason` (run.json shows them by reason)."""
+        self.emit(RowDropped(by=by, reason=reason, n=n, row_id=row_id))
 
     def count(self, what: str, n: int = 1) -> None:
         """Count anything else worth reporting (e.g. `source.bad_lines`)."""
-        self.counts[what] += n
+        from bashgym.events import Counted
 
-    def add_usage(self, usage: Usage, cost_usd: float | None = None) -> None:
-        self.usage = self.usage + usage
-        self.cost_usd += cost_usd or 0.0
+        self.emit(Counted(what=what, n=n))
+
+    def note(self, text: str) -> None:
+        self.emit(Note(text=text))
+
+    def charge(
+        self, usage: Usage, cost_usd: float | None, *, model: str, alias: str | None = None
+    ) -> None:
+        """Record tokens and cost spent on `model` (through `alias`)."""
+        self.emit(UsageCharged.of(usage, cost_usd, model=model, alias=alias))
+
+    @property
+    def store(self) -> RunStore:
+        """The run's work-item store (`state.db`), opened on first use."""
+        if self._store is None:
+            from bashgym.store import RunStore
+
+            self._store = RunStore(self.run_dir / "state.db")
+        return self._store
+
+    @property
+    def counts(self) -> Counter[str]:
+        return self.tally.counts
+
+    @property
+    def dropped(self) -> Counter[str]:
+        return self.tally.dropped
+
+    @property
+    def notes(self) -> list[str]:
+        return self.tally.notes
+
+    @property
+    def usage(self) -> Usage:
+        return self.tally.usage
+
+    @property
+    def cost_usd(self) -> float:
+        return self.tally.cost_usd
 
 
-class _Component(ABC):  # noqa: B024 -- abstract methods live on each kind
-    """Shared by every kind: options model and a one-line description for listings."""
+class BudgetExceeded(Exception):
+    """Raised by `Budget.charge` when spending passes the cap; the task ends as `budget`."""
+
+
+@dataclass
+class Budget:
+    """A cost cap in USD (None: no cap). A task's budget may have the run's as parent, so one
+    charge counts against both and either cap stops the work."""
+
+    cap_usd: float | None = None
+    parent: Budget | None = None
+    spent_usd: float = 0.0
+
+    def charge(self, cost_usd: float | None) -> None:
+        self.spent_usd += cost_usd or 0.0
+        if self.parent is not None:
+            self.parent.charge(cost_usd)
+        if self.cap_usd is not None and self.spent_usd > self.cap_usd:
+            raise BudgetExceeded(f"spent ${self.spent_usd:.4f} of a ${self.cap_usd:g} budget")
+
+    @property
+    def left_usd(self) -> float | None:
+        return None if self.cap_usd is None else max(self.cap_usd - self.spent_usd, 0.0)
+
+
+@dataclass
+class TaskContext:
+    """What an executor gets for one Task: its workspace, the environment session its commands
+    and file edits go through, the run's model aliases, a budget and a deadline."""
+
+    run: RunContext
+    env: EnvironmentSession
+    budget: Budget = field(default_factory=Budget)
+    deadline: float | None = None  # time.monotonic() value; None: no deadline
+    task_id: str = ""
+
+    @property
+    def workspace(self) -> Path:
+        return self.env.workspace.root
+
+    @property
+    def models(self) -> ModelSession:
+        assert self.run.models is not None, "the engine opens a model session for every run"
+        return self.run.models
+
+    def remaining_s(self) -> float | None:
+        return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
+
+    def emit(self, event: Event) -> None:
+        self.run.emit(event)
+
+    def charge(
+        self, usage: Usage, cost_usd: float | None, *, model: str, alias: str | None = None
+    ) -> None:
+        """Count usage in the run and against the budget (raises BudgetExceeded at the cap)."""
+        self.run.emit(
+            UsageCharged.of(usage, cost_usd, model=model, alias=alias, task_id=self.task_id)
+        )
+        self.budget.charge(cost_usd)
+
+
+class Component(ABC, Generic[O]):
+    """Shared by every kind: the options model and a one-line description for listings."""
 
     Options: ClassVar[type[BaseModel]] = NoOptions
     description: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Options" in cls.__dict__:
+            return
+        for base in getattr(cls, "__orig_bases__", ()):
+            for arg in get_args(base):
+                if isinstance(arg, type) and issubclass(arg, BaseModel):
+                    cls.Options = arg
+                    return
 
     @classmethod
     def summary(cls) -> str:
         return cls.description or (inspect.getdoc(cls) or "").split("\n", 1)[0]
 
 
-class Source(_Component):
+class Source(Component[O]):
     """Reads inputs into seed rows (a DataFrame) or a stream of records/Traces."""
 
     output_format: ClassVar[str] = "rows"  # "traces" when it yields Traces
 
     @abstractmethod
-    def open(self, options: Any, run: RunContext) -> Any:
+    def open(self, options: O, run: RunContext) -> Any:
         """Return a DataFrame or an iterable of mappings / Traces / pydantic models."""
 
+    def inputs(self, options: O) -> list[Path]:
+        """Files this source reads, for the run's input fingerprint (a changed input never
+        resumes silently). Default: every existing path among the options' string values."""
+        from bashgym.inputs import find_files
 
-class Pipeline(_Component):
+        found: list[Path] = []
+        for value in options.model_dump().values():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, (str, Path)) and str(item).strip():
+                    try:
+                        found += find_files(str(item))
+                    except (OSError, ValueError):
+                        continue
+        return found
+
+
+class Pipeline(Component[O]):
     """Builds a DataDesigner config; `output_format` names the training shape of its rows."""
 
     Options: ClassVar[type[BaseModel]] = PipelineOptions
@@ -114,56 +261,67 @@ class Pipeline(_Component):
 
     @abstractmethod
     def build(
-        self, options: Any, run: RunContext, seed: pd.DataFrame | None
+        self, options: O, run: RunContext, seed: pd.DataFrame | None
     ) -> DataDesignerConfigBuilder:
         """Return the builder; the engine attaches `seed` (if any) when the builder has none."""
 
-    def finalize(self, dataset: pd.DataFrame, options: Any, run: RunContext) -> pd.DataFrame:
+    def finalize(self, dataset: pd.DataFrame, options: O, run: RunContext) -> pd.DataFrame:
         """Reshape generated rows into the output format (default: unchanged)."""
         return dataset
 
-    def example_seed(self, options: Any) -> pd.DataFrame | None:
-        """A few seed rows shipped with the plugin, used by `bashgym preview` / `validate` when
-        no source is given. Pipelines that set `needs_seed` should return one; default: none."""
+    def example_seed(self, options: O) -> pd.DataFrame | None:
+        """A few seed rows shipped with the plugin, for `preview` / `validate` without a
+        source. Pipelines that set `needs_seed` should return one; default: none."""
         return None
 
 
-class Judge(_Component):
+class Judge(Component[O]):
     """Scores rows (columns on the builder) and/or keeps or drops finished rows, with a reason."""
 
-    def configure(self, builder: DataDesignerConfigBuilder, options: Any, run: RunContext) -> None:
+    def configure(self, builder: DataDesignerConfigBuilder, options: O, run: RunContext) -> None:
         """Add judge/validation columns to a pipeline's builder (default: none)."""
 
-    def verdicts(self, dataset: pd.DataFrame, options: Any, run: RunContext) -> pd.Series:
+    def verdicts(self, dataset: pd.DataFrame, options: O, run: RunContext) -> pd.Series:
         """Per row: None to keep, or the reason it is dropped (default: keep all)."""
         import pandas as pd
 
         return pd.Series([None] * len(dataset), index=dataset.index, dtype=object)
 
 
-class Sink(_Component):
-    """Writes a finished dataset and returns the paths it wrote."""
+@dataclass
+class Written:
+    """What a sink wrote: its files and the number of rows really in them (a row the sink
+    refused is `run.drop`ped with its reason, and not counted here)."""
+
+    paths: list[Path]
+    rows: int
+
+
+class Sink(Component[O]):
+    """Writes a finished dataset; returns what it wrote."""
 
     @abstractmethod
     def write(
-        self, dataset: pd.DataFrame, options: Any, run: RunContext, output_format: str
-    ) -> list[Path]:
-        """Write `dataset` (rows in `output_format`) under `run.run_dir` or where options say."""
+        self, dataset: pd.DataFrame, options: O, run: RunContext, output_format: str
+    ) -> Written | list[Path]:
+        """Write `dataset` (rows in `output_format`) under `run.run_dir` or where options say.
+        Return `Written` (a bare list of paths leaves the row count unknown)."""
 
 
-class Executor(_Component):
-    """Runs one Task in its working directory, within its limits, and returns the trace."""
+class Executor(Component[O]):
+    """Runs one Task in its workspace, within its limits, and returns the Trace of the work."""
 
     @abstractmethod
-    def execute(self, task: Task, options: Any) -> WorkerResult:
-        """Do the task; never raise for a failed task: report it in the WorkerResult."""
+    async def run(self, task: Task, options: O, ctx: TaskContext) -> WorkerResult:
+        """Do the task. Report failure as a status, never raise for it; stop every process
+        you started in `finally` (cancellation is asyncio cancellation)."""
 
 
-class Router(_Component):
+class Router(Component[O]):
     """Picks which executor should run a Task (e.g. a cheap student or a strong teacher)."""
 
     @abstractmethod
-    def route(self, task: Task, options: Any) -> str:
+    def route(self, task: Task, options: O) -> str:
         """Return the registered name of the executor for `task`."""
 
 
@@ -175,7 +333,7 @@ class ServedModel:
     model: str
 
 
-class Runtime(_Component):
+class Runtime(Component[O]):
     """Serves a local model provider for as long as a run (or a command) needs it."""
 
     @abstractmethod
@@ -183,7 +341,58 @@ class Runtime(_Component):
         """Start serving `alias` (wait until it answers); stop it, children too, on exit."""
 
 
-BASES: dict[str, type[_Component]] = {
+class EnvironmentSession(ABC):
+    """One open environment around a workspace: commands run in it, and file operations go
+    through `workspace` (which refuses any path that leaves it)."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    @abstractmethod
+    async def run(self, command: str, *, timeout: float | None = None) -> Completed:
+        """Run a shell command in the workspace; its limits apply; never raises for a failure."""
+
+    @abstractmethod
+    def argv(self, argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment that run `argv` inside this environment (for long-lived
+        workers a caller starts itself with `bashgym.procs`)."""
+
+
+class Environment(Component[O]):
+    """Where an executor's commands and file edits happen (local, bubblewrap, ...)."""
+
+    @abstractmethod
+    def open(self, workspace: Path, options: O) -> AbstractAsyncContextManager[EnvironmentSession]:
+        """Open a session on `workspace`; close stops every process it started."""
+
+    def available(self) -> str | None:
+        """None when usable here; else why not, in one line (e.g. `bwrap` is not installed)."""
+        return None
+
+
+class Redactor(Protocol):
+    """Redacts secrets from strings and frames, counting what it redacted by type."""
+
+    counts: Counter[str]
+
+    def text(self, value: str) -> str: ...
+
+    def frame(self, dataset: pd.DataFrame) -> tuple[pd.DataFrame, int]: ...
+
+
+class Scrubber(Component[O]):
+    """Finds secrets. The engine runs the configured scrubbers over seed rows before any
+    pipeline sees them, over every row before the sinks, and over event text before it is
+    logged; with scrubbing on and no scrubber installed, a run refuses to write."""
+
+    @abstractmethod
+    def redactor(self, allow: Sequence[str]) -> Redactor:
+        """A redactor that keeps matches of `allow` (literals, or `re:PATTERN`) as they are."""
+
+
+BASES: dict[str, type[Component[Any]]] = {
     "sources": Source,
     "pipelines": Pipeline,
     "judges": Judge,
@@ -191,4 +400,6 @@ BASES: dict[str, type[_Component]] = {
     "routers": Router,
     "runtimes": Runtime,
     "sinks": Sink,
+    "environments": Environment,
+    "scrubbers": Scrubber,
 }

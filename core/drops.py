@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bashgym.text import plain
+
 DROPS_DIR = "bashgym-drops"
 
 
@@ -27,19 +29,6 @@ class DroppedRow:
     row: dict[str, Any]
 
 
-def _jsonable(value: Any) -> Any:
-    from bashgym.split import plain
-
-    value = plain(value)
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def record_drops(
     dataset_dir: Path, by: str, drops: Iterable[tuple[str, Mapping[str, Any]]]
 ) -> Path:
@@ -48,7 +37,7 @@ def record_drops(
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / (by.replace("/", "_").replace(" ", "_") + ".jsonl")
     lines = [
-        json.dumps({"by": by, "reason": reason, "row": _jsonable(row)}, default=str)
+        json.dumps({"by": by, "reason": reason, "row": plain(row)}, default=str)
         for reason, row in drops
     ]
     with path.open("a", encoding="utf-8") as fh:

@@ -1,19 +1,23 @@
-"""The run engine: source → pipeline (DataDesigner) → judges → sinks, in a run directory.
+"""The run engine: source → [executor] → [pipeline] → judges → scrub → sinks, in a run directory.
 
 A run directory holds `run.toml` (the resolved config, re-runnable with `bashgym run run.toml`),
-DataDesigner's artifacts, the sinks' outputs and `run.json` (counts generated / kept / dropped
-by reason, usage, cost, timings). `run.json` is written when the run starts and rewritten when it
-ends, with `status = failed` and the error if it crashes, so a crash never leaves a silent dir.
+`events.jsonl` (every event, as it happens), `state.db` (the run store), DataDesigner's
+artifacts (built from scrubbed seed rows only), `dropped.jsonl` (every dropped row with its
+reason), the sinks' outputs and `run.json` (counts, usage, cost, timings). run.json is derived
+from the events: written when the run starts, after each step, and when it ends — with
+`status = failed` and the error if it crashes, so a crash never leaves a silent dir.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,96 +25,330 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from bashgym import __version__
-from bashgym.contracts import InputError, Judge, Pipeline, PipelineOptions, RunContext
+from bashgym.contracts import Budget, InputError, Judge, Pipeline, PipelineOptions, RunContext
 from bashgym.drops import DroppedRow
-from bashgym.generation import PipelineOutcome, run_pipeline
+from bashgym.events import (
+    Artifact,
+    Event,
+    EventBus,
+    RowDropped,
+    RowsGenerated,
+    RunFinished,
+    RunStarted,
+    SinkWrote,
+    StepFinished,
+    StepStarted,
+    Tally,
+)
 from bashgym.models import ModelSession
-from bashgym.records import Trace, trace_to_row
-from bashgym.runspec import ResolvedRun, Step
-from bashgym.scrub import scrub_dataset
+from bashgym.progress import RunProgress
+from bashgym.records import Task, Trace, trace_to_row
+from bashgym.runspec import ResolvedRun, Step, resolved_toml
+from bashgym.scrubbing import Scrubbing
+from bashgym.text import plain
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from bashgym.generation import PipelineOutcome
     from bashgym.plugins import PluginHost
     from bashgym.settings import Settings
 
-MAX_NOTES = 200  # run.json stays readable; the counts carry the totals
+DROPPED_FILE = "dropped.jsonl"
+EXIT_EMPTY = 3  # a run that kept no rows: not an error in the config, not a success either
 
 
-def resolved_toml(resolved: ResolvedRun, run_dir: Path) -> str:
-    """The spec with every option filled in from the plugins' models (defaults included)."""
+class RunJson:
+    """Owns run.json: the run's identity plus the tally's summary, rewritten atomically."""
 
-    def full(step: Step | None) -> dict[str, Any] | None:
-        if step is None:
-            return None
-        return {"plugin": step.name, "options": step.options.model_dump(mode="json")}
-
-    spec = resolved.spec.model_copy(update={"out": run_dir}).model_dump(mode="json")
-    spec.update(
-        source=full(resolved.source),
-        pipeline=full(resolved.pipeline),
-        judges=[full(s) for s in resolved.judges],
-        sinks=[full(s) for s in resolved.sinks],
-    )
-    return type(resolved.spec).model_validate(spec).to_toml()
-
-
-class RunRecorder:
-    """Owns run.json: timings per step, final counts, and the failure if there is one."""
-
-    def __init__(
-        self, run_dir: Path, resolved: ResolvedRun, *, config_hash: str, attempt: int = 1
-    ) -> None:
-        self.path = run_dir / "run.json"
+    def __init__(self, run_dir: Path, tally: Tally, meta: dict[str, Any]) -> None:
+        self.path, self.tally = run_dir / "run.json", tally
         self.started = time.perf_counter()
-        self.timings: dict[str, float] = {}
-        self.data: dict[str, Any] = {
-            "bashgym_version": __version__,
-            "status": "running",
-            "pid": os.getpid(),
-            "run_dir": str(run_dir),
-            "config_hash": config_hash,
-            "attempt": attempt,
-            "started_at": datetime.now(UTC).isoformat(),
-            "plugins": _plugins(resolved),
-        }
-        self.write()
+        self.data: dict[str, Any] = {"bashgym_version": __version__, "status": "running", **meta}
+        self._last = 0.0
 
-    @contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.timings[name] = round(time.perf_counter() - t0, 4)
+    def __call__(self, event: Event) -> None:
+        """Subscriber: rewrite after each step, and at most every 2 s while a step runs."""
+        if isinstance(event, StepFinished) or time.monotonic() - self._last > 2.0:
+            self.write()
 
     def write(self, **update: Any) -> dict[str, Any]:
         self.data.update(update)
-        self.data["timings_s"] = {
-            **self.timings,
-            "total": round(time.perf_counter() - self.started, 4),
-        }
+        self.data.update(self.tally.summary())
+        self.data["timings_s"]["total"] = round(time.perf_counter() - self.started, 4)
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
         tmp.replace(self.path)  # atomic: a reader never sees half a file
+        self._last = time.monotonic()
         return self.data
 
 
+@dataclass
+class Engine:
+    """One run in progress: its context, its resolved steps and what watches it."""
+
+    resolved: ResolvedRun
+    host: PluginHost
+    run: RunContext
+    scrubbing: Scrubbing
+    resume: bool
+
+    @contextmanager
+    def step(self, name: str, total: int | None = None) -> Iterator[None]:
+        self.run.emit(StepStarted(step=name, total=total))
+        started, ok = time.perf_counter(), False
+        try:
+            yield
+            ok = True
+        finally:
+            self.run.emit(StepFinished(step=name, duration_s=time.perf_counter() - started, ok=ok))
+
+    # -- source -------------------------------------------------------------------------------
+
+    def read_source(self) -> pd.DataFrame | None:
+        source = self.resolved.source
+        if source is None:
+            return None
+        with self.step("source"):
+            seed = read_source(source, self.run, self.host)
+            self.run.count("source_rows", len(seed))
+        return self.scrubbing.frame(seed)  # before any pipeline, model or file sees a row
+
+    # -- executor -----------------------------------------------------------------------------
+
+    def execute_tasks(self, seed: pd.DataFrame) -> pd.DataFrame:
+        """Each seed row a Task, run by the executor in its own workspace and environment;
+        the result is one trace row per task (finished tasks of an earlier attempt included)."""
+        import pandas as pd
+
+        from bashgym.work import work_through
+
+        step, env = self.resolved.executor, self.resolved.environment
+        assert step is not None and env is not None
+        cap = self.resolved.spec.num_records
+        tasks = tasks_from_rows(seed if cap is None else seed.head(cap))
+        store = self.run.store
+        store.add("tasks", [(t.id, t.model_dump(mode="json")) for t in tasks])
+        left = store.counts("tasks")
+        if env.obj.available() is not None:
+            raise InputError(f"environment {env.name!r} cannot run here: {env.obj.available()}")
+        if env.name == "local":
+            self.run.note("environment local: commands run unsandboxed (no bubblewrap here)")
+        budget = Budget(self.resolved.spec.budget_usd)
+
+        async def one(item: Any) -> dict[str, Any]:
+            task = Task.model_validate(item.payload)
+            return await self.run_one(task, step, env, budget)
+
+        with self.step("executor", total=len(tasks)):
+            self.run.emit(RowsGenerated(step="executor", n=left.get("done", 0)))
+            asyncio.run(
+                work_through(store, "tasks", one, concurrency=self.resolved.spec.concurrency)
+            )
+        for item in store.items("tasks", "failed"):
+            self.run.drop(item.error or "failed", by=f"executor {step.name}", row_id=item.key)
+        rows = [item.result for item in store.items("tasks", "done")]
+        self.run.count("tasks", len(rows))
+        return pd.DataFrame(rows)
+
+    async def run_one(self, task: Task, step: Step, env: Step, budget: Budget) -> dict[str, Any]:
+        from bashgym.contracts import TaskContext
+        from bashgym.work import run_task
+
+        workspace = self.run.run_dir / "workspaces" / task.id
+        shutil.rmtree(workspace, ignore_errors=True)  # an attempt cut short starts clean
+        workspace.mkdir(parents=True)
+        timeout = self.resolved.spec.task_timeout_s or task.timeout_s
+        deadline = time.monotonic() + timeout if timeout else None
+        async with env.obj.open(workspace, env.options) as session:
+            ctx = TaskContext(
+                run=self.run,
+                env=session,
+                budget=Budget(task.max_budget_usd, parent=budget),
+                deadline=deadline,
+            )
+            result = await run_task(step.obj, step.name, task, step.options, ctx)
+        if result.success:
+            shutil.rmtree(workspace, ignore_errors=True)
+        else:
+            result = result.model_copy(update={"workspace": str(workspace)})
+        self.host.hook.on_trace(trace=result.trace, run=self.run)
+        self.run.emit(RowsGenerated(step="executor", n=1))
+        return {
+            **trace_to_row(result.trace),
+            "prompt": task.prompt,
+            "status": result.status,
+            "reason": result.reason,
+            "workspace": result.workspace,
+        }
+
+    # -- pipeline and judges ------------------------------------------------------------------
+
+    def generate(self, seed: pd.DataFrame | None) -> tuple[pd.DataFrame, PipelineOutcome | None]:
+        from bashgym.generation import run_pipeline
+
+        resolved, run = self.resolved, self.run
+        step = resolved.pipeline
+        if step is None and seed is not None and _configuring_judges(resolved):
+            cap = resolved.spec.num_records
+            step = SimpleNamespace(  # duck-types the Step fields run_pipeline uses
+                obj=PassThrough(),
+                options=PipelineOptions(num_records=min(len(seed), cap or len(seed)) or None),
+                name="passthrough",
+            )
+        dropped: list[DroppedRow] = []
+        if step is not None and (seed is None or len(seed)):
+            with self.step("pipeline"):
+                outcome = run_pipeline(
+                    step,  # type: ignore[arg-type]
+                    resolved,
+                    run,
+                    seed,
+                    apply_judges=lambda df: apply_judges(df, resolved, run, dropped),
+                    resume=self.resume,
+                )
+            outcome.dropped.extend(dropped)
+            return outcome.dataset, outcome
+        assert seed is not None  # resolve() guarantees a source or a pipeline
+        cap = resolved.spec.num_records
+        dataset = seed if cap is None else seed.head(cap)
+        run.count("generated", len(dataset))
+        with self.step("judges"):
+            dataset = apply_judges(dataset, resolved, run, dropped)
+        if dropped:
+            write_dropped(run.run_dir, dropped, self.scrubbing)
+        return dataset, None
+
+    # -- sinks --------------------------------------------------------------------------------
+
+    def write(self, dataset: pd.DataFrame, outcome: PipelineOutcome | None) -> None:
+        with self.step("scrub"):
+            dataset = self.scrubbing.frame(dataset)
+            if outcome is not None and outcome.dropped:
+                write_dropped(self.run.run_dir, outcome.dropped, self.scrubbing)
+        if self.host.hook.on_record.get_hookimpls():
+            for record in dataset.to_dict(orient="records"):
+                self.host.hook.on_record(record=record, run=self.run)
+        fmt = _output_format(self.resolved)
+        for sink in self.resolved.sinks:
+            with self.step(f"sink {sink.name}", total=len(dataset)):
+                paths, rows = _written(sink.obj.write(dataset, sink.options, self.run, fmt))
+                self.run.emit(SinkWrote(sink=sink.name, rows=rows, paths=[str(p) for p in paths]))
+                self.run.emit(RowsGenerated(step=f"sink {sink.name}", n=rows or 0))
+
+
+def execute(
+    resolved: ResolvedRun, host: PluginHost, settings: Settings, *, console: Console | None = None
+) -> dict[str, Any]:
+    """Run everything; return what run.json holds. Options were validated by `resolve()`.
+
+    An unfinished run of the same config and inputs is resumed (see `bashgym.resume`).
+    """
+    from bashgym import resume as resuming
+    from bashgym.store import owner_token
+
+    console = console or Console(stderr=True)
+    settings = with_run_overrides(settings, resolved)
+    scrubbing = Scrubbing.open(settings.scrub, host.registry)
+    digest, inputs = resuming.config_hash(resolved, settings), resuming.input_hash(resolved)
+    try:
+        target = resuming.choose(resolved, settings, digest, inputs)
+    except resuming.RunInUseError as exc:
+        raise InputError(str(exc)) from None
+    run_dir = target.run_dir
+    attempt = 1
+    if target.resume:
+        attempt = int(json.loads((run_dir / "run.json").read_text()).get("attempt", 1)) + 1
+        console.print(
+            f"[yellow]resuming[/] {run_dir} (attempt {attempt}; the last one ended "
+            f"{target.previous_status}): finished work is kept",
+            highlight=False,
+        )
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "run.toml").write_text(resolved_toml(resolved, run_dir))
+    except OSError as exc:
+        raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
+    bus = EventBus(run_dir / "events.jsonl", redact=scrubbing.text if scrubbing.enabled else None)
+    run = RunContext(
+        run_dir=run_dir,
+        settings=settings,
+        seed=resolved.spec.seed,
+        models=ModelSession(settings, host.registry),
+        bus=bus,
+    )
+    meta = {
+        "pid": os.getpid(),
+        "owner": owner_token(),
+        "run_dir": str(run_dir),
+        "config_hash": digest,
+        "input_hash": inputs,
+        "attempt": attempt,
+        "started_at": datetime.now(UTC).isoformat(),
+        "plugins": _plugins(resolved),
+    }
+    recorder = RunJson(run_dir, run.tally, meta)
+    progress = RunProgress(console, run.tally)
+    for subscriber in (run.tally, recorder, progress, _hook_subscriber(host, run)):
+        if subscriber is not None:
+            bus.subscribe(subscriber)
+    engine = Engine(resolved, host, run, scrubbing, target.resume)
+    run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt))
+    outcome: PipelineOutcome | None = None
+    try:
+        try:
+            with run.models, progress:  # type: ignore[union-attr]
+                seed = engine.read_source()
+                if resolved.executor is not None:
+                    assert seed is not None
+                    seed = engine.execute_tasks(seed)
+                dataset, outcome = engine.generate(seed)
+                engine.write(dataset, outcome)
+        except BaseException as exc:
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            error = f"{type(exc).__name__}: {exc}"
+            run.emit(RunFinished(status=status, error=error))
+            finish(recorder, host, run, status=status, error=error, extra=_extra(engine, outcome))
+            raise
+        status = "ok" if run.tally.kept != 0 else "empty"
+        run.emit(RunFinished(status=status))
+        return finish(recorder, host, run, status=status, extra=_extra(engine, outcome))
+    finally:
+        bus.close()
+        if run._store is not None:
+            run._store.close()
+
+
+def finish(
+    recorder: RunJson, host: PluginHost, run: RunContext, *, extra: dict[str, Any], **status: Any
+) -> dict[str, Any]:
+    """The final run.json, then `on_run_end` (e.g. report.html), then run.json again with
+    what those observers added (`artifacts`)."""
+    summary = recorder.write(**status, **extra, ended_at=datetime.now(UTC).isoformat())
+    try:
+        host.hook.on_run_end(summary=summary, run=run)
+    except Exception as exc:  # noqa: BLE001 -- the data is written; an observer must not undo it
+        run.note(f"on_run_end failed: {type(exc).__name__}: {exc}")
+    return recorder.write()
+
+
+def _extra(engine: Engine, outcome: PipelineOutcome | None) -> dict[str, Any]:
+    run = engine.run
+    extra: dict[str, Any] = {"scrub": engine.scrubbing.report()}
+    if outcome is not None:
+        extra["rounds"] = [asdict(r) for r in outcome.rounds]
+        extra["buffer_size"] = run.settings.designer.buffer_size
+    if (run.run_dir / DROPPED_FILE).is_file():
+        run.emit(Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
+    return extra
+
+
 def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
-    """Which plugin serves each role: one entry for source/pipeline, a list for judges/sinks."""
+    """Which plugin serves each role: one entry per single role, a list for judges and sinks."""
     out: dict[str, Any] = {}
-    for step in _steps(resolved):
+    for step in resolved.steps():
         entry = {"name": step.name, "from": step.registered.plugin}
         if step.role in ("judge", "sink"):
             out.setdefault(step.role, []).append(entry)
@@ -119,20 +357,28 @@ def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
     return out
 
 
-def _steps(resolved: ResolvedRun) -> list[Step]:
-    return [s for s in (resolved.source, resolved.pipeline) if s] + resolved.judges + resolved.sinks
+def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[Event], None] | None:
+    if not host.hook.on_event.get_hookimpls():
+        return None
+    return lambda event: host.hook.on_event(event=event, run=run)
 
 
-def _progress(console: Console) -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
+def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
+    """Settings with the run file's `[designer]` table over the configured one."""
+    from pydantic import ValidationError
+
+    from bashgym.settings import DesignerSettings
+    from bashgym.text import explain_validation
+
+    if not resolved.spec.designer:
+        return settings
+    try:
+        designer = DesignerSettings.model_validate(
+            {**settings.designer.model_dump(), **resolved.spec.designer}
+        )
+    except ValidationError as exc:
+        raise InputError(f"the run's designer settings: {explain_validation(exc)}") from None
+    return settings.model_copy(update={"designer": designer})
 
 
 def _as_row(item: Any) -> dict[str, Any]:
@@ -143,23 +389,53 @@ def _as_row(item: Any) -> dict[str, Any]:
     return dict(item)
 
 
-def read_source(step: Step, run: RunContext, host: PluginHost, progress: Progress) -> pd.DataFrame:
+def read_source(step: Step, run: RunContext, host: PluginHost) -> pd.DataFrame:
     """Source output as a DataFrame; Traces are announced through `on_trace` as they stream."""
     import pandas as pd
 
     out = step.obj.open(step.options, run)
     if isinstance(out, pd.DataFrame):
+        run.emit(RowsGenerated(step="source", n=len(out)))
         return out
-    task = progress.add_task(f"source {step.name}", total=None)
     notify = bool(host.hook.on_trace.get_hookimpls())
     rows = []
     for item in out:
         if notify and isinstance(item, Trace):
             host.hook.on_trace(trace=item, run=run)
         rows.append(_as_row(item))
-        progress.advance(task)
-    progress.update(task, total=len(rows))
+        if len(rows) % 100 == 0:
+            run.emit(RowsGenerated(step="source", n=100))
+    run.emit(RowsGenerated(step="source", n=len(rows) % 100))
     return pd.DataFrame(rows)
+
+
+PROMPT_COLUMNS = ("prompt", "task", "instruction", "question", "text")
+
+
+def tasks_from_rows(rows: pd.DataFrame) -> list[Task]:
+    """One Task per row: its prompt from the first of PROMPT_COLUMNS the rows have, its id from
+    an `id` column or a hash of the prompt (stable across runs, so resume finds it again)."""
+    import hashlib
+
+    column = next((c for c in PROMPT_COLUMNS if c in rows.columns), None)
+    if column is None:
+        raise InputError(
+            "an executor needs a prompt per row: the source gave columns "
+            f"{', '.join(map(str, rows.columns)) or 'none'}; name one of "
+            f"{', '.join(PROMPT_COLUMNS)} (--map prompt=COLUMN)"
+        )
+    tasks, seen = [], set()
+    for row in rows.to_dict(orient="records"):
+        prompt = str(row[column] or "").strip()
+        if not prompt:
+            continue
+        ident = str(row.get("id") or hashlib.sha256(prompt.encode()).hexdigest()[:12])
+        while ident in seen:
+            ident += "-2"
+        seen.add(ident)
+        meta = {k: plain(v) for k, v in row.items() if k not in (column, "id")}
+        tasks.append(Task(id=ident, prompt=prompt, metadata=meta))
+    return tasks
 
 
 def apply_judges(
@@ -173,7 +449,7 @@ def apply_judges(
         verdicts = judge.obj.verdicts(dataset, judge.options, run)
         dropped = verdicts.notna()
         for reason, n in verdicts[dropped].value_counts().items():
-            run.drop(f"judge {judge.name}: {reason}", int(n))
+            run.emit(RowDropped(by=f"judge {judge.name}", reason=str(reason), n=int(n)))
         if dropped_rows is not None and dropped.any():
             for reason, row in zip(
                 verdicts[dropped], dataset[dropped].to_dict(orient="records"), strict=True
@@ -181,6 +457,21 @@ def apply_judges(
                 dropped_rows.append(DroppedRow(f"judge {judge.name}", str(reason), row))
         dataset = dataset[~dropped]
     return dataset.reset_index(drop=True)
+
+
+def write_dropped(run_dir: Path, dropped: list[DroppedRow], scrubbing: Scrubbing) -> Path:
+    """Every dropped row, scrubbed, with who dropped it and why: `dropped.jsonl`."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"by": [d.by for d in dropped], "reason": [d.reason for d in dropped],
+         "row": [plain(d.row) for d in dropped]}
+    )  # fmt: skip
+    path = run_dir / DROPPED_FILE
+    with path.open("w", encoding="utf-8") as fh:
+        for record in scrubbing.frame(frame).to_dict(orient="records"):
+            fh.write(json.dumps(plain(record), default=str) + "\n")
+    return path
 
 
 class PassThrough(Pipeline):
@@ -197,184 +488,18 @@ def _configuring_judges(resolved: ResolvedRun) -> bool:
     return any(type(j.obj).configure is not Judge.configure for j in resolved.judges)
 
 
-def execute(
-    resolved: ResolvedRun, host: PluginHost, settings: Settings, *, console: Console | None = None
-) -> dict[str, Any]:
-    """Run everything; return what run.json holds. Options were validated by `resolve()`.
-
-    An unfinished run of the same config is resumed (see `bashgym.resume`).
-    """
-    from bashgym import resume as resuming
-
-    console = console or Console(stderr=True)
-    settings = with_run_overrides(settings, resolved)
-    digest = resuming.config_hash(resolved, settings)
-    try:
-        target = resuming.choose(resolved, settings, digest)
-    except resuming.RunInUseError as exc:
-        raise InputError(str(exc)) from None
-    run_dir = target.run_dir
-    attempt = 1
-    if target.resume:
-        previous = json.loads((run_dir / "run.json").read_text())
-        attempt = int(previous.get("attempt", 1)) + 1
-        console.print(
-            f"[yellow]resuming[/] {run_dir} (attempt {attempt}; the last one ended "
-            f"{target.previous_status}): finished batches are kept",
-            highlight=False,
-        )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "run.toml").write_text(resolved_toml(resolved, run_dir))
-    recorder = RunRecorder(run_dir, resolved, config_hash=digest, attempt=attempt)
-    # One model session for the run: a runtime (e.g. the embedded server) starts on first use and
-    # stops when the run ends, fails or is interrupted.
-    models = ModelSession(settings, host.registry)
-    run = RunContext(run_dir=run_dir, settings=settings, seed=resolved.spec.seed, models=models)
-    outputs: dict[str, list[str]] = {}
-    scrubbed: dict[str, Any] = {}
-    outcome: PipelineOutcome | None = None
-    dataset: pd.DataFrame | None = None
-    try:
-        with models, _progress(console) as progress:
-            seed = None
-            if resolved.source is not None:
-                with recorder.step("source"):
-                    seed = read_source(resolved.source, run, host, progress)
-                run.count("source_rows", len(seed))
-            pipeline_step = resolved.pipeline
-            if pipeline_step is None and seed is not None and _configuring_judges(resolved):
-                cap = resolved.spec.num_records
-                pipeline_step = SimpleNamespace(  # duck-types the Step fields run_pipeline uses
-                    obj=PassThrough(),
-                    options=PipelineOptions(num_records=min(len(seed), cap or len(seed)) or None),
-                    name="passthrough",
-                )
-            judge_drops: list[DroppedRow] = []
-            if pipeline_step is not None and (seed is None or len(seed)):
-                task = progress.add_task(f"pipeline {pipeline_step.name}", total=None)
-                with recorder.step("pipeline"):
-                    outcome = run_pipeline(
-                        pipeline_step,
-                        resolved,
-                        run,
-                        seed,
-                        apply_judges=lambda df: apply_judges(df, resolved, run, judge_drops),
-                        on_rows=lambda n: progress.advance(task, n),
-                        set_total=lambda n: progress.update(task, total=n),
-                        resume=target.resume,
-                    )
-                outcome.dropped.extend(judge_drops)
-                dataset = outcome.dataset
-            else:
-                assert seed is not None  # resolve() guarantees a source or a pipeline
-                cap = resolved.spec.num_records
-                dataset = seed if cap is None else seed.head(cap)
-                run.count("generated", len(dataset))
-                with recorder.step("judges"):
-                    dataset = apply_judges(dataset, resolved, run, judge_drops)
-            with recorder.step("scrub"):  # before anything leaves the run: observers, sinks
-                dataset, scrubbed = scrub_dataset(dataset, run.settings.scrub)
-            if host.hook.on_record.get_hookimpls():
-                for record in dataset.to_dict(orient="records"):
-                    host.hook.on_record(record=record, run=run)
-            with recorder.step("sinks"):
-                for sink in resolved.sinks:
-                    task = progress.add_task(f"sink {sink.name}", total=len(dataset))
-                    paths = sink.obj.write(dataset, sink.options, run, _output_format(resolved))
-                    outputs[sink.name] = [str(p) for p in paths]
-                    progress.update(task, completed=len(dataset))
-    except BaseException as exc:
-        summary = recorder.write(
-            status="failed",
-            error=f"{type(exc).__name__}: {exc}",
-            **_counts(run, None, outcome),
-            outputs=outputs,
-            scrub=scrubbed,
-        )
-        _write_report(run_dir, summary, outcome, console)
-        raise
-    summary = recorder.write(
-        status="ok",
-        **_counts(run, len(dataset), outcome),
-        outputs=outputs,
-        scrub=scrubbed,
-        ended_at=datetime.now(UTC).isoformat(),
-    )
-    report = _write_report(run_dir, summary, outcome, console)
-    if report is not None:
-        summary = recorder.write(report=str(report))
-    host.hook.on_run_end(summary=summary, run=run)
-    return summary
-
-
-def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
-    """Settings with the run file's `[designer]` table over the configured one."""
-    from pydantic import ValidationError
-
-    from bashgym.settings import DesignerSettings
-
-    if not resolved.spec.designer:
-        return settings
-    try:
-        designer = DesignerSettings.model_validate(
-            {**settings.designer.model_dump(), **resolved.spec.designer}
-        )
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"the run file's designer table: {problems}") from None
-    return settings.model_copy(update={"designer": designer})
-
-
-def _write_report(
-    run_dir: Path, summary: dict[str, Any], outcome: PipelineOutcome | None, console: Console
-) -> Path | None:
-    """report.html beside run.json; a report that fails to render never fails the run."""
-    import pandas as pd
-
-    from bashgym.report import ReportColumns, columns_of, write_report
-
-    try:
-        raw = [frame for frame in (outcome.raw if outcome else []) if len(frame)]
-        return write_report(
-            run_dir,
-            summary,
-            kept=pd.concat(raw, ignore_index=True) if raw else None,
-            dropped=outcome.dropped if outcome else [],
-            columns=columns_of(outcome.builder)
-            if outcome and outcome.builder
-            else ReportColumns(samplers=[], judges={}),
-        )
-    except Exception as exc:  # noqa: BLE001 -- the data is written; the report is a view of it
-        console.print(f"[yellow]report.html not written[/]: {type(exc).__name__}: {exc}")
-        return None
-
-
 def _output_format(resolved: ResolvedRun) -> str:
-    """What the rows are: the pipeline's format, else the source's (e.g. "traces")."""
-    step = resolved.pipeline or resolved.source
-    return getattr(step.obj, "output_format", "rows") if step else "rows"
+    """What the rows are: the pipeline's format, else traces from an executor or the source's."""
+    if resolved.pipeline is not None:
+        return getattr(resolved.pipeline.obj, "output_format", "rows")
+    if resolved.executor is not None:
+        return "traces"
+    return getattr(resolved.source.obj, "output_format", "rows") if resolved.source else "rows"
 
 
-def _counts(
-    run: RunContext, kept: int | None, outcome: PipelineOutcome | None = None
-) -> dict[str, Any]:
-    counts = dict(run.counts)
-    if kept is not None:
-        counts["kept"] = kept
-    counts["dropped"] = dict(run.dropped)
-    counts["dropped_total"] = sum(run.dropped.values())
-    notes = run.notes[:MAX_NOTES] + (
-        [f"... and {len(run.notes) - MAX_NOTES} more"] if len(run.notes) > MAX_NOTES else []
-    )
-    extra: dict[str, Any] = {}
-    if outcome is not None:
-        extra["usage_by_model"] = outcome.usage_by_model
-        extra["rounds"] = [asdict(r) for r in outcome.rounds]
-        extra["buffer_size"] = run.settings.designer.buffer_size
-    return {
-        "counts": counts,
-        **extra,
-        "usage": run.usage.model_dump(),
-        "cost_usd": round(run.cost_usd, 6),
-        "notes": notes,
-    }
+def _written(result: Any) -> tuple[list[Path], int | None]:
+    from bashgym.contracts import Written
+
+    if isinstance(result, Written):
+        return list(result.paths), result.rows
+    return [Path(p) for p in result], None

@@ -17,12 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bashgym.contracts import RunContext
+from bashgym.contracts import InputError, RunContext
 from bashgym.drops import DroppedRow
+from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import Usage
+from bashgym.text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
+    from data_designer.config import DataDesignerConfigBuilder
 
     from bashgym.runspec import ResolvedRun, Step
 
@@ -50,7 +53,6 @@ class PipelineOutcome:
     raw: list[pd.DataFrame] = field(default_factory=list)  # DataDesigner rows per round
     dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
     rounds: list[RoundResult] = field(default_factory=list)
-    usage_by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
     builder: Any = None
 
 
@@ -89,22 +91,51 @@ def account(run: RunContext, gen: Any) -> None:
         run.drop(UNEXPLAINED, gen.unexplained)
 
 
-def _add_usage(run: RunContext, outcome: PipelineOutcome, usage: dict[str, dict[str, int]]) -> None:
+def _charge(run: RunContext, usage: dict[str, dict[str, int]]) -> None:
     from bashgym.models import cost_usd
 
     for model, entry in usage.items():
-        cost = cost_usd(model, entry["input_tokens"], entry["output_tokens"])
-        total = outcome.usage_by_model.setdefault(
-            model,
-            {"input_tokens": 0, "output_tokens": 0, "requests": 0, "failed_requests": 0},
+        tokens = Usage(input_tokens=entry["input_tokens"], output_tokens=entry["output_tokens"])
+        run.emit(
+            UsageCharged.of(
+                tokens,
+                cost_usd(model, tokens.input_tokens, tokens.output_tokens),
+                model=model,
+                requests=entry.get("requests", 0),
+                failed_requests=entry.get("failed_requests", 0),
+            )
         )
-        for key in ("input_tokens", "output_tokens", "requests", "failed_requests"):
-            total[key] += entry.get(key, 0)
-        if cost is not None:
-            total["cost_usd"] = round(total.get("cost_usd", 0.0) + cost, 6)
-        run.add_usage(
-            Usage(input_tokens=entry["input_tokens"], output_tokens=entry["output_tokens"]), cost
-        )
+
+
+def assemble(
+    pipeline: Step, judges: list[Step], run: RunContext, seed: pd.DataFrame | None
+) -> tuple[DataDesignerConfigBuilder, dict[str, str]]:
+    """The builder to generate from (the pipeline's build, every judge's configure, the seed
+    attached ORDERED), and which step added each column. A run and `preview`/`validate` both
+    call this, so what they check is what runs. A plugin that raises while building becomes
+    one InputError naming it."""
+    import data_designer.config as dd
+
+    from bashgym.designer import seed_frame
+
+    builder = _call(f"pipeline {pipeline.name!r}", pipeline.obj.build, pipeline.options, run, seed)
+    origins = {c.name: "pipeline" for c in builder.get_column_configs()}
+    for judge in judges:
+        _call(f"judge {judge.name!r}", judge.obj.configure, builder, judge.options, run)
+        for column in builder.get_column_configs():
+            origins.setdefault(column.name, f"judge {judge.name}")
+    if seed is not None and len(seed) and builder.get_seed_config() is None:
+        builder.with_seed_dataset(seed_frame(seed), sampling_strategy=dd.SamplingStrategy.ORDERED)
+    return builder, origins
+
+
+def _call(who: str, fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except InputError:
+        raise
+    except Exception as exc:  # a plugin failure of any kind: named, cause chained
+        raise InputError(f"{who} failed to build its config: {one_line(exc)}") from exc
 
 
 def run_pipeline(
@@ -114,15 +145,12 @@ def run_pipeline(
     seed: pd.DataFrame | None,
     *,
     apply_judges: ApplyJudges,
-    on_rows: Callable[[int], None],
-    set_total: Callable[[int], None],
     resume: bool = False,
 ) -> PipelineOutcome:
     """Build, generate, finalize and judge in rounds; see the module docstring."""
-    import data_designer.config as dd
     import pandas as pd
 
-    from bashgym.designer import generate, seed_frame
+    from bashgym.designer import generate
 
     assert run.models is not None  # execute() opens the session for the whole run
     target = requested_records(step, seed)
@@ -131,18 +159,12 @@ def run_pipeline(
     kept_frames: list[pd.DataFrame] = []
     kept = asked = 0
     size = target
-    set_total(size)
+    run.emit(RowsGenerated(step="pipeline", n=0, total=size))
     for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
         # Each round is built from the seed rows it starts at, whether the pipeline attaches
         # the seed itself or leaves it to the engine.
         round_seed = _rotated(seed, asked) if seed is not None and len(seed) else seed
-        builder = step.obj.build(step.options, run, round_seed)
-        for judge in resolved.judges:
-            judge.obj.configure(builder, judge.options, run)
-        if round_seed is not None and len(round_seed) and builder.get_seed_config() is None:
-            builder.with_seed_dataset(
-                seed_frame(round_seed), sampling_strategy=dd.SamplingStrategy.ORDERED
-            )
+        builder, _ = assemble(step, resolved.judges, run, round_seed)
         outcome.builder = builder
         gen = generate(
             builder,
@@ -150,12 +172,12 @@ def run_pipeline(
             run_dir=run.run_dir,
             settings=run.settings,
             providers=run.models.providers_for(builder.model_configs),
-            on_rows=on_rows,
+            on_rows=lambda n: run.emit(RowsGenerated(step="pipeline", n=n)),
             dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
             resume=resume,
         )
         account(run, gen)
-        _add_usage(run, outcome, gen.usage)
+        _charge(run, gen.usage)
         outcome.raw.append(gen.dataset)
         outcome.dropped.extend(gen.dropped)
         finalized = step.obj.finalize(gen.dataset, step.options, run)
@@ -169,15 +191,13 @@ def run_pipeline(
         if kept >= target or not spec.top_up:
             break
         if len(passed) == 0:
-            run.notes.append(f"top-up stopped after round {number}: it kept no rows")
+            run.note(f"top-up stopped after round {number}: it kept no rows")
             break
         size = next_round_size(target, kept, asked)
-        set_total(asked + size)
+        run.emit(RowsGenerated(step="pipeline", n=0, total=asked + size))
     else:
         if spec.top_up and kept < target:
-            run.notes.append(
-                f"top-up stopped after {spec.max_rounds} rounds with {kept} of {target} rows"
-            )
+            run.note(f"top-up stopped after {spec.max_rounds} rounds with {kept} of {target} rows")
     dataset = pd.concat(kept_frames, ignore_index=True) if kept_frames else pd.DataFrame()
     if spec.top_up and len(dataset) > target:
         run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for

@@ -3,7 +3,7 @@
 A plugin is a module (found through the `bashgym` entry-point group, or passed with
 `bashgym run --plugin`) that implements some of these with `@bashgym.hookimpl`. Registration hooks
 receive a `register(name, obj)` callback, so one package can contribute several things; the object
-shapes are in `bashgym.contracts`.
+shapes are in `bashgym.contracts`. A hook name that is not below is an error naming the plugin.
 """
 
 from __future__ import annotations
@@ -36,7 +36,12 @@ def register_judges(register: Register) -> None:
 
 @hookspec
 def register_executors(register: Register) -> None:
-    """Register Executors: each runs one Task in a working directory and returns a WorkerResult."""
+    """Register Executors: each runs one Task (async) in a workspace and returns a WorkerResult."""
+
+
+@hookspec
+def register_environments(register: Register) -> None:
+    """Register Environments: where an executor's commands and file edits happen."""
 
 
 @hookspec
@@ -50,8 +55,13 @@ def register_runtimes(register: Register) -> None:
 
 
 @hookspec
+def register_scrubbers(register: Register) -> None:
+    """Register Scrubbers: each finds secrets; the engine redacts with the configured ones."""
+
+
+@hookspec
 def register_sinks(register: Register) -> None:
-    """Register Sinks: each writes a finished dataset and says where it went."""
+    """Register Sinks: each writes a finished dataset and says what it wrote."""
 
 
 @hookspec
@@ -60,8 +70,13 @@ def register_commands(app: Any) -> None:
 
 
 @hookspec
+def on_event(event: Any, run: Any) -> None:
+    """Observe every event of a run as it happens (`bashgym.events`; `run` is the RunContext)."""
+
+
+@hookspec
 def on_record(record: dict[str, Any], run: Any) -> None:
-    """Observe each kept record just before the sinks write it (`run` is the RunContext)."""
+    """Observe each kept record (scrubbed) just before the sinks write it."""
 
 
 @hookspec

@@ -24,6 +24,9 @@ from bashgym import hookspecs
 from bashgym.registry import Registry
 
 GROUP = "bashgym"
+# Plugins that load even when BASHGYM_LOAD_PLUGINS narrows the set (as llm's DEFAULT_PLUGINS):
+# the scrubber, installed with the kernel, so narrowing plugins never turns scrubbing off.
+DEFAULT_PLUGINS = frozenset({"scrubbers-secrets"})
 
 
 @dataclass
@@ -68,19 +71,18 @@ class PluginHost:
         allowed = only if only is not None else _allowed()
         for ep in metadata.entry_points(group=GROUP):
             dist = ep.dist.name if ep.dist else None
-            if allowed is not None and ep.name not in allowed and dist not in allowed:
+            if allowed is not None and not {ep.name, dist} & (allowed | DEFAULT_PLUGINS):
                 continue
             if ep.name in self.infos:
                 continue
             version = ep.dist.version if ep.dist else None
             try:
-                module = ep.load()
+                self.add(ep.load(), ep.name, distribution=dist, version=version)
             except Exception as exc:  # noqa: BLE001 -- any import error: report it, keep going
-                self.infos[ep.name] = PluginInfo(
-                    ep.name, dist, version, ep.value, error=f"{type(exc).__name__}: {exc}"
-                )
-                continue
-            self.add(module, ep.name, distribution=dist, version=version)
+                error = f"{type(exc).__name__}: {exc}"
+                if isinstance(exc, PluginLoadError):
+                    error = str(exc)
+                self.infos[ep.name] = PluginInfo(ep.name, dist, version, ep.value, error=error)
 
     def add(
         self, plugin: Any, name: str, *, distribution: str | None = None, version: str | None = None
@@ -89,6 +91,11 @@ class PluginHost:
         if name in self.infos and self.infos[name].error is None:
             raise PluginLoadError(f"a plugin named {name!r} is already loaded")
         self.pm.register(plugin, name=name)
+        try:  # a misspelled hook would otherwise be silently never called
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            self.pm.unregister(name=name)
+            raise PluginLoadError(f"plugin {name!r}: {exc}") from None
         module = getattr(plugin, "__name__", None) or type(plugin).__module__
         info = PluginInfo(
             name,

@@ -206,20 +206,40 @@ class Task(_Record):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+Status = Literal["success", "failed", "timeout", "budget", "denied", "error"]
+
+
 class WorkerResult(_Record):
-    """What an executor hands back: the trace of the work plus the bookkeeping around it."""
+    """What an executor hands back: the Trace of the work and how it ended.
+
+    A failed task is a status with a reason, never an exception: `failed` (the agent gave up or
+    its checks failed), `timeout` (the deadline passed), `budget` (the cost cap was reached),
+    `denied` (a permission it needed was refused), `error` (the executor itself broke). Usage and
+    cost are the Trace's, read through properties, so they are never counted twice.
+    """
 
     task_id: str
     executor: str
-    success: bool
+    status: Status
+    reason: str | None = None
     trace: Trace
     final_text: str = ""
-    usage: Usage = Field(default_factory=Usage)
-    cost_usd: float | None = None
     duration_s: float | None = None
-    error: str | None = None
+    workspace: str | None = None  # where the work is, when it was kept
     branch: str | None = None
     commit: str | None = None
+
+    @property
+    def success(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def usage(self) -> Usage:
+        return self.trace.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.trace.cost_usd
 
 
 TRACE_COLUMN = "trace"

@@ -28,8 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bashgym.contracts import ROLES
 from bashgym.registry import Registered, Registry
+from bashgym.text import explain_validation
 
 PLURAL_KEYS = {"judge": "judges", "sink": "sinks"}
+SINGLE_ROLES = ("source", "executor", "environment", "pipeline")
+ROLE_KEYS = (*SINGLE_ROLES, *PLURAL_KEYS.values())
 
 
 class RunConfigError(ValueError):
@@ -47,6 +50,8 @@ class RunSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: StepSpec | None = None
+    executor: StepSpec | None = None
+    environment: StepSpec | None = None
     pipeline: StepSpec | None = None
     judges: list[StepSpec] = Field(default_factory=list)
     sinks: list[StepSpec] = Field(default_factory=list)
@@ -69,6 +74,13 @@ class RunSpec(BaseModel):
         description="Start over even if the run dir holds an unfinished run of the same config "
         "(default: resume it).",
     )
+    concurrency: int = Field(default=4, ge=1, description="Tasks an executor runs at once.")
+    task_timeout_s: float | None = Field(
+        default=None, gt=0, description="Deadline of each task (default: the task's own)."
+    )
+    budget_usd: float | None = Field(
+        default=None, gt=0, description="Cost cap of the whole run's executor work."
+    )
 
     def steps(self, role: str) -> list[StepSpec]:
         value = getattr(self, PLURAL_KEYS.get(role, role))
@@ -79,9 +91,9 @@ class RunSpec(BaseModel):
         doc: dict[str, Any] = {
             k: v
             for k, v in self.model_dump(mode="json").items()
-            if k not in ("source", "pipeline", "judges", "sinks") and v not in (None, [], {})
+            if k not in ROLE_KEYS and v not in (None, [], {})
         }
-        for role in ("source", "pipeline", "judge", "sink"):
+        for role in SINGLE_ROLES + tuple(PLURAL_KEYS):
             tables = [{"plugin": s.plugin, **s.options} for s in self.steps(role)]
             if role in PLURAL_KEYS:
                 if tables:
@@ -122,7 +134,7 @@ def spec_from_dict(doc: dict[str, Any], where: str = "run file") -> RunSpec:
             if plural in doc:
                 raise RunConfigError(f"{where}: use either [{role}] or [[{plural}]], not both")
             doc[plural] = [doc.pop(role)]
-    for role in ("source", "pipeline"):
+    for role in SINGLE_ROLES:
         if role in doc:
             doc[role] = _step(doc[role], f"{where}: [{role}]")
     for plural in PLURAL_KEYS.values():
@@ -167,10 +179,14 @@ def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
     for item in assignments:
         target, sep, raw = item.partition("=")
         parts = target.strip().split(".")
+        if sep and len(parts) == 2 and parts[0] == "designer":
+            spec.designer[parts[1]] = parse_value(raw.strip())
+            continue
         if not sep or len(parts) < 2 or parts[0] not in ROLES:
             raise RunConfigError(
                 f"--set {item!r}: expected ROLE.KEY=VALUE with ROLE one of "
-                f"{', '.join(ROLES)} (e.g. --set source.path=data/ or --set sink.val_fraction=0.1)"
+                f"{', '.join([*ROLES, 'designer'])} (e.g. --set source.path=data/ or --set "
+                "sink.val_fraction=0.1)"
             )
         role, rest = parts[0], parts[1:]
         steps = spec.steps(role)
@@ -218,6 +234,12 @@ class ResolvedRun:
     pipeline: Step | None
     judges: list[Step]
     sinks: list[Step]
+    executor: Step | None = None
+    environment: Step | None = None
+
+    def steps(self) -> list[Step]:
+        single = (self.source, self.executor, self.environment, self.pipeline)
+        return [s for s in single if s] + self.judges + self.sinks
 
 
 def resolve(
@@ -240,7 +262,7 @@ def resolve(
         registry.check()
     except PluginConflictError as exc:
         raise RunConfigError(str(exc)) from None
-    if spec.source is None and spec.pipeline is None:
+    if spec.source is None and spec.pipeline is None and spec.executor is None:
         raise RunConfigError(
             "a run needs a source, a pipeline, or both "
             f"(sources: {', '.join(registry.names('sources')) or 'none'}; "
@@ -280,21 +302,48 @@ def resolve(
             f"pipeline {pipeline.name!r} needs seed rows: add --source "
             f"(sources: {', '.join(registry.names('sources')) or 'none'})"
         )
+    executor = step("executor", spec.executor) if spec.executor else None
+    if executor is not None and source is None:
+        raise RunConfigError(
+            f"executor {executor.name!r} needs tasks: add --source (e.g. -s prompts "
+            "--set source.path=tasks.txt)"
+        )
+    environment = None
+    if executor is not None:
+        env_spec = spec.environment or StepSpec(plugin=default_environment(registry))
+        environment = step("environment", env_spec)
     return ResolvedRun(
         spec,
         source,
         pipeline,
         [step("judge", s) for s in spec.judges],
         [step("sink", s) for s in spec.sinks],
+        executor,
+        environment,
     )
 
 
-def explain_validation(exc: ValidationError) -> str:
-    """`option: problem; option: problem` for a user's options: the pydantic error's locations
-    and messages on one line, an extra key called an unknown option (the models forbid them)."""
-    problems = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "value"
-        msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
-        problems.append(f"{loc}: {msg}")
-    return "; ".join(problems)
+def default_environment(registry: Registry) -> str:
+    """`bubblewrap` where it works, else `local` (the engine notes the fallback)."""
+    for name in ("bubblewrap", "local"):
+        registered = registry.items["environments"].get(name)
+        if registered is not None and registered.obj.available() is None:
+            return name
+    installed = registry.names("environments")
+    if not installed:
+        raise RunConfigError("an executor needs an environment, and none is installed")
+    return installed[0]
+
+
+def resolved_toml(resolved: ResolvedRun, run_dir: Path) -> str:
+    """The spec with every option filled in from the plugins' models (defaults included)."""
+
+    def full(step: Step | None) -> dict[str, Any] | None:
+        if step is None:
+            return None
+        return {"plugin": step.name, "options": step.options.model_dump(mode="json")}
+
+    spec = resolved.spec.model_copy(update={"out": run_dir}).model_dump(mode="json")
+    spec.update({role: full(getattr(resolved, role)) for role in SINGLE_ROLES})
+    spec.update(judges=[full(s) for s in resolved.judges], sinks=[full(s) for s in resolved.sinks])
+    return type(resolved.spec).model_validate(spec).to_toml()

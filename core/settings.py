@@ -72,11 +72,14 @@ class ModelAlias(BaseModel):
 
 
 class ScrubSettings(BaseModel):
-    """Secret scrubbing of every dataset before the sinks (see `bashgym.scrub`)."""
+    """Secret scrubbing of seed rows, output rows and events (see `bashgym.scrubbing`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(default=True, description="Redact secrets before anything is written.")
+    scrubbers: list[str] = Field(
+        default_factory=lambda: ["secrets"], description="Scrubber plugins to run, in order."
+    )
     allow: list[str] = Field(
         default_factory=list,
         description="Never redacted: literal strings, or regexes written 're:PATTERN'.",

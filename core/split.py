@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, Literal
+
+from bashgym.text import plain
 
 ID_COLUMNS = ("trace_id", "id", "record_id")
 Split = Literal["train", "validation"]
@@ -46,23 +47,3 @@ def in_validation(key: str, seed: int, val_fraction: float) -> bool:
 
 def split_of(key: str, seed: int, val_fraction: float) -> Split:
     return "validation" if in_validation(key, seed, val_fraction) else "train"
-
-
-def plain(value: Any) -> Any:
-    """JSON-ready Python values from what a DataFrame row holds (numpy arrays and scalars,
-    NaN/NA/NaT as None, timestamps as ISO text), so equal rows hash equal however they were read."""
-    if value is None or type(value).__name__ in ("NAType", "NaTType"):
-        return None
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return plain(value.tolist())
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return value

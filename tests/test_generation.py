@@ -14,7 +14,7 @@ import pytest
 
 from bashgym.designer import failure_reason, task_failures
 from bashgym.generation import next_round_size
-from bashgym.testing.server import Reply
+from bashgym_testing.server import Reply
 
 # A pipeline plugin file, loaded with --plugin: one structured column per seed row.
 PIPELINE_PLUGIN = '''

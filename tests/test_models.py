@@ -25,7 +25,7 @@ from bashgym import hookimpl
 from bashgym.contracts import Pipeline, Runtime, ServedModel
 from bashgym.models import PROVIDERS, MissingKeyError, ModelError, ModelSession
 from bashgym.settings import ModelAlias, Settings
-from bashgym.testing.server import Fault, Reply
+from bashgym_testing.server import Fault, Reply
 
 SECRET = "sk-scripted-secret-value"
 
@@ -307,9 +307,15 @@ def test_embedded_alias_is_stopped_when_the_run_fails(bashgym_env, model_server,
     runtime = FakeRuntime(model_server.openai_base_url)
     write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
 
-    with pytest.raises(RuntimeError, match="pipeline broke"):
-        llm_run(runtime, fail=True)
+    result, out = llm_run(runtime, fail=True)
 
+    # A pipeline that raises while building is one line naming it (exit 2), not a traceback,
+    # and the model server it had started is stopped all the same.
+    assert result.exit_code == 2
+    assert (
+        "pipeline 'llm' failed to build its config: RuntimeError: pipeline broke" in result.output
+    )
+    assert json.loads((out / "run.json").read_text())["status"] == "failed"
     assert runtime.events == ["start", "stop"]
 
 

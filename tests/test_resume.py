@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bashgym.plugins import PluginHost
-from bashgym.resume import RunInUseError, choose, config_hash
+from bashgym.resume import RunInUseError, choose, config_hash, input_hash
+from bashgym.store import owner_token
 from bashgym.runspec import RunSpec, StepSpec, resolve
 from bashgym.settings import Settings
 
@@ -25,6 +26,9 @@ def setup(tmp_path):
     )
     resolved = resolve(spec, PluginHost().registry)
     return settings, resolved
+
+
+NO_INPUTS = input_hash(None)  # type: ignore[arg-type] -- no source: the empty fingerprint
 
 
 def write_run(folder: Path, **data) -> Path:
@@ -45,11 +49,14 @@ def test_the_newest_unfinished_run_of_the_same_config_is_continued(setup):
     runs = settings.runs_dir
     write_run(runs / "20260101-000000-samplers", status="failed", config_hash=digest)
     newest = write_run(
-        runs / "20260102-000000-samplers", status="running", config_hash=digest, pid=dead_pid()
+        runs / "20260102-000000-samplers",
+        status="running",
+        config_hash=digest,
+        owner=owner_token(dead_pid()),
     )
     write_run(runs / "20260103-000000-samplers", status="ok", config_hash=digest)
     write_run(runs / "20260104-000000-samplers", status="failed", config_hash="other")
-    target = choose(resolved, settings, digest)
+    target = choose(resolved, settings, digest, NO_INPUTS)
     assert target.run_dir == newest and target.resume
 
 
@@ -60,12 +67,17 @@ def test_a_live_run_is_never_taken_over(setup):
         settings.runs_dir / "20260102-000000-samplers",
         status="running",
         config_hash=digest,
-        pid=os.getppid(),
+        owner=owner_token(os.getppid()),
     )
-    assert not choose(resolved, settings, digest).resume
+    assert not choose(resolved, settings, digest, NO_INPUTS).resume
     spec = resolved.spec.model_copy(update={"out": live})
     with pytest.raises(RunInUseError, match="in use by a running bashgym"):
-        choose(type(resolved)(spec, None, resolved.pipeline, [], resolved.sinks), settings, digest)
+        choose(
+            type(resolved)(spec, None, resolved.pipeline, [], resolved.sinks),
+            settings,
+            digest,
+            NO_INPUTS,
+        )
 
 
 def test_fresh_or_another_config_starts_over(setup):
@@ -75,12 +87,12 @@ def test_fresh_or_another_config_starts_over(setup):
     explicit = type(resolved)(
         resolved.spec.model_copy(update={"out": out}), None, resolved.pipeline, [], resolved.sinks
     )
-    assert choose(explicit, settings, digest).resume
+    assert choose(explicit, settings, digest, NO_INPUTS).resume
     fresh = type(resolved)(
         explicit.spec.model_copy(update={"fresh": True}), None, resolved.pipeline, [], []
     )
-    assert not choose(fresh, settings, digest).resume
-    assert not choose(explicit, settings, "another-config").resume
+    assert not choose(fresh, settings, digest, NO_INPUTS).resume
+    assert not choose(explicit, settings, "another-config", NO_INPUTS).resume
 
 
 def test_the_hash_ignores_where_and_how_but_not_what(setup):
@@ -98,3 +110,35 @@ def test_the_hash_ignores_where_and_how_but_not_what(setup):
         update={"designer": settings.designer.model_copy(update={"buffer_size": 7})}
     )
     assert config_hash(resolved, bigger) != digest
+
+
+def test_changed_inputs_never_resume(tmp_path):
+    """Same config, but the source file changed since: a new run starts (or `--out` refuses)."""
+    settings = Settings(runs_dir=tmp_path / "runs", cache_dir=tmp_path / "cache")
+    data = tmp_path / "tasks.csv"
+    data.write_text("task\na\nb\n")
+    spec = RunSpec(
+        source=StepSpec(plugin="files", options={"path": str(data)}),
+        sinks=[StepSpec(plugin="parquet")],
+    )
+    resolved = resolve(spec, PluginHost().registry)
+    digest, before = config_hash(resolved, settings), input_hash(resolved)
+    old = write_run(
+        settings.runs_dir / "20260101-000000-files",
+        status="failed",
+        config_hash=digest,
+        input_hash=before,
+    )
+    assert choose(resolved, settings, digest, before).run_dir == old
+    data.write_text("task\na\nb\nc\n")
+    after = input_hash(resolved)
+    assert after != before
+    target = choose(resolved, settings, digest, after)
+    assert target.run_dir != old and not target.resume
+    explicit = type(resolved)(resolved.spec.model_copy(update={"out": old}), *_rest(resolved))
+    with pytest.raises(RunInUseError, match="other inputs"):
+        choose(explicit, settings, digest, after)
+
+
+def _rest(resolved):
+    return resolved.source, resolved.pipeline, resolved.judges, resolved.sinks

@@ -64,7 +64,7 @@ def test_slice_from_flags_writes_parquet_and_counts(bashgym_cli, bashgym_env, ta
         "dropped": {},
         "dropped_total": 0,
     }
-    assert set(run["timings_s"]) >= {"source", "pipeline", "sinks", "total"}
+    assert set(run["timings_s"]) >= {"source", "pipeline", "scrub", "sink parquet", "total"}
     assert run["outputs"] == {"parquet": [str(out / "data.parquet")]}
 
 

@@ -29,7 +29,7 @@ def strip_fence(text: Any) -> str:
 
     None/NaN become "" so a missing answer is checked as empty code, not a crash.
     """
-    from bashgym.split import plain
+    from bashgym.text import plain
 
     value = plain(text)
     if value is None:

@@ -71,7 +71,7 @@ def row_record(row: Mapping[str, Any]) -> dict[str, Any]:
     parsed (`'{"score": 4}'` becomes a dict, `"42"` the number 42)."""
     from data_designer.engine.processing.utils import deserialize_json_values
 
-    from bashgym.split import plain
+    from bashgym.text import plain
 
     return deserialize_json_values({str(k): plain(v) for k, v in row.items()})
 

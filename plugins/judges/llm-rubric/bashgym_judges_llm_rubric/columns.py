@@ -182,7 +182,7 @@ def _sandbox_accepts(template: str, column: str) -> bool:
 
 
 def _as_mapping(value: Any) -> Mapping[str, Any] | None:
-    from bashgym.split import plain
+    from bashgym.text import plain
 
     value = plain(value)
     if isinstance(value, str):
@@ -194,7 +194,7 @@ def _as_mapping(value: Any) -> Mapping[str, Any] | None:
 
 
 def _as_score(value: Any) -> int | None:
-    from bashgym.split import plain
+    from bashgym.text import plain
 
     value = plain(value)
     if isinstance(value, bool):

@@ -2,34 +2,24 @@
 
 Why a separate plugin: vLLM is a GPU-only, multi-gigabyte install that most BashGym users never
 need; this package costs nothing until used and says plainly what is missing (vLLM, or a GPU)
-before anything starts. The process handling mirrors the embedded plugin's (own session,
-parent-death signal, group terminate-then-kill) because plugins never import each other.
+before anything starts. The child is the kernel's `bashgym.procs.ManagedProcess`: own process
+group, death with its parent, TERM then KILL, stopped at exit.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import ctypes
-import functools
 import importlib.util
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from bashgym.contracts import InputError, Options, Runtime, ServedModel
+from bashgym.procs import ManagedProcess, ServerStartError, free_port
 
 if TYPE_CHECKING:
     from bashgym.settings import ModelAlias, Settings
@@ -80,66 +70,25 @@ def vllm_command(model: str, port: int, extra_args: list[str] | None = None) -> 
     ]  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # workers vLLM left in its group
-
-
 @contextlib.contextmanager
 def launch(model: str, options: VllmOptions | None = None) -> Iterator[ServedModel]:
     """Run vLLM for `model` until the block ends; stop its whole process group after."""
     opts = options or VllmOptions()
     check_available()
-    port = opts.port or _free_port()
-    cmd = vllm_command(model, port, opts.extra_args)
-    log = Path(tempfile.mkstemp(prefix="bashgym-vllm-", suffix=".log")[1])
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-        )  # fmt: skip
-    cleanup = functools.partial(_stop, proc)
-    atexit.register(cleanup)
+    port = opts.port or free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    server = ManagedProcess(
+        "vllm", vllm_command(model, port, opts.extra_args), f"{url}/models",
+        start_timeout=opts.start_timeout,
+    )  # fmt: skip
     try:
-        url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + opts.start_timeout
-        while True:
-            if proc.poll() is not None:
-                tail = "\n".join(log.read_text(errors="replace").splitlines()[-25:])
-                raise InputError(f"vLLM exited with code {proc.returncode}; log {log}:\n{tail}")
-            with (
-                contextlib.suppress(urllib.error.URLError, OSError),
-                urllib.request.urlopen(f"{url}/models", timeout=2) as resp,
-            ):
-                if resp.status == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise InputError(f"vLLM did not answer {url}/models in time; log: {log}")
-            time.sleep(1.0)
+        server.start()
+    except ServerStartError as exc:
+        raise InputError(str(exc)) from None
+    try:
         yield ServedModel(base_url=url, model=model)
     finally:
-        atexit.unregister(cleanup)
-        _stop(proc)
+        server.stop(grace=30.0)  # vLLM frees GPU memory on SIGTERM; give it the time
 
 
 class VllmRuntime(Runtime):

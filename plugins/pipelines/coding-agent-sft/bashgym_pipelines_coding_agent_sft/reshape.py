@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from bashgym_judges_llm_rubric import Rubric, scores_of
 
-from bashgym.split import plain
+from bashgym.text import plain
 from bashgym_pipelines_coding_agent_sft.trajectory import NO_FILE
 
 ID_COLUMNS = ("record_id", "seed_id", "seed_source")

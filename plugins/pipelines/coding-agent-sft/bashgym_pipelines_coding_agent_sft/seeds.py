@@ -21,7 +21,7 @@ import pandas as pd
 
 from bashgym.contracts import InputError, RunContext
 from bashgym.records import TRACE_COLUMN
-from bashgym.split import plain
+from bashgym.text import plain
 
 TEXT_COLUMNS = ("task", "prompt", "instruction", "question", "query", "request")
 STRUCTURED_COLUMNS = (TRACE_COLUMN, "messages")

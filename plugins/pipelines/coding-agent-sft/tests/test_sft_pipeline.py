@@ -134,7 +134,7 @@ def test_low_scores_and_ruff_failures_are_dropped_with_their_reason(scripted_mod
     assert first["solution_py_1"] == "# calc.py\n" + t.GOOD_MODULE
     assert first["solution_py_2"].startswith("# tests/test_calc.py\nfrom calc import add")
     assert json.loads(rows["trajectory"][0])["steps"][0]["tool"] == "read_file"
-    written = NemoJsonlSink().write(rows, NemoJsonlOptions(val_fraction=0), run, "chat")
+    written = NemoJsonlSink().write(rows, NemoJsonlOptions(val_fraction=0), run, "chat").paths
     assert len(written[0].read_text().splitlines()) == 4 and not run.dropped
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from bashgym.split import plain
+from bashgym.text import plain
 from bashgym_pipelines_from_external.mapping import NAME
 
 if TYPE_CHECKING:

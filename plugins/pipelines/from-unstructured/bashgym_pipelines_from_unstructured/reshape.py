@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bashgym.split import plain
+from bashgym.text import plain
 
 if TYPE_CHECKING:
     import pandas as pd

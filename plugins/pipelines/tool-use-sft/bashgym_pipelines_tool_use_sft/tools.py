@@ -216,7 +216,7 @@ def parse_arguments(text: Any) -> dict[str, Any]:
 def conversation_of(cell: Any) -> dict[str, Any] | None:
     """A conversation cell as plain dicts and lists (None when it holds none): DataFrames give
     dicts, Parquet read-backs numpy arrays, and some sinks JSON text."""
-    from bashgym.split import plain
+    from bashgym.text import plain
 
     value = plain(cell)
     if isinstance(value, str):

@@ -24,8 +24,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bashgym.contracts import RunContext, Sink
-from bashgym.split import plain, record_key, split_of
+from bashgym.contracts import RunContext, Sink, Written
+from bashgym.split import record_key, split_of
+from bashgym.text import plain
 from bashgym_sinks_hf_hub.card import render
 from bashgym_sinks_hf_hub.options import HfHubOptions
 
@@ -40,7 +41,7 @@ class HfHubSink(Sink):
 
     def write(
         self, dataset: pd.DataFrame, options: HfHubOptions, run: RunContext, output_format: str
-    ) -> list[Path]:
+    ) -> Written:
         folder = Path(options.path) if options.path else run.run_dir / "hf-dataset"
         data_dir = folder / "data"
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,7 @@ class HfHubSink(Sink):
         readme = folder / "README.md"
         _atomic_text(readme, card)
         _push_or_say(folder, options, run, written)
-        return [*written, readme]
+        return Written([*written, readme], sum(splits.values()))
 
 
 def _write(table: pa.Table, target: Path, ext: str) -> Path:

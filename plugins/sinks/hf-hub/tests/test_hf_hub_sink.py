@@ -35,7 +35,9 @@ val_fraction = 0.25
 
 def write(run: RunContext, rows: Any, fmt: str = "traces", **options: Any) -> list[Path]:
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    return HfHubSink().write(frame, HfHubOptions(**options), run, fmt)
+    written = HfHubSink().write(frame, HfHubOptions(**options), run, fmt)
+    assert written.rows == len(frame)  # every row lands in one split
+    return written.paths
 
 
 def load(folder: Path, tmp_path: Path) -> datasets.DatasetDict:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bashgym.records import Trace, trace_from_row
-from bashgym.split import plain
+from bashgym.text import plain
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 
 ROLES = ("system", "user", "assistant", "tool")

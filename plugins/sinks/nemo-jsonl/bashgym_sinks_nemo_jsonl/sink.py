@@ -20,9 +20,10 @@ from typing import IO, Any
 import pandas as pd
 
 from bashgym import __version__
-from bashgym.contracts import InputError, RunContext, Sink
+from bashgym.contracts import InputError, RunContext, Sink, Written
 from bashgym.records import TRACE_COLUMN
-from bashgym.split import plain, record_key, split_of
+from bashgym.split import record_key, split_of
+from bashgym.text import plain
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.shapes import (
     INFERRED,
@@ -105,7 +106,7 @@ class NemoJsonlSink(Sink):
 
     def write(
         self, dataset: pd.DataFrame, options: NemoJsonlOptions, run: RunContext, output_format: str
-    ) -> list[Path]:
+    ) -> Written:
         shape = input_shape(options, output_format, list(dataset.columns))
         folder = Path(options.path) if options.path else run.run_dir / NAME
         folder.mkdir(parents=True, exist_ok=True)
@@ -114,8 +115,10 @@ class NemoJsonlSink(Sink):
         key_from: Counter[str] = Counter()
         dropped: Counter[str] = Counter()
         examples: dict[str, list[str]] = defaultdict(list)
+        rows_written = 0
         with _Atomic(folder, FILES.values()) as out:
             for row in dataset.to_dict(orient="records"):
+                lines_before = counts["train"] + counts["validation"]
                 key, where = record_key(row, options.id_field)
                 key_from[where] += 1
                 side = split_of(key, seed, options.val_fraction)
@@ -133,6 +136,7 @@ class NemoJsonlSink(Sink):
                         item[name] = plain(row.get(name))
                     out[FILES[side]].write(json.dumps(item, ensure_ascii=False) + "\n")
                     counts[side] += 1
+                rows_written += counts["train"] + counts["validation"] > lines_before
         for split, file in FILES.items():
             run.count(f"{NAME}.{file.removesuffix('.jsonl')}", counts[split])
         if counts["tools_inferred"]:
@@ -162,7 +166,9 @@ class NemoJsonlSink(Sink):
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         tmp.replace(target)
-        return [folder / FILES["train"], folder / FILES["validation"], target]
+        return Written(
+            [folder / FILES["train"], folder / FILES["validation"], target], rows_written
+        )
 
 
 class _Atomic:

@@ -40,8 +40,10 @@ def render(template: str, line: dict[str, Any]) -> str:
 
 
 def sft_lines(run_ctx, rows, **options: Any) -> tuple[Path, list[dict[str, Any]]]:
-    paths = NemoJsonlSink().write(
-        pd.DataFrame(rows), NemoJsonlOptions(**options), run_ctx, "traces"
+    paths = (
+        NemoJsonlSink()
+        .write(pd.DataFrame(rows), NemoJsonlOptions(**options), run_ctx, "traces")
+        .paths
     )
     out = [json.loads(x) for p in paths[:2] for x in p.read_text().splitlines()]
     assert out

@@ -21,7 +21,10 @@ from bashgym.split import split_of
 
 def write(run: RunContext, rows: Any, fmt: str = "traces", **options: Any) -> Path:
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    paths = NemoJsonlSink().write(frame, NemoJsonlOptions(**options), run, fmt)
+    written = NemoJsonlSink().write(frame, NemoJsonlOptions(**options), run, fmt)
+    paths = written.paths
+    lines_out = sum(len(p.read_text().splitlines()) for p in paths[:2])
+    assert written.rows <= len(frame) and (written.rows == 0) == (lines_out == 0)
     assert [p.name for p in paths] == ["train.jsonl", "val.jsonl", "manifest.json"]
     return paths[0].parent
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import Field
 
-from bashgym.contracts import Options, RunContext, Sink
+from bashgym.contracts import Options, RunContext, Sink, Written
 
 
 class ParquetOptions(Options):
@@ -31,22 +31,25 @@ class ParquetSink(Sink):
 
     def write(
         self, dataset: pd.DataFrame, options: ParquetOptions, run: RunContext, output_format: str
-    ) -> list[Path]:
+    ) -> Written:
         table = portable(pa.Table.from_pandas(dataset, preserve_index=False))
         compression = None if options.compression == "none" else options.compression
         if options.shard_rows is None:
             target = Path(options.path) if options.path else run.run_dir / "data.parquet"
-            return [_write(table, target, compression)]
+            return Written([_write(table, target, compression)], table.num_rows)
         folder = Path(options.path) if options.path else run.run_dir / "parquet"
         starts = range(0, max(table.num_rows, 1), options.shard_rows)
-        return [
-            _write(
-                table.slice(start, options.shard_rows),
-                folder / f"part-{i:05d}-of-{len(starts):05d}.parquet",
-                compression,
-            )
-            for i, start in enumerate(starts)
-        ]
+        return Written(
+            [
+                _write(
+                    table.slice(start, options.shard_rows),
+                    folder / f"part-{i:05d}-of-{len(starts):05d}.parquet",
+                    compression,
+                )
+                for i, start in enumerate(starts)
+            ],
+            table.num_rows,
+        )
 
 
 def portable(table: pa.Table) -> pa.Table:

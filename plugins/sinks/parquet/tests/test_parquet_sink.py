@@ -22,7 +22,9 @@ def frame(n: int) -> pd.DataFrame:
 
 def test_single_file_default_location(tmp_path):
     run = RunContext(run_dir=tmp_path, settings=Settings())
-    paths = ParquetSink().write(frame(7), ParquetOptions(), run, "rows")
+    written = ParquetSink().write(frame(7), ParquetOptions(), run, "rows")
+    assert written.rows == 7
+    paths = written.paths
     assert paths == [tmp_path / "data.parquet"]
     back = pq.read_table(paths[0]).to_pandas()
     assert back["text"].tolist() == [f"row {i}" for i in range(7)]
@@ -32,9 +34,11 @@ def test_single_file_default_location(tmp_path):
 
 def test_shards_cover_every_row_once(tmp_path):
     run = RunContext(run_dir=tmp_path, settings=Settings())
-    paths = ParquetSink().write(
+    written = ParquetSink().write(
         frame(23), ParquetOptions(shard_rows=10, compression="snappy"), run, "rows"
     )
+    assert written.rows == 23
+    paths = written.paths
     assert [p.name for p in paths] == [f"part-0000{i}-of-00003.parquet" for i in range(3)]
     assert [pq.read_metadata(p).num_rows for p in paths] == [10, 10, 3]
     assert pq.read_metadata(paths[0]).row_group(0).column(0).compression == "SNAPPY"
@@ -44,5 +48,5 @@ def test_shards_cover_every_row_once(tmp_path):
 def test_explicit_path_and_empty_dataset(tmp_path):
     run = RunContext(run_dir=tmp_path, settings=Settings())
     target = tmp_path / "nested" / "out.parquet"
-    paths = ParquetSink().write(frame(0), ParquetOptions(path=str(target)), run, "rows")
+    paths = ParquetSink().write(frame(0), ParquetOptions(path=str(target)), run, "rows").paths
     assert paths == [target] and pq.read_metadata(target).num_rows == 0

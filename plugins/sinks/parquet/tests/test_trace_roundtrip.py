@@ -94,7 +94,7 @@ def test_trace_rows_round_trip_through_parquet(tmp_path):
     traces = [rich_trace(i) for i in range(4)]
     frame = pd.DataFrame([trace_to_row(t) for t in traces])
     run = RunContext(run_dir=tmp_path, settings=Settings())
-    (path,) = ParquetSink().write(frame, ParquetOptions(), run, "traces")
+    (path,) = ParquetSink().write(frame, ParquetOptions(), run, "traces").paths
     rows = pq.read_table(path).to_pylist()
     assert [trace_from_row(row) for row in rows] == traces
     # The flat columns stay queryable next to the lossless JSON.

@@ -22,7 +22,7 @@ import pytest
 from bashgym_sources_codex.rollout import read_rollout
 from bashgym_sources_codex.source import CodexInputError, CodexOptions, CodexSource
 
-from bashgym.atif import atif_to_trace, trace_to_atif
+from bashgym_formats_atif import atif_to_trace, trace_to_atif
 from bashgym.contracts import RunContext
 from bashgym.records import Trace, trace_from_row
 from bashgym.settings import Settings

@@ -1,0 +1,312 @@
+"""A run's typed events, the log they are appended to, and the tally every count comes from.
+
+`run.emit(event)` is the one path for every count, drop, token and task of a run: the bus
+appends the event to `events.jsonl` (after redacting its free text), then hands it to the
+subscribers — the Tally (what run.json and the terminal summary say), the progress display and
+the `on_event` hook. Nothing else keeps a count, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from bashgym.records import Usage
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    free_text: ClassVar[tuple[str, ...]] = ()  # fields that may carry user data: redacted
+    type: str
+    at: float = Field(default_factory=time.time)
+
+
+class RunStarted(Event):
+    type: Literal["run_started"] = "run_started"
+    run_dir: str
+    attempt: int = 1
+
+
+class RunFinished(Event):
+    free_text: ClassVar[tuple[str, ...]] = ("error",)
+    type: Literal["run_finished"] = "run_finished"
+    status: str
+    error: str | None = None
+
+
+class StepStarted(Event):
+    type: Literal["step_started"] = "step_started"
+    step: str
+    total: int | None = None  # units of work the step expects (rows, tasks), when known
+
+
+class StepFinished(Event):
+    type: Literal["step_finished"] = "step_finished"
+    step: str
+    duration_s: float
+    ok: bool = True
+
+
+class RowsGenerated(Event):
+    """Progress: `n` more rows (or tasks) of `step` are done; `total` updates the expectation."""
+
+    type: Literal["rows_generated"] = "rows_generated"
+    step: str
+    n: int
+    total: int | None = None
+
+
+class RowDropped(Event):
+    free_text: ClassVar[tuple[str, ...]] = ("reason",)
+    type: Literal["row_dropped"] = "row_dropped"
+    by: str = ""
+    reason: str
+    n: int = 1
+    row_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.by}: {self.reason}" if self.by else self.reason
+
+
+class Counted(Event):
+    type: Literal["counted"] = "counted"
+    what: str
+    n: int = 1
+
+
+class UsageCharged(Event):
+    """Tokens and cost of model requests; `cost_usd` None means the price is unknown."""
+
+    type: Literal["usage_charged"] = "usage_charged"
+    model: str
+    alias: str | None = None
+    task_id: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+    requests: int = 1
+    failed_requests: int = 0
+    cost_usd: float | None = 0.0
+
+    @classmethod
+    def of(cls, usage: Usage, cost_usd: float | None, **fields: Any) -> UsageCharged:
+        return cls(**usage.model_dump(), cost_usd=cost_usd, **fields)
+
+    def usage(self) -> Usage:
+        return Usage(**{k: getattr(self, k) for k in Usage.model_fields})
+
+
+class TaskStarted(Event):
+    type: Literal["task_started"] = "task_started"
+    task_id: str
+    executor: str
+
+
+class TaskOutput(Event):
+    free_text: ClassVar[tuple[str, ...]] = ("text",)
+    type: Literal["task_output"] = "task_output"
+    task_id: str
+    text: str
+
+
+class TaskFinished(Event):
+    free_text: ClassVar[tuple[str, ...]] = ("reason",)
+    type: Literal["task_finished"] = "task_finished"
+    task_id: str
+    status: str
+    reason: str | None = None
+    duration_s: float | None = None
+
+
+class SinkWrote(Event):
+    type: Literal["sink_wrote"] = "sink_wrote"
+    sink: str
+    rows: int | None  # None: the sink did not say
+    paths: list[str] = Field(default_factory=list)
+
+
+class Artifact(Event):
+    """A file a run wrote beside its data (e.g. report.html), listed in run.json."""
+
+    type: Literal["artifact"] = "artifact"
+    name: str
+    path: str
+
+
+class Note(Event):
+    free_text: ClassVar[tuple[str, ...]] = ("text",)
+    type: Literal["note"] = "note"
+    text: str
+
+
+AnyEvent = Annotated[
+    RunStarted | RunFinished | StepStarted | StepFinished | RowsGenerated | RowDropped | Counted
+    | UsageCharged | TaskStarted | TaskOutput | TaskFinished | SinkWrote | Artifact | Note,
+    Field(discriminator="type"),
+]  # fmt: skip
+EVENT = TypeAdapter(AnyEvent)
+
+
+def read_events(path: Path) -> list[Event]:
+    """The events of an events.jsonl (a torn last line, from a kill, is skipped)."""
+    out: list[Event] = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
+        try:
+            out.append(EVENT.validate_json(line))
+        except ValueError:
+            continue
+    return out
+
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Appends each event to `path` and hands it to every subscriber, in order, under a lock
+    (DataDesigner reports from worker threads). `redact` scrubs the events' free text first."""
+
+    def __init__(self, path: Path | None = None, redact: Callable[[str], str] | None = None):
+        self.subscribers: list[Subscriber] = []
+        self.redact = redact
+        self._lock = threading.RLock()
+        self._file = path.open("a", encoding="utf-8") if path is not None else None
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.append(subscriber)
+
+    def emit(self, event: Event) -> None:
+        if self.redact is not None and event.free_text:
+            fields = {k: getattr(event, k) for k in event.free_text}
+            event = event.model_copy(
+                update={k: self.redact(v) for k, v in fields.items() if isinstance(v, str)}
+            )
+        with self._lock:
+            if self._file is not None:
+                self._file.write(event.model_dump_json() + "\n")
+                self._file.flush()
+            for subscriber in self.subscribers:
+                subscriber(event)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+
+MAX_NOTES = 200  # run.json stays readable; counts carry the totals
+
+
+@dataclass
+class Tally:
+    """Every count of a run, kept from its events: what run.json, the report and the terminal
+    say. Costs are summed where known; a model with tokens but no price is listed as unknown."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    unpriced: set[str] = field(default_factory=set)
+    by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+    by_alias: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tasks: Counter[str] = field(default_factory=Counter)
+    running: set[str] = field(default_factory=set)
+    timings: dict[str, float] = field(default_factory=dict)
+    outputs: dict[str, list[str]] = field(default_factory=dict)
+    written: dict[str, int | None] = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    progress: dict[str, list[int | None]] = field(default_factory=dict)  # step: [done, total]
+
+    def __call__(self, event: Event) -> None:
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is not None:
+            handler(event)
+
+    def _on_step_started(self, e: StepStarted) -> None:
+        self.progress[e.step] = [0, e.total]
+
+    def _on_step_finished(self, e: StepFinished) -> None:
+        self.timings[e.step] = round(self.timings.get(e.step, 0.0) + e.duration_s, 4)
+
+    def _on_rows_generated(self, e: RowsGenerated) -> None:
+        done = self.progress.setdefault(e.step, [0, None])
+        done[0] = (done[0] or 0) + e.n
+        if e.total is not None:
+            done[1] = e.total
+
+    def _on_row_dropped(self, e: RowDropped) -> None:
+        self.dropped[e.label] += e.n
+
+    def _on_counted(self, e: Counted) -> None:
+        self.counts[e.what] += e.n
+
+    def _on_note(self, e: Note) -> None:
+        self.notes.append(e.text)
+
+    def _on_usage_charged(self, e: UsageCharged) -> None:
+        self.usage = self.usage + e.usage()
+        if e.cost_usd is None and (e.input_tokens or e.output_tokens):
+            self.unpriced.add(e.model)
+        self.cost_usd += e.cost_usd or 0.0
+        for table, key in ((self.by_model, e.model), (self.by_alias, e.alias)):
+            if key is None:
+                continue
+            row = table.setdefault(key, Counter())
+            for name in (*Usage.model_fields, "requests", "failed_requests"):
+                row[name] += getattr(e, name)
+            row["cost_usd"] = round(row["cost_usd"] + (e.cost_usd or 0.0), 6)
+
+    def _on_task_started(self, e: TaskStarted) -> None:
+        self.running.add(e.task_id)
+
+    def _on_task_finished(self, e: TaskFinished) -> None:
+        self.running.discard(e.task_id)
+        self.tasks[e.status] += 1
+
+    def _on_sink_wrote(self, e: SinkWrote) -> None:
+        self.outputs[e.sink] = e.paths
+        self.written[e.sink] = e.rows
+
+    def _on_artifact(self, e: Artifact) -> None:
+        self.artifacts[e.name] = e.path
+
+    @property
+    def kept(self) -> int | None:
+        """Rows the sinks wrote (the fewest when several disagree); None when unknown."""
+        values = list(self.written.values())
+        if not values or any(v is None for v in values):
+            return None
+        return min(v for v in values if v is not None)
+
+    def summary(self) -> dict[str, Any]:
+        counts: dict[str, Any] = dict(self.counts)
+        counts["kept"] = self.kept
+        counts["dropped"] = dict(self.dropped)
+        counts["dropped_total"] = sum(self.dropped.values())
+        more = len(self.notes) - MAX_NOTES
+        out: dict[str, Any] = {
+            "counts": counts,
+            "usage": self.usage.model_dump(),
+            "cost_usd": round(self.cost_usd, 6),
+            "usage_by_model": {k: dict(v) for k, v in self.by_model.items()},
+            "usage_by_alias": {k: dict(v) for k, v in self.by_alias.items()},
+            "outputs": self.outputs,
+            "artifacts": self.artifacts,
+            "notes": self.notes[:MAX_NOTES] + ([f"... and {more} more"] if more > 0 else []),
+            "timings_s": dict(self.timings),
+        }
+        if self.unpriced:
+            out["cost_unknown_for"] = sorted(self.unpriced)
+        if self.tasks or self.running:
+            out["tasks"] = {**self.tasks, "running": len(self.running)}
+        return out

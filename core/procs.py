@@ -1,0 +1,374 @@
+"""Child processes, one way: own process group, dies with its parent, stopped TERM then KILL.
+
+Used by model runtimes (servers that must never outlive BashGym: they hold gigabytes and both
+cores), executors (`claude -p`) and environments (an agent's commands). Every child starts in
+its own session, so one signal reaches its whole group; `PR_SET_PDEATHSIG` kills it if BashGym
+dies by `kill -9`; live servers are also stopped at interpreter exit and on SIGTERM. The death
+signal fires when the *thread* that forked the child ends, so blocking spawns fork from one
+long-lived launcher thread, and async ones from the event loop's thread (alive for the run).
+
+Why not a library: subprocess and asyncio give every piece; what they lack is exactly this
+policy, and psutil (the usual helper) cannot set rlimits or death signals before exec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import ctypes
+import os
+import queue
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Limits:
+    """rlimits for a child: CPU seconds, address space and file size in MB, processes."""
+
+    cpu_s: int | None = None
+    memory_mb: int | None = None
+    file_size_mb: int | None = None
+    processes: int | None = None
+
+
+def child_setup(
+    limits: Limits | None = None, *, die_with_parent: bool = True
+) -> Callable[[], None]:
+    """A `preexec_fn`: the death signal and rlimits, set in the child before exec."""
+
+    def setup() -> None:
+        if die_with_parent and sys.platform == "linux":
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if limits is None:
+            return
+        mb = 1024 * 1024
+        for name, value in (
+            ("RLIMIT_CPU", limits.cpu_s),
+            ("RLIMIT_AS", limits.memory_mb and limits.memory_mb * mb),
+            ("RLIMIT_FSIZE", limits.file_size_mb and limits.file_size_mb * mb),
+            ("RLIMIT_NPROC", limits.processes),
+        ):
+            if value:
+                with contextlib.suppress(ValueError, OSError):
+                    resource.setrlimit(getattr(resource, name), (value, value))
+
+    return setup
+
+
+# --- one long-lived thread forks every blocking spawn (PR_SET_PDEATHSIG is per forking thread) --
+_jobs: queue.Queue[tuple[Callable[[], Any], Future[Any]]] = queue.Queue()
+_launcher: threading.Thread | None = None
+_launcher_lock = threading.Lock()
+
+
+def _launch_loop() -> None:
+    while True:
+        fn, fut = _jobs.get()
+        try:
+            fut.set_result(fn())
+        except BaseException as exc:  # noqa: BLE001 -- handed to the caller
+            fut.set_exception(exc)
+
+
+def spawn(
+    argv: Sequence[str], *, limits: Limits | None = None, **popen: Any
+) -> subprocess.Popen[bytes]:
+    """`Popen(argv, start_new_session=True, ...)` that dies with us, forked by the launcher."""
+    global _launcher
+    with _launcher_lock:
+        if _launcher is None or not _launcher.is_alive():
+            _launcher = threading.Thread(target=_launch_loop, name="bashgym-launcher", daemon=True)
+            _launcher.start()
+    fut: Future[subprocess.Popen[bytes]] = Future()
+    make = lambda: subprocess.Popen(  # noqa: E731
+        list(argv), start_new_session=True, preexec_fn=child_setup(limits), **popen
+    )
+    _jobs.put((make, fut))
+    return fut.result()
+
+
+def signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def stop(popen: subprocess.Popen[Any], grace: float = 10.0) -> None:
+    """SIGTERM the child's process group, wait `grace` s, then SIGKILL what is left."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        signal_group(popen.pid, sig)
+        try:
+            popen.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    signal_group(popen.pid, signal.SIGKILL)  # the leader is gone; its group goes too
+
+
+async def astop(proc: asyncio.subprocess.Process, grace: float = 2.0) -> None:
+    """The async twin of `stop`."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        signal_group(proc.pid, sig)
+        try:
+            await asyncio.wait_for(proc.wait(), wait)
+            break
+        except TimeoutError:
+            continue
+    signal_group(proc.pid, signal.SIGKILL)
+
+
+_SIGNAL_REASONS = {
+    signal.SIGXCPU: "CPU time limit reached",
+    signal.SIGXFSZ: "file size limit reached",
+}
+
+
+@dataclass
+class Completed:
+    """How a command ended: its exit code (None if it was stopped), output and why it stopped."""
+
+    exit_code: int | None
+    output: str
+    reason: str
+    duration_s: float
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+async def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    limits: Limits | None = None,
+    output_limit: int = 64_000,
+    stdin: bytes | None = None,
+) -> Completed:
+    """Run `argv` to the end, its stdout and stderr captured together.
+
+    Output beyond `output_limit` bytes keeps its head and tail with a marker in between; a child
+    that writes over 100 times that is stopped ("output limit"). At the timeout, or when the
+    caller is cancelled, the whole process group is stopped.
+    """
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, env=env, start_new_session=True, preexec_fn=child_setup(limits),
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    capture = _Capture(output_limit)
+    stopped: str | None = None
+    try:
+        if stdin is not None and proc.stdin is not None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                proc.stdin.write(stdin)
+                await proc.stdin.drain()
+            proc.stdin.close()
+        try:
+            stopped = await asyncio.wait_for(_drain(proc, capture), timeout)
+        except TimeoutError:
+            stopped = f"timed out after {timeout:g}s"
+        if stopped:
+            await astop(proc)
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:  # cancelled: never leave the group running
+            await asyncio.shield(astop(proc))
+    return _completed(code, stopped, capture, time.monotonic() - started)
+
+
+async def _drain(proc: asyncio.subprocess.Process, capture: _Capture) -> str | None:
+    assert proc.stdout is not None
+    while chunk := await proc.stdout.read(65536):
+        if not capture.add(chunk):
+            return f"output over {capture.hard_cap // 1_000_000 or 1} MB: stopped"
+    return None
+
+
+def _completed(code: int, stopped: str | None, capture: _Capture, duration: float) -> Completed:
+    if stopped:
+        reason, exit_code = stopped, None
+    elif code < 0:
+        sig = signal.Signals(-code)
+        reason, exit_code = _SIGNAL_REASONS.get(sig, f"killed by {sig.name}"), None
+    else:
+        reason, exit_code = f"exited {code}", code
+    return Completed(
+        exit_code=exit_code,
+        output=capture.text(),
+        reason=reason,
+        duration_s=round(duration, 3),
+        timed_out=stopped is not None and stopped.startswith("timed out"),
+        truncated=capture.total > capture.limit,
+    )
+
+
+@dataclass
+class _Capture:
+    """Head and tail of a stream, `limit` bytes in all; counts what it left out."""
+
+    limit: int
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    @property
+    def hard_cap(self) -> int:
+        return self.limit * 100
+
+    def add(self, chunk: bytes) -> bool:
+        self.total += len(chunk)
+        half = self.limit // 2
+        room = half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail = (self.tail + chunk)[-half:] if chunk else self.tail
+        return self.total <= self.hard_cap
+
+    def text(self) -> str:
+        left_out = self.total - len(self.head) - len(self.tail)
+        body = bytes(self.head)
+        if left_out > 0:
+            body += f"\n[... {left_out} bytes of output left out ...]\n".encode()
+        return (body + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+# --- servers: started, waited for, and stopped at exit and on SIGTERM --------------------------
+class ServerStartError(RuntimeError):
+    """The server exited or did not answer in time; the message carries its log tail."""
+
+
+_live: set[ManagedProcess] = set()
+_live_lock = threading.Lock()
+_hooks_installed = False
+
+
+def _stop_all() -> None:
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        proc.stop()
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    _stop_all()
+    raise SystemExit(128 + signum)
+
+
+def _install_hooks() -> None:
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    atexit.register(_stop_all)
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+@dataclass(eq=False)
+class ManagedProcess:
+    """A server child logging to a temp file, ready once `ready_url` answers 200."""
+
+    name: str
+    cmd: list[str]
+    ready_url: str
+    env: dict[str, str] | None = None
+    start_timeout: float = 180.0
+    log_path: Path = field(init=False)
+    popen: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    keep_log: bool = field(default=False, init=False)
+
+    def start(self) -> None:
+        _install_hooks()
+        slug = "".join(c if c.isalnum() or c in "._" else "-" for c in self.name)
+        fd, log = tempfile.mkstemp(prefix=f"bashgym-{slug}-", suffix=".log")
+        self.log_path = Path(log)
+        with os.fdopen(fd, "wb") as handle:
+            self.popen = spawn(
+                self.cmd, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT,
+                env=self.env,
+            )  # fmt: skip
+        with _live_lock:
+            _live.add(self)
+        try:
+            self._wait_ready(self.start_timeout)
+        except BaseException:
+            self.keep_log = True  # the error message points at it
+            self.stop()
+            raise
+
+    @property
+    def pid(self) -> int:
+        assert self.popen is not None
+        return self.popen.pid
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self.popen is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            code = self.popen.poll()
+            if code is not None:
+                raise ServerStartError(
+                    f"{self.name} server exited with code {code} before answering; "
+                    f"command: {' '.join(self.cmd)}\n--- its log ({self.log_path}) ---\n"
+                    f"{self.log_tail()}"
+                )
+            try:
+                with urllib.request.urlopen(self.ready_url, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        raise ServerStartError(
+            f"{self.name} server did not answer {self.ready_url} within {timeout:.0f}s\n"
+            f"--- its log ({self.log_path}) ---\n{self.log_tail()}"
+        )
+
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def stop(self, grace: float = 10.0) -> None:
+        with _live_lock:
+            _live.discard(self)
+        if self.popen is not None:
+            stop(self.popen, grace)
+        if not self.keep_log:
+            self.log_path.unlink(missing_ok=True)

@@ -1,0 +1,276 @@
+"""The run store: durable work items in one SQLite file per run dir (`state.db`).
+
+Any plugin that processes many items (prompts, episodes, repositories, DAG tasks) adds them
+here and then claims, completes or fails them one at a time, each a transaction. A killed run
+resumes with nothing done twice or lost: a `running` item whose owner process is gone is
+claimable again, an item whose owner still lives never is. The schema changes only through the
+numbered migrations below (simonw/llm's `migrations.py` is the model): each runs once, in
+order, and is recorded in `_migrations`.
+
+Why stdlib sqlite3: WAL mode and `BEGIN IMMEDIATE` are all the locking this needs, and it is
+one dependency fewer than any wrapper.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+State = Literal["pending", "running", "done", "failed"]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
+
+
+def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_items(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE items (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            owner TEXT,
+            payload TEXT,
+            result TEXT,
+            error TEXT,
+            created_at REAL NOT NULL,
+            started_at REAL,
+            finished_at REAL,
+            PRIMARY KEY (namespace, key))"""
+    )
+    db.execute("CREATE INDEX items_state ON items (namespace, state)")
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks (Linux), so a reused pid is not mistaken for
+    the owner; '' where /proc is missing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_token(pid: int | None = None) -> str:
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def owner_alive(token: str | None) -> bool:
+    """True unless `token`'s process is known to be gone (another host's owner counts as
+    alive: it cannot be checked, and a live owner must never be taken over)."""
+    if not token:
+        return False
+    host, _, rest = token.partition(":")
+    pid_text, _, started = rest.partition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except ValueError:
+        return False
+    return not started or _start_time(pid) == started
+
+
+@dataclass(frozen=True)
+class Item:
+    namespace: str
+    key: str
+    state: State
+    attempts: int
+    owner: str | None
+    payload: Any
+    result: Any
+    error: str | None
+    started_at: float | None
+    finished_at: float | None
+
+
+_COLUMNS = "namespace, key, state, attempts, owner, payload, result, error, started_at, finished_at"
+
+
+def _item(row: tuple[Any, ...]) -> Item:
+    ns, key, state, attempts, owner, payload, result, error, started, finished = row
+    return Item(
+        ns, key, state, attempts, owner,
+        json.loads(payload) if payload is not None else None,
+        json.loads(result) if result is not None else None,
+        error, started, finished,
+    )  # fmt: skip
+
+
+class RunStore:
+    """Work items by (namespace, key); see the module docstring. Safe across threads and
+    processes (one connection per store, serialized; SQLite locks across processes)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.owner = owner_token()
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self._tx():
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+            )
+            done = {r[0] for r in self._db.execute("SELECT name FROM _migrations")}
+            for fn in MIGRATIONS:
+                if fn.__name__ not in done:
+                    fn(self._db)
+                    self._db.execute(
+                        "INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time())
+                    )
+
+    def _tx(self) -> Any:
+        store = self
+
+        class _Tx:
+            def __enter__(self) -> sqlite3.Connection:
+                store._lock.acquire()
+                store._db.execute("BEGIN IMMEDIATE")
+                return store._db
+
+            def __exit__(self, exc_type: Any, *_: Any) -> None:
+                try:
+                    store._db.execute("ROLLBACK" if exc_type else "COMMIT")
+                finally:
+                    store._lock.release()
+
+        return _Tx()
+
+    def add(self, namespace: str, items: Iterable[str | tuple[str, Any]]) -> int:
+        """Add items as pending (keys already present are left as they are); returns how many
+        were new. An item is a key, or (key, payload) with a JSON-able payload."""
+        now = time.time()
+        rows = [
+            (namespace, it, None, now) if isinstance(it, str)
+            else (namespace, it[0], json.dumps(it[1], default=str), now)
+            for it in items
+        ]  # fmt: skip
+        with self._tx() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO items (namespace, key, payload, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                rows,
+            )
+            return db.total_changes - before
+
+    def claim(self, namespace: str, key: str | None = None) -> Item | None:
+        """Take one pending item (or one whose owner died) for this process, or None."""
+        with self._tx() as db:
+            where = "namespace = ? AND state IN ('pending', 'running')"
+            args: list[Any] = [namespace]
+            if key is not None:
+                where, args = where + " AND key = ?", [*args, key]
+            for row in db.execute(
+                f"SELECT key, state, owner FROM items WHERE {where} ORDER BY rowid", args
+            ):
+                k, state, owner = row
+                if state == "running" and (owner == self.owner or owner_alive(owner)):
+                    continue
+                db.execute(
+                    "UPDATE items SET state = 'running', owner = ?, attempts = attempts + 1, "
+                    "started_at = ?, error = NULL WHERE namespace = ? AND key = ?",
+                    (self.owner, time.time(), namespace, k),
+                )
+                return self._get(db, namespace, k)
+        return None
+
+    def complete(self, namespace: str, key: str, result: Any = None) -> bool:
+        """Mark an item this process holds as done; False if it is not held by this process."""
+        return self._finish(namespace, key, "done", result=result)
+
+    def fail(self, namespace: str, key: str, error: str, *, retry: bool = False) -> bool:
+        """Mark a held item failed, or back to pending when `retry`."""
+        return self._finish(namespace, key, "pending" if retry else "failed", error=error)
+
+    def _finish(
+        self,
+        namespace: str,
+        key: str,
+        state: State,
+        *,
+        result: Any = None,
+        error: str | None = None,
+    ) -> bool:
+        with self._tx() as db:
+            cursor = db.execute(
+                "UPDATE items SET state = ?, result = ?, error = ?, finished_at = ?, "
+                "owner = CASE WHEN ? = 'pending' THEN NULL ELSE owner END "
+                "WHERE namespace = ? AND key = ? AND state = 'running' AND owner = ?",
+                (
+                    state,
+                    json.dumps(result, default=str) if result is not None else None,
+                    error,
+                    time.time(),
+                    state,
+                    namespace,
+                    key,
+                    self.owner,
+                ),
+            )
+            return cursor.rowcount == 1
+
+    def release(self, namespace: str | None = None) -> int:
+        """Put every item this process holds back to pending (a clean interruption)."""
+        with self._tx() as db:
+            sql = (
+                "UPDATE items SET state = 'pending', owner = NULL "
+                "WHERE state = 'running' AND owner = ?"
+            )
+            args: list[Any] = [self.owner]
+            if namespace is not None:
+                sql, args = sql + " AND namespace = ?", [*args, namespace]
+            return db.execute(sql, args).rowcount
+
+    def _get(self, db: sqlite3.Connection, namespace: str, key: str) -> Item | None:
+        row = db.execute(
+            f"SELECT {_COLUMNS} FROM items WHERE namespace = ? AND key = ?", (namespace, key)
+        ).fetchone()
+        return _item(row) if row else None
+
+    def get(self, namespace: str, key: str) -> Item | None:
+        with self._lock:
+            return self._get(self._db, namespace, key)
+
+    def items(self, namespace: str, state: State | None = None) -> list[Item]:
+        sql, args = f"SELECT {_COLUMNS} FROM items WHERE namespace = ?", [namespace]
+        if state is not None:
+            sql, args = sql + " AND state = ?", [*args, state]
+        with self._lock:
+            return [_item(r) for r in self._db.execute(sql + " ORDER BY rowid", args)]
+
+    def counts(self, namespace: str) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT state, COUNT(*) FROM items WHERE namespace = ? GROUP BY state",
+                (namespace,),
+            )
+            return dict(rows.fetchall())
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,5 +1,0 @@
-"""Test helpers for BashGym and its plugins."""
-
-from bashgym.testing.server import Fault, RecordedRequest, Reply, ScriptedModelServer, ToolUse
-
-__all__ = ["Fault", "RecordedRequest", "Reply", "ScriptedModelServer", "ToolUse"]

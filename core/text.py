@@ -1,0 +1,66 @@
+"""Values and messages made plain: JSON-ready row values, and errors as one line.
+
+`plain` is how every part reads a DataFrame cell (numpy scalars, NaN, timestamps), so equal rows
+hash and serialize equal wherever they were read. `one_line` is how every user-facing error is
+worded: a pydantic error names the option and the problem (an unknown key is called an unknown
+option), and DataDesigner's boxed multi-line errors are condensed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+MAX_MESSAGE = 300
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready Python values from what a DataFrame row holds (numpy arrays and scalars,
+    NaN/NA/NaT as None, timestamps as ISO text), so equal rows hash equal however they were read."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return plain(value.tolist())
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def explain_validation(exc: ValidationError) -> str:
+    """`option: problem; option: problem`, an extra key called an unknown option."""
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "value"
+        msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"{loc}: {msg}")
+    return "; ".join(problems)
+
+
+def one_line(exc: BaseException) -> str:
+    """Any error as one line: `invalid Model: field: problem` for pydantic, else `Type: text`."""
+    if isinstance(exc, ValidationError):
+        return f"invalid {exc.title}: {explain_validation(exc)}"
+    text = condense(str(exc).splitlines())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def condense(lines: list[str]) -> str:
+    """Lines of a message as one line, without box rules, bars and emoji, cut at a word."""
+    pieces = [ln.strip().strip("|-🛑⚠️🔔 ").strip() for ln in lines]
+    text = re.sub(r"\s+", " ", " ".join(p for p in pieces if p)).strip()
+    if len(text) <= MAX_MESSAGE:
+        return text
+    cut = text[: MAX_MESSAGE - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"

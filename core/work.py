@@ -1,0 +1,93 @@
+"""Running work: one Task through an executor, and many items through the run store.
+
+`run_task` is the only place an executor is called: it holds the deadline (asyncio timeout),
+turns a budget overrun or a crash into a WorkerResult status, and emits task events — so every
+executor reports the same way and none can take a run down. `work_through` claims store items
+`concurrency` at a time until none is left: finished items stay done across a crash, and the
+items in flight are claimable again once their owner is gone (exactly-once, with resume).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bashgym.contracts import BudgetExceeded, Executor, TaskContext
+from bashgym.events import TaskFinished, TaskStarted
+from bashgym.records import Message, Provenance, Status, Task, Trace, WorkerResult
+from bashgym.store import Item, RunStore
+from bashgym.text import one_line
+
+
+def failed_result(task: Task, executor: str, status: Status, reason: str) -> WorkerResult:
+    """A WorkerResult for a task that produced no trace of its own."""
+    trace = Trace(
+        id=task.id,
+        system_prompt=task.system_prompt,
+        messages=[Message(role="user", content=task.prompt)],
+        provenance=Provenance(source="executor", executor=executor),
+    )
+    trace.outcome.success, trace.outcome.error_kind, trace.outcome.error_message = (
+        False, status, reason
+    )  # fmt: skip
+    return WorkerResult(
+        task_id=task.id, executor=executor, status=status, reason=reason, trace=trace
+    )
+
+
+async def run_task(
+    executor: Executor[Any], name: str, task: Task, options: Any, ctx: TaskContext
+) -> WorkerResult:
+    """Run `task` within `ctx.deadline`; never raises but for cancellation."""
+    ctx.task_id = task.id
+    ctx.emit(TaskStarted(task_id=task.id, executor=name))
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(ctx.remaining_s()):
+            result = await executor.run(task, options, ctx)
+    except TimeoutError:
+        limit = task.timeout_s or "the run's"
+        result = failed_result(task, name, "timeout", f"deadline passed ({limit} s)")
+    except BudgetExceeded as exc:
+        result = failed_result(task, name, "budget", str(exc))
+    except Exception as exc:  # noqa: BLE001 -- an executor bug is a task status, not a crash
+        result = failed_result(task, name, "error", one_line(exc))
+    if result.duration_s is None:
+        result = result.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
+    ctx.emit(
+        TaskFinished(
+            task_id=task.id,
+            status=result.status,
+            reason=result.reason,
+            duration_s=result.duration_s,
+        )
+    )
+    return result
+
+
+async def work_through(
+    store: RunStore,
+    namespace: str,
+    worker: Callable[[Item], Awaitable[Any]],
+    *,
+    concurrency: int = 1,
+) -> None:
+    """Claim and process `namespace`'s items until none is claimable, `concurrency` at once.
+
+    The worker's return value completes the item (its `result`); an exception fails it with
+    the error as one line. Cancellation leaves the items in flight `running`: a later run
+    claims them again once this process is gone.
+    """
+
+    async def lane() -> None:
+        while (item := store.claim(namespace)) is not None:
+            try:
+                result = await worker(item)
+            except Exception as exc:  # noqa: BLE001 -- recorded on the item, the rest goes on
+                store.fail(namespace, item.key, one_line(exc))
+            else:
+                store.complete(namespace, item.key, result)
+
+    await asyncio.gather(*(lane() for _ in range(max(concurrency, 1))))

@@ -1,0 +1,365 @@
+"""`bashgym pipeline list|export`, `bashgym validate` and `bashgym preview` (Typer commands).
+
+The work is in the sibling modules; these functions parse flags into the same spec a run uses
+(`--set`, `--map`, `--plugin`) and print the result for a person or as `--json`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from bashgym.cli import _report_broken_plugins, current_host, err, fail, out
+from bashgym.contracts import InputError
+from bashgym.plugins import PluginHost, PluginLoadError
+from bashgym.registry import PluginConflictError
+from bashgym.runspec import RunConfigError, RunSpec, StepSpec, apply_sets
+from bashgym.settings import SettingsError, load_settings
+from bashgym.text import plain
+
+# --------------------------------------------------------------------------------------------
+# Pipeline commands: list, preview, validate, export (the work is in bashgym_commands_pipeline).
+
+PipelineArg = Annotated[str, typer.Argument(help="Pipeline name (see `bashgym pipeline list`).")]
+SourceOpt = Annotated[
+    str | None, typer.Option("--source", "-s", help="Read seed rows from this source.")
+]
+JudgeOpt = Annotated[
+    list[str] | None, typer.Option("--judge", "-j", help="Judge name (repeatable).")
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="ROLE.KEY=VALUE option, e.g. pipeline.num_records=20 (repeatable)."),
+]
+MapOpt = Annotated[
+    list[str] | None,
+    typer.Option("--map", help="Rename a source column: NEW=OLD (repeatable)."),
+]
+PluginOpt = Annotated[
+    list[str] | None,
+    typer.Option("--plugin", help="Load a plugin: a .py file, a module or a distribution."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _pipeline_spec(
+    pipeline: str,
+    source: str | None,
+    judge: list[str] | None,
+    sets: list[str] | None,
+    maps: list[str] | None,
+    plugin: list[str] | None,
+) -> tuple[PluginHost, Any, Any]:
+    """Settings, host and the resolved spec, through the same `--set`/`--plugin` path as `run`."""
+    from bashgym_commands_pipeline import resolve_pipeline
+
+    try:
+        settings = load_settings()
+        spec = RunSpec(
+            source=StepSpec(plugin=source) if source else None,
+            pipeline=StepSpec(plugin=pipeline),
+            judges=[StepSpec(plugin=j) for j in judge or []],
+            plugins=list(plugin or []),
+        )
+        spec = apply_sets(spec, [*(f"source.map.{m}" for m in maps or []), *(sets or [])])
+        host = current_host()
+        for extra in spec.plugins:
+            host.load(extra)
+        resolved = resolve_pipeline(spec, host.registry)
+    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
+        raise fail(str(exc)) from None
+    _report_broken_plugins(host)
+    return host, settings, resolved
+
+
+def pipeline_list(as_json: JsonOpt = False) -> None:
+    """List pipelines: plugin, description, output format, seed needs, and the columns each
+    builds with its default options (no model is called; a pipeline that fails to build shows
+    its error instead of columns).
+
+    [bold]Examples[/]
+
+      bashgym pipeline list
+
+      bashgym pipeline list --json | jq '.[].columns'
+    """
+    from dataclasses import asdict
+
+    from bashgym_commands_pipeline import list_pipelines
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
+    host = current_host()
+    _report_broken_plugins(host)
+    infos = list_pipelines(host, settings)
+    if as_json:
+        typer.echo(json.dumps([asdict(i) for i in infos], indent=2))
+        return
+    if not infos:
+        out.print("no pipelines installed (see `bashgym plugins`)")
+        return
+    table = Table()
+    for column in ("pipeline", "output", "seed", "description", "columns"):
+        # names are folded, never cut short; the free text columns share what width is left
+        ratio = 1 if column in ("description", "columns") else None
+        table.add_column(column, overflow="fold", ratio=ratio)
+    for info in infos:
+        seed = "required" if info.needs_seed else "optional"
+        if info.example_seed:
+            seed += f"\nexample: {', '.join(info.seed_columns)}"
+        columns = (
+            f"[red]build failed: {escape(info.error)}[/]"
+            if info.error
+            else ", ".join(c.name for c in info.columns)
+        )
+        table.add_row(
+            f"[bold]{info.name}[/]\n[dim]{info.plugin}[/]",
+            info.output_format,
+            escape(seed),
+            escape(info.description),
+            columns,
+        )
+    out.print(table)
+
+
+def validate_command(
+    pipeline: PipelineArg,
+    source: SourceOpt = None,
+    judge: JudgeOpt = None,
+    sets: SetOpt = None,
+    maps: MapOpt = None,
+    plugin: PluginOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a pipeline's DataDesigner config without generating anything or calling a model.
+
+    Builds the config as [bold]bashgym run[/] would (seed from the source, else the pipeline's
+    example seed; judges' columns added), compiles it with DataDesigner and checks that every
+    model alias a column calls is defined and has its key. Exit 0 with "valid: N columns", or
+    exit 2 with one line per problem.
+
+    [bold]Examples[/]
+
+      bashgym validate samplers --set 'pipeline.expressions.p={{ difficulty }} task'
+
+      bashgym validate coding-agent-sft -s files --set source.path=examples/tasks.csv -j llm-rubric
+    """
+    from bashgym_commands_pipeline import prepare, validate
+
+    host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
+    try:
+        with prepare(resolved, host, settings, serve=False, console=err) as prepared:
+            result = validate(prepared)
+            origin = prepared.seed_origin
+    except InputError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "valid": result.ok,
+                    "seed": origin,
+                    "columns": [vars(c) for c in result.columns],
+                    "problems": result.problems,
+                    "warnings": result.warnings,
+                },
+                indent=2,
+            )
+        )
+    else:
+        table = Table("column", "type", "from", "dropped")
+        for c in result.columns:
+            table.add_row(c.name, c.kind, c.origin, "yes" if c.drop else "")
+        out.print(table)
+        for warning in result.warnings:
+            err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    if not result.ok:
+        for problem in result.problems[:-1]:
+            err.print(f"[bold red]error:[/] {escape(problem)}", highlight=False)
+        raise fail(escape(result.problems[-1]))
+    if not as_json:
+        seeded = f"; seed: {origin}" if origin else ""
+        out.print(f"[green]valid[/]: {len(result.columns)} columns{seeded}", highlight=False)
+
+
+def preview_command(
+    pipeline: PipelineArg,
+    num_records: Annotated[
+        int, typer.Option("-n", "--num-records", min=1, help="Rows to generate.")
+    ] = 5,
+    source: SourceOpt = None,
+    judge: JudgeOpt = None,
+    sets: SetOpt = None,
+    maps: MapOpt = None,
+    plugin: PluginOpt = None,
+    max_chars: Annotated[
+        int, typer.Option("--max-chars", min=20, help="Cut longer text values to this length.")
+    ] = 400,
+    as_json: JsonOpt = False,
+) -> None:
+    """Generate a few rows with PIPELINE and print them; nothing is written.
+
+    Models are called as in [bold]bashgym run[/] (the embedded model starts if an alias uses
+    it). The seed comes from [bold]-s SOURCE[/], else the pipeline's example seed. Rows that
+    fail to generate or that the pipeline drops are counted by reason below the records.
+
+    [bold]Examples[/]
+
+      bashgym preview samplers -n 3
+
+      bashgym preview coding-agent-sft -n 2 -s files --set source.path=examples/tasks.csv
+
+      bashgym preview tool-use-sft --json | jq '.records[0]'
+    """
+    from bashgym_commands_pipeline import prepare, preview
+
+    host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
+    try:
+        with prepare(resolved, host, settings, serve=True, console=err) as prepared:
+            result = preview(prepared, num_records)
+            origin = prepared.seed_origin
+    except InputError as exc:
+        raise fail(str(exc)) from None
+    records = [
+        {str(k): plain(v) for k, v in row.items()}
+        for row in result.dataset.to_dict(orient="records")
+    ]
+    if as_json:
+        doc = {
+            "requested": result.requested,
+            "generated": result.generated,
+            "dropped": result.dropped,
+            "seed": origin,
+            "records": records,
+        }
+        typer.echo(json.dumps(doc, indent=2, default=str))
+        return
+    for i, record in enumerate(records, 1):
+        out.print(_record_panel(record, f"{pipeline} record {i} of {len(records)}", max_chars))
+    dropped = ", ".join(f"{n} {reason}" for reason, n in result.dropped.items()) or "none"
+    out.print(
+        f"[green]{len(records)}[/] of {result.requested} requested rows; dropped: "
+        f"{escape(dropped)}" + (f"; seed: {origin}" if origin else ""),
+        highlight=False,
+    )
+
+
+def pipeline_export(
+    pipeline: PipelineArg,
+    out_file: Annotated[Path, typer.Argument(help="Config file to write: .yaml, .yml or .json.")],
+    source: SourceOpt = None,
+    judge: JudgeOpt = None,
+    sets: SetOpt = None,
+    maps: MapOpt = None,
+    plugin: PluginOpt = None,
+) -> None:
+    """Write PIPELINE's DataDesigner config for the [bold]data-designer[/] CLI.
+
+    Next to OUT go the seed rows as OUT-stem.seed.parquet (when the config has a seed) and a
+    DATA_DESIGNER_HOME folder OUT-stem.dd-home/ whose model_providers.yaml points at the model
+    aliases the config uses (keys stay env var names). No model is called. Pipelines with
+    Python-only columns (custom generators, local_callable validators) cannot be exported.
+
+    [bold]Examples[/]
+
+      bashgym pipeline export samplers out/samplers.yaml
+
+      bashgym pipeline export coding-agent-sft sft.yaml -s files --set source.path=tasks.csv
+
+    Then run the printed [bold]data-designer create[/] command.
+    """
+    from bashgym_commands_pipeline import export, prepare
+
+    host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
+    try:
+        with prepare(resolved, host, settings, serve=False, console=err) as prepared:
+            result = export(prepared, out_file)
+            origin = prepared.seed_origin
+    except InputError as exc:
+        raise fail(str(exc)) from None
+    out.print(f"[green]wrote[/] {result.config}", highlight=False)
+    if result.seed:
+        out.print(f"  seed rows ({origin}): {result.seed}", highlight=False)
+    out.print(f"  providers: {result.home / 'model_providers.yaml'}", highlight=False)
+    for note in result.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    out.print("run it with:", highlight=False)
+    out.print(f"  {result.command}", highlight=False, markup=False, soft_wrap=True)
+
+
+MAX_LINES = 24
+
+
+def _clip(text: str, max_chars: int) -> str:
+    """Long text cut to `max_chars` and MAX_LINES lines, saying how much was left out."""
+    lines = text.splitlines()
+    cut = "\n".join(lines[:MAX_LINES])[:max_chars]
+    hidden = len(text) - len(cut)
+    return cut if hidden <= 0 else f"{cut.rstrip()} … [+{hidden} chars]"
+
+
+def _render_value(value: Any, max_chars: int) -> Any:
+    from rich.pretty import Pretty
+    from rich.text import Text
+
+    if value is None:
+        return Text("-", style="dim")
+    if isinstance(value, str):
+        return Text(_clip(value, max_chars))
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(m, dict) and "role" in m for m in value)
+    ):
+        return _messages(value, max_chars)
+    if isinstance(value, (dict, list)):
+        return Pretty(value, max_string=max_chars, max_length=12, max_depth=5, indent_guides=True)
+    return Text(str(value))
+
+
+def _messages(messages: list[dict[str, Any]], max_chars: int) -> Any:
+    """Chat messages (the common output shape) as `role: content` lines, tool calls pretty."""
+    from rich.console import Group
+    from rich.pretty import Pretty
+    from rich.text import Text
+
+    parts: list[Any] = []
+    for message in messages:
+        line = Text(f"{message.get('role')}: ", style="bold magenta")
+        content = message.get("content")
+        if isinstance(content, str):
+            line.append(_clip(content, max_chars))
+        elif content is not None:
+            line.append(_clip(json.dumps(content, default=str), max_chars))
+        parts.append(line)
+        extra = {k: v for k, v in message.items() if k not in ("role", "content") and v}
+        if extra:
+            parts.append(Pretty(extra, max_string=max_chars, max_length=8, max_depth=4))
+    return Group(*parts)
+
+
+def _record_panel(record: dict[str, Any], title: str, max_chars: int) -> Any:
+    from rich.panel import Panel
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold cyan", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for key, value in record.items():
+        grid.add_row(key, _render_value(value, max_chars))
+    return Panel(grid, title=title, title_align="left", border_style="blue")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("preview")(preview_command)
+    app.command("validate")(validate_command)
+    pipelines = typer.Typer(help="List pipelines; export one for the data-designer CLI.")
+    pipelines.command("list")(pipeline_list)
+    pipelines.command("export")(pipeline_export)
+    app.add_typer(pipelines, name="pipeline", no_args_is_help=True)

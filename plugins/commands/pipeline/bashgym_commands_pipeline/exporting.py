@@ -1,0 +1,194 @@
+"""`bashgym pipeline export`: a config file the `data-designer` CLI runs as is.
+
+A pipeline's config lives in Python; exporting it lets it be run, shared or inspected without
+BashGym. The file alone would not run: the `data-designer` CLI reads providers only from
+`$DATA_DESIGNER_HOME/model_providers.yaml`, and a DataFrame seed exists only in memory. So the
+export writes three things side by side (config, seed parquet, providers home), refuses
+columns that carry Python code, and checks that the written file loads back in DataDesigner.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bashgym.contracts import InputError
+from bashgym.models import NOT_SERVED_ENDPOINT, PROVIDERS
+from bashgym_commands_pipeline.columns import enum_text, frame_seed, used_aliases
+from bashgym_commands_pipeline.messages import one_line, quiet
+from bashgym_commands_pipeline.preparing import Prepared
+
+if TYPE_CHECKING:
+    from data_designer.config import DataDesignerConfigBuilder, ModelConfig, ModelProvider
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+UNSERIALIZABLE = {"custom": "a custom column (Python generator function)"}
+
+
+@dataclass
+class Export:
+    config: Path
+    seed: Path | None
+    home: Path  # a DATA_DESIGNER_HOME holding model_providers.yaml
+    command: str  # how to run it with the data-designer CLI
+    notes: list[str]
+
+
+def export(prepared: Prepared, path: Path) -> Export:
+    """Write the builder as YAML or JSON (by suffix) for `data-designer validate|preview|create`.
+
+    The `data-designer` CLI reads providers only from `$DATA_DESIGNER_HOME/model_providers.yaml`,
+    so the providers the config needs go into a folder `<stem>.dd-home/` next to it. A DataFrame
+    seed is written as `<stem>.seed.parquet` and referenced by absolute path (DataDesigner
+    resolves relative seed paths from the working directory, not the config's). Model configs
+    no column uses (DataDesigner's built-in defaults) are left out. Columns that run Python
+    from the pipeline cannot be written: an InputError names them. Modifies the builder.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in CONFIG_SUFFIXES:
+        raise InputError(f"export to {str(path)!r}: use a .yaml, .yml or .json file name")
+    _check_serializable(prepared.builder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with quiet(prepared.run.run_dir):  # DataDesigner warns as model configs are removed
+        seed_path = _write_config(prepared.builder, path)
+    home = path.parent / f"{path.stem}.dd-home"
+    providers, notes = _export_providers(prepared, prepared.builder.model_configs)
+    _write_providers(home, providers)
+    return Export(path, seed_path, home, _command(path, home, prepared), notes)
+
+
+def _write_config(builder: DataDesignerConfigBuilder, path: Path) -> Path | None:
+    """Seed to parquet, unused model configs out, config written and loaded back."""
+    import data_designer.config as dd
+
+    seed_path = None
+    seed_df = frame_seed(builder)
+    if seed_df is not None:
+        seed_path = (path.parent / f"{path.stem}.seed.parquet").resolve()
+        try:
+            seed_df.to_parquet(seed_path, index=False)
+        except (ValueError, TypeError, ImportError) as exc:
+            raise InputError(
+                f"the seed rows cannot be written as parquet: {one_line(exc)}"
+            ) from exc
+    else:
+        seed_path = _copy_seed_file(builder, path)
+    if seed_path is not None:
+        old = builder.get_seed_config()
+        builder.with_seed_dataset(
+            dd.LocalFileSeedSource(path=str(seed_path)),
+            sampling_strategy=old.sampling_strategy,
+            selection_strategy=old.selection_strategy,
+        )
+    used = used_aliases(builder)
+    for config in list(builder.model_configs):
+        if config.alias not in used:
+            builder.delete_model_config(config.alias)
+    try:
+        builder.write_config(path)
+    except Exception as exc:  # DataDesigner raises several types here
+        raise InputError(f"cannot write {str(path)!r}: {one_line(exc)}") from exc
+    _check_loads_back(path)
+    return seed_path
+
+
+def _copy_seed_file(builder: DataDesignerConfigBuilder, path: Path) -> Path | None:
+    """A seed file the pipeline wrote itself (e.g. under a temporary run dir that is gone once
+    the export returns) is copied beside the config, so the export stands on its own."""
+    import shutil
+
+    import data_designer.config as dd
+
+    seed_config = builder.get_seed_config()
+    source = seed_config.source if seed_config is not None else None
+    if not isinstance(source, dd.LocalFileSeedSource) or not Path(source.path).is_file():
+        return None  # no seed, a glob, or another kind of source: left as it is
+    target = (path.parent / f"{path.stem}.seed{Path(source.path).suffix}").resolve()
+    shutil.copyfile(source.path, target)
+    return target
+
+
+def _check_serializable(builder: DataDesignerConfigBuilder) -> None:
+    for column in builder.get_column_configs():
+        why = UNSERIALIZABLE.get(enum_text(column.column_type))
+        if enum_text(getattr(column, "validator_type", None)) == "local_callable":
+            why = "a local_callable validation column (Python function)"
+        if why:
+            raise InputError(
+                f"column {column.name!r} is {why}: a config file cannot carry Python code, so the "
+                "data-designer CLI cannot run this pipeline; use `bashgym run` instead"
+            )
+
+
+def _check_loads_back(path: Path) -> None:
+    """The written file must load in DataDesigner, else the export is useless: say why."""
+    import data_designer.config as dd
+
+    try:
+        dd.DataDesignerConfigBuilder.from_config(path)
+    except Exception as exc:  # pydantic or DataDesigner errors alike
+        path.unlink(missing_ok=True)
+        raise InputError(
+            f"the exported config does not load back in DataDesigner (a plugin column or "
+            f"processor that only works in Python?): {one_line(exc)}"
+        ) from exc
+
+
+def _export_providers(
+    prepared: Prepared, model_configs: list[ModelConfig]
+) -> tuple[list[ModelProvider], list[str]]:
+    """One provider per BashGym alias the config uses; the key stays an env var NAME."""
+    import data_designer.config as dd
+
+    from bashgym.designer import PLACEHOLDER_PROVIDER
+
+    models = prepared.run.models
+    assert models is not None
+    providers: dict[str, ModelProvider] = {}
+    notes = []
+    for config in model_configs:
+        name = config.provider
+        if name in providers or (name not in models.settings.models and name != config.alias):
+            continue
+        resolved = models.resolve(name)
+        providers[name] = dd.ModelProvider(
+            name=resolved.provider_name,
+            endpoint=resolved.endpoint,
+            provider_type=resolved.spec.dd_type,
+            api_key=resolved.api_key_env,
+        )
+        runtime = PROVIDERS[resolved.provider].runtime
+        if resolved.endpoint == NOT_SERVED_ENDPOINT and runtime:
+            notes.append(
+                f"model alias {name!r} is served by BashGym's {runtime!r} runtime only while "
+                f"bashgym runs: start it (e.g. `bashgym serve`) and put its URL as the endpoint "
+                f"of provider {name!r} in model_providers.yaml"
+            )
+        if resolved.api_key_env and not os.environ.get(resolved.api_key_env):
+            notes.append(f"set {resolved.api_key_env} (the key of alias {name!r}) before running")
+    if not providers:  # DataDesigner wants one provider even when no column calls a model
+        providers["placeholder"] = dd.ModelProvider(**PLACEHOLDER_PROVIDER)
+    return list(providers.values()), notes
+
+
+def _write_providers(home: Path, providers: list[ModelProvider]) -> None:
+    """`model_providers.yaml` written the way the data-designer CLI's ProviderRepository saves
+    it (`data_designer.cli.repositories.provider_repository`), so its loader reads it back."""
+    from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
+    from data_designer.config.utils.io_helpers import save_config_file
+
+    doc = {"providers": [p.model_dump(mode="json", exclude_none=True) for p in providers]}
+    save_config_file(home / MODEL_PROVIDERS_FILE_NAME, doc)
+
+
+def _command(path: Path, home: Path, prepared: Prepared) -> str:
+    """The shell line that runs the export with the data-designer CLI, telemetry as BashGym's."""
+    telemetry = "true" if prepared.run.settings.telemetry else "false"
+    return (
+        f"DATA_DESIGNER_HOME={shlex.quote(str(home.resolve()))} "
+        f"NEMO_TELEMETRY_ENABLED={telemetry} "
+        f"data-designer create {shlex.quote(str(path))} -n {prepared.num_records}"
+    )

@@ -1,0 +1,88 @@
+"""`bashgym pipeline list`: every pipeline with the columns its default options build.
+
+A user choosing a pipeline wants to see what each one produces, not only its name; building
+each with its default options (and example seed) shows its columns without a model server or
+a run. One pipeline that fails to build is listed with its error, never breaks the listing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from bashgym.contracts import InputError, RunContext
+from bashgym.generation import assemble
+from bashgym.models import ModelSession
+from bashgym.runspec import Step, explain_validation
+from bashgym_commands_pipeline.columns import Column, generated_columns
+from bashgym_commands_pipeline.messages import one_line
+
+if TYPE_CHECKING:
+    from bashgym.plugins import PluginHost
+    from bashgym.registry import Registered
+    from bashgym.settings import Settings
+
+
+@dataclass
+class PipelineInfo:
+    name: str
+    plugin: str
+    description: str
+    output_format: str
+    needs_seed: bool
+    example_seed: bool
+    seed_columns: list[str]
+    columns: list[Column]
+    error: str | None = None
+
+
+def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
+    """Each registered pipeline with the columns its default options build; a pipeline that
+    fails to build is listed with its error, never raised."""
+    from bashgym.designer import prepare_environment
+
+    prepare_environment(settings)
+    infos = []
+    with (
+        tempfile.TemporaryDirectory(prefix="bashgym-list-") as tmp,
+        ModelSession(settings, host.registry, serve=False) as models,
+    ):
+        run = RunContext(run_dir=Path(tmp), settings=settings, models=models)
+        for name in host.registry.names("pipelines"):
+            infos.append(_describe(host.registry.get("pipelines", name), run))
+    return infos
+
+
+def _describe(registered: Registered, run: RunContext) -> PipelineInfo:
+    obj = registered.obj
+    info = PipelineInfo(
+        name=registered.name,
+        plugin=registered.plugin,
+        description=obj.summary(),
+        output_format=str(getattr(obj, "output_format", "rows")),
+        needs_seed=bool(getattr(obj, "needs_seed", False)),
+        example_seed=False,
+        seed_columns=[],
+        columns=[],
+    )
+    try:
+        options = obj.Options()
+        seed = obj.example_seed(options)
+        info.example_seed = seed is not None
+        info.seed_columns = [] if seed is None else [str(c) for c in seed.columns]
+        builder, origins = assemble(Step("pipeline", registered, options), [], run, seed)
+    except ValidationError as exc:
+        info.error = f"needs options: {explain_validation(exc)}"
+        return info
+    except Exception as exc:  # noqa: BLE001 -- one broken pipeline never breaks the listing
+        cause = exc.__cause__ if isinstance(exc, InputError) else exc  # the plugin's own error
+        info.error = one_line(cause) if cause is not None else str(exc)
+        if info.needs_seed and not info.example_seed:
+            info.error = f"needs seed rows to build (it ships no example seed): {info.error}"
+        return info
+    info.columns = generated_columns(builder, origins)
+    return info

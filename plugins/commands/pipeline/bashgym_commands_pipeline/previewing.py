@@ -1,0 +1,79 @@
+"""`bashgym preview`: a few rows through DataDesigner's in-memory preview and the pipeline's
+finalize, every requested row that does not come out counted by the reason a run would give.
+
+A preview is the author's quick look, so nothing is written to sinks; but it must not lie
+either: rows lost to unparseable answers or filters are counted as in a run (a preview whose
+every row was dropped is an empty result, not an error), and any other DataDesigner failure
+is one line quoting the log's warnings, with the run dir kept so the named log stays readable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bashgym.contracts import InputError
+from bashgym_commands_pipeline.messages import log_problems, one_line, quiet
+from bashgym_commands_pipeline.preparing import Prepared
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class Preview:
+    dataset: pd.DataFrame  # finalized rows, in the pipeline's output format
+    requested: int
+    generated: int  # rows DataDesigner returned, before finalize
+    dropped: dict[str, int]  # reason -> rows, from generation and finalize
+
+
+def preview(prepared: Prepared, n: int) -> Preview:
+    """Generate `n` rows with DataDesigner's `preview()` against the run's model providers, then
+    `finalize` them. Every requested row that does not come out is counted under the reason a
+    run would give it (`bashgym.generation.account`): cells that failed for good, rows a
+    processor dropped, rows `finalize` dropped, and any remainder.
+
+    A preview whose every row was dropped for a countable reason (unparseable answers, filters)
+    is a result with zero rows, as in a run; any other DataDesigner failure is an InputError
+    quoting the log's warnings, and the run dir is kept so the log it names stays readable.
+    """
+    from data_designer.errors import DataDesignerError
+
+    from bashgym.designer import Generation, all_rows_dropped, task_failures
+    from bashgym.drops import read_drops
+    from bashgym.generation import account
+
+    run, step = prepared.run, prepared.pipeline
+    assert run.models is not None
+    providers = run.models.providers_for(prepared.builder.model_configs)
+    designer = prepared.designer(providers)
+    try:
+        with quiet(run.run_dir) as log_file:
+            results = designer.preview(prepared.builder, num_records=n)
+    except DataDesignerError as exc:
+        generation = all_rows_dropped(designer, n, 0)
+        if generation is None:
+            prepared.keep_dir()
+            details = log_problems(log_file) if "warnings above" in str(exc) else ""
+            raise InputError(
+                f"preview of pipeline {step.name!r} failed: {one_line(exc)}{details} "
+                f"(DataDesigner's log: {log_file})"
+            ) from exc
+    else:
+        artifact_dir = Path(designer.last_builder.artifact_storage.base_dataset_path)
+        generation = Generation(
+            dataset=results.dataset.reset_index(drop=True),
+            requested=n,
+            artifact_dir=artifact_dir,
+            failures=task_failures(results.task_traces or []),
+            dropped=read_drops(artifact_dir),
+        )
+    account(run, generation)
+    dataset: pd.DataFrame = generation.dataset
+    generated = len(dataset)
+    if generated:
+        dataset = step.obj.finalize(dataset, step.options, run)
+        dataset = prepared.scrubbing.frame(dataset)  # it is about to be printed
+    return Preview(dataset.reset_index(drop=True), n, generated, dict(run.dropped))

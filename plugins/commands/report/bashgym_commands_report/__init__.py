@@ -1,0 +1,99 @@
+"""BashGym plugin `report`: report.html beside every run.json, and `bashgym report RUN_DIR`.
+
+Everything the page shows is read back from the run directory — run.json, dropped.jsonl,
+DataDesigner's batches and saved config — so a report can be made again at any time, from a
+copied run dir, by the same code that writes it at the end of a run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from bashgym import hookimpl
+from bashgym_commands_report.render import (
+    REPORT_FILE,
+    ReportColumns,
+    columns_from_config,
+    columns_of,
+    render_report,
+    write_report,
+)
+
+__all__ = [
+    "REPORT_FILE",
+    "ReportColumns",
+    "columns_from_config",
+    "columns_of",
+    "render_report",
+    "report_for",
+    "write_report",
+]
+
+
+def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
+    """Write RUN_DIR/report.html from what the run dir holds; return its path."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from bashgym.drops import DroppedRow
+
+    run_dir = Path(run_dir)
+    if summary is None:
+        summary = json.loads((run_dir / "run.json").read_text())
+    datasets = sorted(p for p in (run_dir / "datadesigner").glob("*") if p.is_dir())
+    frames = [
+        pq.read_table(f).to_pandas()
+        for d in datasets
+        for f in sorted((d / "parquet-files").glob("*.parquet"))
+    ]
+    frames = [f for f in frames if len(f)]
+    dropped = []
+    dropped_file = run_dir / "dropped.jsonl"
+    for line in dropped_file.read_text().splitlines() if dropped_file.is_file() else []:
+        item = json.loads(line)
+        dropped.append(DroppedRow(item["by"], item["reason"], item.get("row") or {}))
+    columns = ReportColumns(samplers=[], judges={})
+    for d in datasets:
+        if (d / "builder_config.json").is_file():
+            columns = columns_from_config(json.loads((d / "builder_config.json").read_text()))
+            break
+    return write_report(
+        run_dir,
+        summary,
+        kept=pd.concat(frames, ignore_index=True) if frames else None,
+        dropped=dropped,
+        columns=columns,
+    )
+
+
+@hookimpl
+def on_run_end(summary, run):
+    from bashgym.events import Artifact
+
+    try:
+        path = report_for(run.run_dir, summary)
+    except Exception as exc:  # noqa: BLE001 -- the data is written; the report is a view of it
+        run.note(f"report.html not written: {type(exc).__name__}: {exc}")
+        return
+    run.emit(Artifact(name="report", path=str(path)))
+
+
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (it holds run.json).")],
+) -> None:
+    """Write RUN_DIR/report.html again from the run directory (run.json, dropped rows,
+    DataDesigner's batches): after an upgrade, or for a run copied from elsewhere."""
+    from bashgym.cli import fail, out
+
+    if not (run_dir / "run.json").is_file():
+        raise fail(f"{run_dir} is not a run directory (no run.json)")
+    out.print(f"[green]wrote[/] {report_for(run_dir)}", highlight=False)
+
+
+@hookimpl
+def register_commands(app):
+    app.command("report")(report_command)
