@@ -1,5 +1,14 @@
-"""Test helpers for BashGym and its plugins."""
+"""Test helpers for BashGym and its plugins: a scripted model server (OpenAI and Anthropic APIs,
+also `python -m bashgym_testing`), a scripted executor, and pytest fixtures (auto-loaded)."""
 
+from bashgym_testing.executors import ScriptedExecutor
 from bashgym_testing.server import Fault, RecordedRequest, Reply, ScriptedModelServer, ToolUse
 
-__all__ = ["Fault", "RecordedRequest", "Reply", "ScriptedModelServer", "ToolUse"]
+__all__ = [
+    "Fault",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedExecutor",
+    "ScriptedModelServer",
+    "ToolUse",
+]

@@ -1,0 +1,1 @@
+"""Executor agent-sdk: Claude Code through claude-agent-sdk (its wheel bundles the CLI)."""

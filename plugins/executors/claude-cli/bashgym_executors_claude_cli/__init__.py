@@ -1,0 +1,1 @@
+"""Executor claude-cli: headless claude -p with stream-json, mapped to a normalized Trace."""

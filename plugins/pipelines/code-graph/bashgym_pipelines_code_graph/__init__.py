@@ -1,0 +1,1 @@
+"""Code graphs from repositories (Python ast, TS/JS tree-sitter) into embedding-training triplets."""

@@ -1,0 +1,1 @@
+"""Verified CSV-analysis Q&A episodes: sandboxed teacher runs, triangulated by majority vote."""
