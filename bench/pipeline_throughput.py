@@ -111,7 +111,7 @@ def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from bashgym import hookimpl
     from bashgym.cli import current_host
     from bashgym.contracts import Pipeline, PipelineOptions, RunContext
-    from bashgym.designer import prepare_environment
+    from bashgym_runners_datadesigner import prepare_environment
     from bashgym.engine import execute
     from bashgym.models import resolve_static
     from bashgym.runspec import RunSpec, StepSpec, resolve
@@ -194,7 +194,7 @@ def serve(latency: float) -> None:
 
 def child_env(args: argparse.Namespace, endpoint: str, home: Path) -> dict[str, str]:
     """One environment for both sides: offline, no telemetry, no user or project config."""
-    from bashgym.designer import offline_tokenizer
+    from bashgym_runners_datadesigner import offline_tokenizer
 
     offline_tokenizer()  # sets TIKTOKEN_CACHE_DIR to litellm's bundled cl100k_base file
     if "TIKTOKEN_CACHE_DIR" not in os.environ and "DATA_GYM_CACHE_DIR" not in os.environ:

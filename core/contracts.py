@@ -12,7 +12,7 @@ import inspect
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get
 from pydantic import BaseModel, ConfigDict, Field
 
 from bashgym.events import Event, Note, RowDropped, Tally, UsageCharged
-from bashgym.records import Task, Usage, WorkerResult
+from bashgym.records import DroppedRow, Task, Usage, WorkerResult
 
 if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load only when used
     import pandas as pd
@@ -30,13 +30,14 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load o
     from bashgym.events import EventBus
     from bashgym.models import ModelSession
     from bashgym.procs import Completed
+    from bashgym.runspec import RunSpec, Step
     from bashgym.settings import ModelAlias, Settings
     from bashgym.store import RunStore
     from bashgym.workspace import Workspace
 
 KINDS = (
     "sources", "pipelines", "judges", "executors", "routers", "runtimes", "sinks",
-    "environments", "scrubbers",
+    "environments", "scrubbers", "runners",
 )  # fmt: skip
 ROLES = {
     "source": "sources",
@@ -253,11 +254,13 @@ class Source(Component[O]):
 
 
 class Pipeline(Component[O]):
-    """Builds a DataDesigner config; `output_format` names the training shape of its rows."""
+    """Builds a config that its `runner` generates rows from (by default a NeMo DataDesigner
+    config builder, run by the `datadesigner` runner); `output_format` names the rows' shape."""
 
     Options: ClassVar[type[BaseModel]] = PipelineOptions
     output_format: ClassVar[str] = "rows"
     needs_seed: ClassVar[bool] = False
+    runner: ClassVar[str] = "datadesigner"
 
     @abstractmethod
     def build(
@@ -278,14 +281,47 @@ class Pipeline(Component[O]):
 class Judge(Component[O]):
     """Scores rows (columns on the builder) and/or keeps or drops finished rows, with a reason."""
 
+    runner: ClassVar[str] = "datadesigner"  # whose configs `configure` adds columns to
+
     def configure(self, builder: DataDesignerConfigBuilder, options: O, run: RunContext) -> None:
-        """Add judge/validation columns to a pipeline's builder (default: none)."""
+        """Add judge/validation columns to a pipeline's builder (default: none). A run with such
+        a judge and no pipeline sends its rows through the judge's runner one for one."""
 
     def verdicts(self, dataset: pd.DataFrame, options: O, run: RunContext) -> pd.Series:
         """Per row: None to keep, or the reason it is dropped (default: keep all)."""
         import pandas as pd
 
         return pd.Series([None] * len(dataset), index=dataset.index, dtype=object)
+
+
+@dataclass
+class Generated:
+    """What a Runner made of a pipeline: the finalized, judged rows, every row dropped on the
+    way with its whole content (for dropped.jsonl and the report), and run.json extras."""
+
+    dataset: pd.DataFrame
+    dropped: list[DroppedRow] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+class Runner(Component[O]):
+    """Generates rows from a pipeline's config (DataDesigner, or another engine): in rounds,
+    resumable, counting every row it does not keep (`run.drop`) and its usage (`run.charge`)."""
+
+    @abstractmethod
+    def generate(
+        self,
+        pipeline: Step | None,
+        judges: list[Step],
+        seed: pd.DataFrame | None,
+        run: RunContext,
+        *,
+        spec: RunSpec,
+        apply_judges: Callable[[pd.DataFrame], pd.DataFrame],
+        resume: bool,
+    ) -> Generated:
+        """Run `pipeline` (None: pass the seed rows through for the judges' columns), let the
+        judges configure it, finalize, and keep what `apply_judges` keeps."""
 
 
 @dataclass
@@ -402,4 +438,5 @@ BASES: dict[str, type[Component[Any]]] = {
     "sinks": Sink,
     "environments": Environment,
     "scrubbers": Scrubber,
+    "runners": Runner,
 }

@@ -17,18 +17,16 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from rich.console import Console
 
 from bashgym import __version__
-from bashgym.contracts import Budget, InputError, Judge, Pipeline, PipelineOptions, RunContext
-from bashgym.drops import DroppedRow
+from bashgym.contracts import Budget, Generated, InputError, Judge, RunContext
 from bashgym.events import (
     Artifact,
     Event,
@@ -44,7 +42,7 @@ from bashgym.events import (
 )
 from bashgym.models import ModelSession
 from bashgym.progress import RunProgress
-from bashgym.records import Task, Trace, trace_to_row
+from bashgym.records import DroppedRow, Task, Trace, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
 from bashgym.text import plain
@@ -52,7 +50,6 @@ from bashgym.text import plain
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bashgym.generation import PipelineOutcome
     from bashgym.plugins import PluginHost
     from bashgym.settings import Settings
 
@@ -186,48 +183,39 @@ class Engine:
 
     # -- pipeline and judges ------------------------------------------------------------------
 
-    def generate(self, seed: pd.DataFrame | None) -> tuple[pd.DataFrame, PipelineOutcome | None]:
-        from bashgym.generation import run_pipeline
-
+    def generate(self, seed: pd.DataFrame | None) -> Generated:
+        """The pipeline's rows through its runner; without a pipeline, the seed rows (capped
+        at -n) judged — through the judges' runner when they add columns."""
         resolved, run = self.resolved, self.run
-        step = resolved.pipeline
-        if step is None and seed is not None and _configuring_judges(resolved):
-            cap = resolved.spec.num_records
-            step = SimpleNamespace(  # duck-types the Step fields run_pipeline uses
-                obj=PassThrough(),
-                options=PipelineOptions(num_records=min(len(seed), cap or len(seed)) or None),
-                name="passthrough",
-            )
         dropped: list[DroppedRow] = []
-        if step is not None and (seed is None or len(seed)):
+
+        def judge(df: pd.DataFrame) -> pd.DataFrame:
+            return apply_judges(df, resolved, run, dropped)
+
+        runner = pipeline_runner(resolved)
+        if runner is not None and (seed is None or len(seed)):
             with self.step("pipeline"):
-                outcome = run_pipeline(
-                    step,  # type: ignore[arg-type]
-                    resolved,
-                    run,
-                    seed,
-                    apply_judges=lambda df: apply_judges(df, resolved, run, dropped),
-                    resume=self.resume,
-                )
-            outcome.dropped.extend(dropped)
-            return outcome.dataset, outcome
+                generated = self.host.registry.get("runners", runner).obj.generate(
+                    resolved.pipeline, resolved.judges, seed, run,
+                    spec=resolved.spec, apply_judges=judge, resume=self.resume,
+                )  # fmt: skip
+            generated.dropped.extend(dropped)
+            return generated
         assert seed is not None  # resolve() guarantees a source or a pipeline
         cap = resolved.spec.num_records
         dataset = seed if cap is None else seed.head(cap)
         run.count("generated", len(dataset))
         with self.step("judges"):
-            dataset = apply_judges(dataset, resolved, run, dropped)
-        if dropped:
-            write_dropped(run.run_dir, dropped, self.scrubbing)
-        return dataset, None
+            dataset = judge(dataset)
+        return Generated(dataset, dropped)
 
     # -- sinks --------------------------------------------------------------------------------
 
-    def write(self, dataset: pd.DataFrame, outcome: PipelineOutcome | None) -> None:
+    def write(self, generated: Generated) -> None:
         with self.step("scrub"):
-            dataset = self.scrubbing.frame(dataset)
-            if outcome is not None and outcome.dropped:
-                write_dropped(self.run.run_dir, outcome.dropped, self.scrubbing)
+            dataset = self.scrubbing.frame(generated.dataset)
+            if generated.dropped:
+                write_dropped(self.run.run_dir, generated.dropped, self.scrubbing)
         if self.host.hook.on_record.get_hookimpls():
             for record in dataset.to_dict(orient="records"):
                 self.host.hook.on_record(record=record, run=self.run)
@@ -296,7 +284,7 @@ def execute(
             bus.subscribe(subscriber)
     engine = Engine(resolved, host, run, scrubbing, target.resume)
     run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt))
-    outcome: PipelineOutcome | None = None
+    generated: Generated | None = None
     try:
         try:
             with run.models, progress:  # type: ignore[union-attr]
@@ -304,17 +292,17 @@ def execute(
                 if resolved.executor is not None:
                     assert seed is not None
                     seed = engine.execute_tasks(seed)
-                dataset, outcome = engine.generate(seed)
-                engine.write(dataset, outcome)
+                generated = engine.generate(seed)
+                engine.write(generated)
         except BaseException as exc:
             status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
             error = f"{type(exc).__name__}: {exc}"
             run.emit(RunFinished(status=status, error=error))
-            finish(recorder, host, run, status=status, error=error, extra=_extra(engine, outcome))
+            finish(recorder, host, run, status=status, error=error, extra=_extra(engine, generated))
             raise
         status = "ok" if run.tally.kept != 0 else "empty"
         run.emit(RunFinished(status=status))
-        return finish(recorder, host, run, status=status, extra=_extra(engine, outcome))
+        return finish(recorder, host, run, status=status, extra=_extra(engine, generated))
     finally:
         bus.close()
         if run._store is not None:
@@ -334,12 +322,11 @@ def finish(
     return recorder.write()
 
 
-def _extra(engine: Engine, outcome: PipelineOutcome | None) -> dict[str, Any]:
+def _extra(engine: Engine, generated: Generated | None) -> dict[str, Any]:
     run = engine.run
     extra: dict[str, Any] = {"scrub": engine.scrubbing.report()}
-    if outcome is not None:
-        extra["rounds"] = [asdict(r) for r in outcome.rounds]
-        extra["buffer_size"] = run.settings.designer.buffer_size
+    if generated is not None:
+        extra.update(generated.summary)
     if (run.run_dir / DROPPED_FILE).is_file():
         run.emit(Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
     return extra
@@ -474,18 +461,15 @@ def write_dropped(run_dir: Path, dropped: list[DroppedRow], scrubbing: Scrubbing
     return path
 
 
-class PassThrough(Pipeline):
-    """Stands in for a pipeline when a run has none but its judges add DataDesigner columns:
-    source rows go through DataDesigner one for one, so those judges score them."""
-
-    def build(self, options: Any, run: RunContext, seed: pd.DataFrame | None) -> Any:
-        import data_designer.config as dd
-
-        return dd.DataDesignerConfigBuilder()
-
-
-def _configuring_judges(resolved: ResolvedRun) -> bool:
-    return any(type(j.obj).configure is not Judge.configure for j in resolved.judges)
+def pipeline_runner(resolved: ResolvedRun) -> str | None:
+    """The runner the run's rows go through: the pipeline's, else that of a judge that adds
+    columns (source rows then pass through it one for one), else none."""
+    if resolved.pipeline is not None:
+        return resolved.pipeline.obj.runner
+    for judge in resolved.judges:
+        if type(judge.obj).configure is not Judge.configure:
+            return judge.obj.runner
+    return None
 
 
 def _output_format(resolved: ResolvedRun) -> str:

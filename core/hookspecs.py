@@ -60,6 +60,11 @@ def register_scrubbers(register: Register) -> None:
 
 
 @hookspec
+def register_runners(register: Register) -> None:
+    """Register Runners: each generates rows from pipelines' configs (e.g. `datadesigner`)."""
+
+
+@hookspec
 def register_sinks(register: Register) -> None:
     """Register Sinks: each writes a finished dataset and says what it wrote."""
 

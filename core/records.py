@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -240,6 +241,15 @@ class WorkerResult(_Record):
     @property
     def cost_usd(self) -> float | None:
         return self.trace.cost_usd
+
+
+@dataclass(frozen=True)
+class DroppedRow:
+    """A row that did not make it, who dropped it and why (kept whole for the report)."""
+
+    by: str  # e.g. "filter quality-thresholds", "judge llm-rubric"
+    reason: str
+    row: dict[str, Any]
 
 
 TRACE_COLUMN = "trace"

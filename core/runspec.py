@@ -302,6 +302,12 @@ def resolve(
             f"pipeline {pipeline.name!r} needs seed rows: add --source "
             f"(sources: {', '.join(registry.names('sources')) or 'none'})"
         )
+    runner = pipeline.obj.runner if pipeline is not None else None
+    if runner is not None and runner not in registry.items["runners"]:
+        raise RunConfigError(
+            f"pipeline {pipeline.name!r} runs on the {runner!r} runner, which is not installed "  # type: ignore[union-attr]
+            f"(pip install bashgym-runners-{runner})"
+        )
     executor = step("executor", spec.executor) if spec.executor else None
     if executor is not None and source is None:
         raise RunConfigError(

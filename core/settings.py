@@ -98,7 +98,7 @@ class ScrubSettings(BaseModel):
 
 
 class DesignerSettings(BaseModel):
-    """How BashGym runs DataDesigner's `create()` (see `bashgym.designer`)."""
+    """How BashGym runs DataDesigner's `create()` (the `datadesigner` runner)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -529,7 +529,7 @@ def test_without_a_bundled_tokenizer_counts_are_estimated_not_downloaded(
 ):
     from data_designer.engine.utils import token_counting
 
-    import bashgym.designer as designer
+    import bashgym_runners_datadesigner.designer as designer
 
     monkeypatch.setattr(designer, "_bundled_tiktoken_dir", lambda: None)
     designer.prepare_environment(Settings())

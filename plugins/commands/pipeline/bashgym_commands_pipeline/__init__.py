@@ -14,8 +14,9 @@ One module per job: `preparing` (spec to builder), `columns` (what a builder hol
 off the screen and condensed into one-line errors).
 """
 
+from bashgym_runners_datadesigner import assemble
+
 from bashgym import hookimpl
-from bashgym.generation import assemble
 from bashgym_commands_pipeline.columns import Column, config_columns, used_aliases
 from bashgym_commands_pipeline.exporting import Export, export
 from bashgym_commands_pipeline.listing import PipelineInfo, list_pipelines

@@ -142,8 +142,7 @@ def _export_providers(
 ) -> tuple[list[ModelProvider], list[str]]:
     """One provider per BashGym alias the config uses; the key stays an env var NAME."""
     import data_designer.config as dd
-
-    from bashgym.designer import PLACEHOLDER_PROVIDER
+    from bashgym_runners_datadesigner import PLACEHOLDER_PROVIDER
 
     models = prepared.run.models
     assert models is not None

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bashgym_runners_datadesigner import assemble
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext
-from bashgym.generation import assemble
 from bashgym.models import ModelSession
 from bashgym.runspec import Step, explain_validation
 from bashgym_commands_pipeline.columns import Column, generated_columns
@@ -43,7 +43,7 @@ class PipelineInfo:
 def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
     """Each registered pipeline with the columns its default options build; a pipeline that
     fails to build is listed with its error, never raised."""
-    from bashgym.designer import prepare_environment
+    from bashgym_runners_datadesigner import prepare_environment
 
     prepare_environment(settings)
     infos = []

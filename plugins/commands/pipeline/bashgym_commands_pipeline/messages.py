@@ -27,7 +27,7 @@ _ROW_TAG = re.compile(r"\[rg=\d+, row=\d+\]")
 def quiet(run_dir: Path) -> Iterator[Path]:
     """DataDesigner's logs into the run's log file (yielded); its stdout panels there too, not
     on screen (they would corrupt `--json` output)."""
-    from bashgym.designer import route_logs
+    from bashgym_runners_datadesigner import route_logs
 
     log_file = run_dir / "logs" / "datadesigner.log"
     handler = route_logs(log_file)

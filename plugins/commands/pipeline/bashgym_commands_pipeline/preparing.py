@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bashgym_runners_datadesigner import assemble, requested_records
+
 from bashgym.contracts import InputError, RunContext
-from bashgym.generation import assemble, requested_records
 from bashgym.models import ModelSession
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
 from bashgym.scrubbing import Scrubbing
@@ -73,7 +74,7 @@ class Prepared:
 
     def designer(self, providers: list[ModelProvider]) -> Any:
         """A DataDesigner writing under this run dir, as a run's would."""
-        from bashgym.designer import make_designer
+        from bashgym_runners_datadesigner import make_designer
 
         return make_designer(self.run.run_dir, providers, self.run.settings)
 
@@ -110,7 +111,7 @@ def prepare(
     `example_seed(options)`; a `needs_seed` pipeline with neither is an InputError naming `-s`.
     A pipeline or judge that raises while building is reported as an InputError naming it.
     """
-    from bashgym.designer import prepare_environment
+    from bashgym_runners_datadesigner import prepare_environment
 
     if resolved.pipeline is None:
         raise InputError("nothing to prepare: the run names no pipeline")

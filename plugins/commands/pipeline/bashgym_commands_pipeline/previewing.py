@@ -32,18 +32,21 @@ class Preview:
 def preview(prepared: Prepared, n: int) -> Preview:
     """Generate `n` rows with DataDesigner's `preview()` against the run's model providers, then
     `finalize` them. Every requested row that does not come out is counted under the reason a
-    run would give it (`bashgym.generation.account`): cells that failed for good, rows a
+    run would give it (`bashgym_runners_datadesigner.account`): cells that failed for good, rows a
     processor dropped, rows `finalize` dropped, and any remainder.
 
     A preview whose every row was dropped for a countable reason (unparseable answers, filters)
     is a result with zero rows, as in a run; any other DataDesigner failure is an InputError
     quoting the log's warnings, and the run dir is kept so the log it names stays readable.
     """
+    from bashgym_runners_datadesigner import (
+        Generation,
+        account,
+        all_rows_dropped,
+        read_drops,
+        task_failures,
+    )
     from data_designer.errors import DataDesignerError
-
-    from bashgym.designer import Generation, all_rows_dropped, task_failures
-    from bashgym.drops import read_drops
-    from bashgym.generation import account
 
     run, step = prepared.run, prepared.pipeline
     assert run.models is not None

@@ -10,11 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import bashgym_commands_pipeline
+import bashgym_runners_datadesigner
+import bashgym_scrubbers_secrets
 import pandas as pd
 import psutil
-
-import bashgym_commands_pipeline
-import bashgym_scrubbers_secrets
 import pytest
 from bashgym_testing.pytest_plugin import CliRunner
 
@@ -354,6 +354,7 @@ def test_validate_and_export_with_embedded_default_start_no_server(bashgym_env, 
     host.add(Plugins(), "test-pipelines")
     host.add(bashgym_commands_pipeline, "commands-pipeline")
     host.add(bashgym_scrubbers_secrets, "scrubbers-secrets")
+    host.add(bashgym_runners_datadesigner, "runners-datadesigner")
     cli = CliRunner(bashgym_env, host)
     children = {p.pid for p in psutil.Process().children(recursive=True)}
     started = time.perf_counter()

@@ -39,7 +39,7 @@ def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from bashgym.drops import DroppedRow
+    from bashgym.records import DroppedRow
 
     run_dir = Path(run_dir)
     if summary is None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from bashgym.drops import DroppedRow
+from bashgym.records import DroppedRow
 from bashgym.text import plain
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from bashgym_commands_report import ReportColumns, columns_of, render_report, write_report
+from bashgym_runners_datadesigner import generate
 
-from bashgym.designer import generate
-from bashgym.drops import DroppedRow
+from bashgym.records import DroppedRow
 
 CHROMIUM = Path("/usr/bin/chromium")
 EVIL = "<script>alert('pwned')</script>"

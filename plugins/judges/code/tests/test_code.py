@@ -25,8 +25,8 @@ from bashgym_judges_code.validators import tool_name
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext
-from bashgym.designer import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
+from bashgym_runners_datadesigner import read_drops
 from bashgym.settings import Settings
 
 GOOD_PY = "def f(x):\n    return x + 1\n"

@@ -2,7 +2,7 @@
 
 It runs at DataDesigner's after-generation stage, the only stage allowed to change the row
 count, so every batch has been generated (and judged) before any row is dropped. Dropped rows
-are written to `bashgym.drops` under the dataset folder, where the BashGym engine counts them
+are written to `bashgym_runners_datadesigner.record_drops` under the dataset folder, where the BashGym engine counts them
 by reason; nothing is dropped without a record.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from data_designer.engine.processing.processors.base import Processor
 
-from bashgym.drops import record_drops
+from bashgym_runners_datadesigner import record_drops
 from bashgym_judges_filter.config import FilterProcessorConfig
 from bashgym_judges_filter.rules import RuleEvaluator, row_record
 

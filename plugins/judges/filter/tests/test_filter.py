@@ -13,8 +13,8 @@ from bashgym_judges_filter.rules import is_truthy, row_record
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
-from bashgym.designer import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
+from bashgym_runners_datadesigner import read_drops
 from bashgym.settings import Settings
 
 

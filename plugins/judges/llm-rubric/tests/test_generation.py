@@ -15,8 +15,8 @@ from bashgym_judges_llm_rubric import (
     total_score_expr,
 )
 
-from bashgym.designer import generate, seed_frame
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import generate, seed_frame
+from bashgym_runners_datadesigner import read_drops
 from bashgym_testing.server import Reply
 
 RESPONSE_RE = re.compile(r"<response>\s*(.*?)\s*</response>", re.DOTALL)

@@ -16,8 +16,8 @@ from bashgym_pipelines_coding_agent_dpo.pipeline import CodingAgentDpo
 from bashgym_pipelines_coding_agent_sft import testing as t
 from pydantic import ValidationError
 
-from bashgym.designer import generate
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import generate
+from bashgym_runners_datadesigner import read_drops
 from bashgym.records import Message, Trace, trace_to_row
 
 SIDE_RE = re.compile(r"\[side (a|b)\]")

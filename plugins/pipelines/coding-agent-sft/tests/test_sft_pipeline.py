@@ -18,8 +18,8 @@ from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError
-from bashgym.designer import generate
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import generate
+from bashgym_runners_datadesigner import read_drops
 
 REPO = Path(__file__).resolve().parents[4]
 TRANSCRIPTS = REPO / "examples" / "transcripts"

@@ -12,8 +12,8 @@ from bashgym_pipelines_from_external.pipeline import FromExternalPipeline
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 
-from bashgym.designer import generate, seed_frame
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import generate, seed_frame
+from bashgym_runners_datadesigner import read_drops
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("instruction-response")

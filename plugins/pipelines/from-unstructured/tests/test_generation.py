@@ -13,8 +13,8 @@ from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 
 from bashgym.contracts import InputError
-from bashgym.designer import generate, seed_frame
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import generate, seed_frame
+from bashgym_runners_datadesigner import read_drops
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("groundedness")

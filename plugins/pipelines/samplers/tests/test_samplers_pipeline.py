@@ -10,7 +10,7 @@ from bashgym_pipelines_samplers.pipeline import SamplersOptions, SamplersPipelin
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
-from bashgym.designer import generate, seed_frame
+from bashgym_runners_datadesigner import generate, seed_frame
 from bashgym.settings import Settings
 
 

@@ -13,8 +13,8 @@ from bashgym_pipelines_tool_use_sft.pipeline import ToolUseSftPipeline
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 
-from bashgym.designer import generate
-from bashgym.drops import read_drops
+from bashgym_runners_datadesigner import generate
+from bashgym_runners_datadesigner import read_drops
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("tool-use")

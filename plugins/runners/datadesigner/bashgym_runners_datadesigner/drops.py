@@ -1,4 +1,4 @@
-"""The record of rows dropped inside DataDesigner, so the engine can count them by reason.
+"""The record of rows dropped inside DataDesigner, so the runner can count them by reason.
 
 DataDesigner processors (such as the `bashgym-filter` processor of the judges-filter plugin)
 run inside `create()`, where BashGym's RunContext is out of reach. They report each row they
@@ -13,20 +13,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bashgym.records import DroppedRow
 from bashgym.text import plain
 
 DROPS_DIR = "bashgym-drops"
-
-
-@dataclass(frozen=True)
-class DroppedRow:
-    by: str  # who dropped it, e.g. "filter quality-thresholds"
-    reason: str
-    row: dict[str, Any]
 
 
 def record_drops(

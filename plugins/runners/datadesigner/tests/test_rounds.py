@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from bashgym.designer import failure_reason, task_failures
-from bashgym.generation import next_round_size
+from bashgym_runners_datadesigner import failure_reason, task_failures
+from bashgym_runners_datadesigner.rounds import next_round_size
 from bashgym_testing.server import Reply
 
 # A pipeline plugin file, loaded with --plugin: one structured column per seed row.

@@ -1,8 +1,8 @@
-"""The pipeline step of a run: DataDesigner generation in rounds, with every row accounted for.
+"""A pipeline's DataDesigner generation in rounds, with every row accounted for.
 
 DataDesigner drops a row silently when a model answer never parses, and processors (filters)
 drop rows inside `create()`. Here each round's shortfall is put into `RunContext.drop` by
-column and reason (from DataDesigner's per-task traces and the `bashgym.drops` record), and any
+column and reason (from DataDesigner's per-task traces and the `drops` record), and any
 remainder without a recorded reason is counted as such, never hidden. With `top_up`, rounds
 continue until `num_records` rows have passed the filters and judges (or `max_rounds`, or a
 round that keeps nothing), each round sized by the pass rate seen so far. Each round is its own
@@ -18,16 +18,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import InputError, RunContext
-from bashgym.drops import DroppedRow
 from bashgym.events import RowsGenerated, UsageCharged
-from bashgym.records import Usage
+from bashgym.records import DroppedRow, Usage
 from bashgym.text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
     from data_designer.config import DataDesignerConfigBuilder
 
-    from bashgym.runspec import ResolvedRun, Step
+    from bashgym.runspec import RunSpec, Step
 
 DEFAULT_NUM_RECORDS = 10
 MAX_ROUND_FACTOR = 10  # a top-up round asks for at most 10x the rows still missing
@@ -116,7 +115,7 @@ def assemble(
     one InputError naming it."""
     import data_designer.config as dd
 
-    from bashgym.designer import seed_frame
+    from bashgym_runners_datadesigner.designer import seed_frame
 
     builder = _call(f"pipeline {pipeline.name!r}", pipeline.obj.build, pipeline.options, run, seed)
     origins = {c.name: "pipeline" for c in builder.get_column_configs()}
@@ -140,7 +139,8 @@ def _call(who: str, fn: Any, *args: Any) -> Any:
 
 def run_pipeline(
     step: Step,
-    resolved: ResolvedRun,
+    judges: list[Step],
+    spec: RunSpec,
     run: RunContext,
     seed: pd.DataFrame | None,
     *,
@@ -150,11 +150,10 @@ def run_pipeline(
     """Build, generate, finalize and judge in rounds; see the module docstring."""
     import pandas as pd
 
-    from bashgym.designer import generate
+    from bashgym_runners_datadesigner.designer import generate
 
     assert run.models is not None  # execute() opens the session for the whole run
     target = requested_records(step, seed)
-    spec = resolved.spec
     outcome = PipelineOutcome(dataset=pd.DataFrame())
     kept_frames: list[pd.DataFrame] = []
     kept = asked = 0
@@ -164,7 +163,7 @@ def run_pipeline(
         # Each round is built from the seed rows it starts at, whether the pipeline attaches
         # the seed itself or leaves it to the engine.
         round_seed = _rotated(seed, asked) if seed is not None and len(seed) else seed
-        builder, _ = assemble(step, resolved.judges, run, round_seed)
+        builder, _ = assemble(step, judges, run, round_seed)
         outcome.builder = builder
         gen = generate(
             builder,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bashgym.drops import DroppedRow
+from bashgym.records import DroppedRow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -254,7 +254,7 @@ def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation 
     that must fail the run with its message, not pass as a run that dropped every row."""
     import pandas as pd
 
-    from bashgym.drops import read_drops
+    from bashgym_runners_datadesigner.drops import read_drops
 
     built = designer.last_builder
     if built is None:
@@ -318,7 +318,7 @@ def generate(
     import pyarrow.parquet as pq
     from data_designer.interface.errors import DataDesignerGenerationError
 
-    from bashgym.drops import read_drops
+    from bashgym_runners_datadesigner.drops import read_drops
 
     dataset_dir = run_dir / "datadesigner" / dataset_name
     resumed = 0
