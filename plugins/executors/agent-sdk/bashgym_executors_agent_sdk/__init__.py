@@ -1,1 +1,0 @@
-"""Executor agent-sdk: Claude Code through claude-agent-sdk (its wheel bundles the CLI)."""

@@ -1,1 +1,0 @@
-"""Executor claude-cli: headless claude -p with stream-json, mapped to a normalized Trace."""

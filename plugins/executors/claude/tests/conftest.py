@@ -1,0 +1,87 @@
+"""Fixtures: the real `claude` binary against the scripted Anthropic server, in a git repo."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bashgym import procs
+from bashgym.contracts import EnvironmentSession, RunContext, TaskContext
+from bashgym.events import Event, EventBus
+from bashgym.models import ModelSession
+from bashgym.settings import ModelAlias, Settings
+from bashgym.workspace import Workspace
+
+KEY_ENV = "BASHGYM_TEST_ANTHROPIC_KEY"
+KEY = "sk-test-scripted"
+
+
+class PlainSession(EnvironmentSession):
+    """Commands run as plain children in the workspace (the `local` environment's contract,
+    without its limits): what these tests need to drive an executor."""
+
+    name = "plain"
+
+    async def run(self, command: str, *, timeout: float | None = None) -> procs.Completed:
+        return await procs.run(["bash", "-c", command], cwd=self.workspace.root, timeout=timeout)
+
+    def argv(self, argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        return list(argv), dict(os.environ)
+
+
+class Harness:
+    """One task's context: a git repo workspace, settings with a `claude` alias, events."""
+
+    def __init__(self, root: Path, server: Any) -> None:
+        self.root, self.server = root, server
+        self.workspace = root / "repo"
+        self.workspace.mkdir()
+        subprocess.run(["git", "init", "-q", str(self.workspace)], check=True)
+        (self.workspace / "README.md").write_text("# demo\n")
+        self.events: list[Event] = []
+        self.config_dir = root / "claude-config"
+        self.key = KEY
+
+    def settings(self, **alias: Any) -> Settings:
+        fields = {
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "endpoint": self.server.anthropic_base_url,
+            "api_key_env": KEY_ENV,
+            "params": {"max_retries": 0},
+            **alias,
+        }
+        return Settings(models={"claude": ModelAlias(**fields)})
+
+    def context(
+        self, *, timeout: float | None = None, settings: Settings | None = None
+    ) -> TaskContext:
+        settings = settings or self.settings()
+        bus = EventBus()
+        bus.subscribe(self.events.append)
+        run = RunContext(self.root / "run", settings, models=ModelSession(settings), bus=bus)
+        return TaskContext(
+            run=run,
+            env=PlainSession(Workspace(self.workspace)),
+            deadline=time.monotonic() + timeout if timeout else None,
+            task_id="t1",
+        )
+
+    def options(self, executor: Any, **fields: Any) -> Any:
+        return executor.Options(config_dir=str(self.config_dir), **fields)
+
+
+@pytest.fixture
+def harness(
+    tmp_path: Path, model_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Harness]:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    yield Harness(tmp_path, model_server)
