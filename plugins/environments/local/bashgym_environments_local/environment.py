@@ -1,0 +1,106 @@
+"""Environment `local`: a command in a `bash` child of BashGym, with every limit this machine
+allows and namespaces where `unshare` works. See the package docstring for what it holds."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from bashgym.contracts import Environment, InputError
+from bashgym_environments_local.namespaces import NET, PID, try_unshare, unshare_prefix
+from bashgym_environments_local.options import LocalOptions
+from bashgym_environments_local.session import SandboxSession, bash_path, workspace_folder
+
+
+class LocalSession(SandboxSession):
+    name = "local"
+
+    def __init__(self, workspace: Path, options: LocalOptions) -> None:
+        folder = workspace_folder(workspace)
+        self.flags, notes = _namespaces(options.network)  # may refuse: before anything is made
+        self.tmpdir = tempfile.mkdtemp(prefix="bashgym-tmp-")
+        try:
+            super().__init__(folder, options, tmpdir=self.tmpdir)
+        except BaseException:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            raise
+        self.notes += notes
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        if not self.flags:
+            return argv
+        if PID[0] in self.flags:  # bash as the namespace's init, waiting for the program, so a
+            # program killed by a signal ends as 128+N (unshare cannot re-raise SIGKILL itself)
+            argv = [bash_path(), "-c", '"$@"; exit $?', "bashgym-init", *argv]
+        return [*unshare_prefix(self.flags), *argv]
+
+    def describe(self) -> list[str]:
+        net = "cut (own network namespace: loopback only)" if NET[0] in self.flags else "ON"
+        pid = (
+            "own PID namespace: other processes are invisible; what a command leaves running "
+            "stops when it ends"
+            if PID[0] in self.flags
+            else "shared with the host: a command sees every process, can read the environment "
+            "of those of its user (/proc/PID/environ), and may leave processes running"
+        )
+        return [
+            f"network: {net}",
+            f"processes: {pid}",
+            "files: writes outside the workspace are NOT contained (the command runs as "
+            "BashGym's user); the workspace file operations refuse paths that leave it",
+            *super().describe(),
+        ]
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            await asyncio.to_thread(shutil.rmtree, self.tmpdir, True)
+
+
+def _namespaces(network: bool | None) -> tuple[tuple[str, ...], list[str]]:
+    """The `unshare` flags this machine allows for these options, and what it could not do."""
+    flags: tuple[str, ...] = ()
+    notes: list[str] = []
+    if network is not True:
+        why = try_unshare(NET)
+        if why is None:
+            flags += NET
+        elif network is False:
+            raise InputError(
+                f"local cannot cut the network here ({why}); set network=true, or use bubblewrap"
+            )
+        else:
+            notes.append(f"network: NOT cut ({why})")
+    why = try_unshare(PID) or try_unshare(flags + PID)
+    if why is None:
+        flags += PID
+    else:
+        notes.append(f"processes: no PID namespace ({why})")
+    return flags, notes
+
+
+class LocalEnvironment(Environment[LocalOptions]):
+    """Commands in a bash child: timeout, rlimits, a cgroup, a scrubbed environment, and no
+    network or other processes in sight where `unshare` works; files outside the workspace are
+    not protected."""
+
+    def available(self) -> str | None:
+        if not sys.platform.startswith("linux"):
+            return "local needs Linux (process groups with a death signal, /proc)"
+        if shutil.which("bash") is None:
+            return "bash is not installed"
+        return None
+
+    @asynccontextmanager
+    async def open(self, workspace: Path, options: LocalOptions) -> AsyncIterator[LocalSession]:
+        session = LocalSession(workspace, options)
+        try:
+            yield session
+        finally:
+            await session.aclose()
