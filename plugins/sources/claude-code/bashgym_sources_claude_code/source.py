@@ -9,12 +9,20 @@ the slug cannot match the cwd) and `since` on the file's mtime (a file last writ
 
 Layout (shared/reference/claude-code.md): `<projects>/<slug>/<session>.jsonl`, subagents in
 `<slug>/<session>/subagents/agent-<id>.jsonl` with `agent-<id>.meta.json` (agentType,
-description, toolUseId, spawnDepth). Older Claude Code versions wrote subagents as
-`<slug>/agent-<id>.jsonl` beside the sessions; those are attached by their `sessionId`. A
+description, toolUseId, spawnDepth), and the agents of a Workflow run in
+`<slug>/<session>/subagents/workflows/<runId>/agent-<id>.jsonl`. Claude Code 2.0.x wrote
+subagents as `<slug>/agent-<id>.jsonl` beside the sessions; those are attached by their
+`sessionId`; 1.x wrote them into the session file itself (transcript.py splits them out). A
 subagent is never a top-level trace: it sits in its parent's `subagents`, nested under the
-subagent whose tool call spawned it when that is known (`toolUseId`), with
-`provenance.parent_session_id` and its agent type and description in `provenance.extra`.
-`<session>/tool-results/` (large tool outputs kept aside) is not a transcript and is skipped.
+subagent whose tool call spawned it when that is known, with `provenance.parent_session_id`,
+its agent type and description and the spawning call (`tool_use_id`) in `provenance.extra`.
+The spawning call is the meta file's `toolUseId`, else the call whose result named the agent
+(`toolUseResult.agentId`) or the workflow run (`runId`), else the Task/Agent call whose prompt
+is the subagent's first message. `<session>/tool-results/` (large tool outputs kept aside) is
+not a transcript and is skipped.
+
+A file that is not a transcript at all (a CSV, another tool's JSON) is one clear error when it
+was named on its own (exit 2), and one counted, noted file in a folder, never an error per line.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
-from bashgym_sources_claude_code.transcript import parse_file
+from bashgym_sources_claude_code.transcript import looks_like_transcript, parse_file
 
 log = logging.getLogger(__name__)
 
@@ -185,13 +193,13 @@ class BadLines:
         self.run.count("source.bad_lines")
         log.warning("claude-code: %s:%d: %s", file, line, reason)
         if self.count <= self.max_notes:
-            self.run.notes.append(f"claude-code: {file}:{line}: {reason}")
+            self.run.note(f"claude-code: {file}:{line}: {reason}")
         else:
             self.left_out += 1
 
     def close(self) -> None:
         if self.left_out:
-            self.run.notes.append(
+            self.run.note(
                 f"claude-code: {self.left_out} more bad lines not listed "
                 f"({self.count} in all, see the log)"
             )
@@ -234,6 +242,11 @@ class ClaudeCodeSource(Source):
             raise ClaudeCodeInputError(f"claude-code source: {str(root)!r} does not exist")
         if root.is_dir() and (root / "projects").is_dir() and not _session_files(root):
             root = root / "projects"  # given ~/.claude itself
+        if root.is_file() and not looks_like_transcript(root):
+            raise ClaudeCodeInputError(
+                f"claude-code source: {str(root)!r} is not a Claude Code transcript (JSONL "
+                "lines of type user, assistant, ...)"
+            )
         return self._traces(root, options, run)
 
     def _traces(self, root: Path, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Trace]:
@@ -249,6 +262,11 @@ class ClaudeCodeSource(Source):
                         run.count("source.filtered.since")
                         legacy.pop(path.stem, None)  # a session's id is its file name
                         continue
+                    if not looks_like_transcript(path):
+                        run.count("source.not_transcripts")
+                        run.note(f"claude-code: {path}: not a Claude Code transcript, skipped")
+                        legacy.pop(path.stem, None)
+                        continue
                     trace = parse_file(path, bad)
                     run.count("source.files")
                     if trace is None:
@@ -261,6 +279,7 @@ class ClaudeCodeSource(Source):
                         continue
                     if options.subagents:
                         self._attach(trace, path, mine, bad)
+                    _count_left_out(trace, run)
                     run.count("source.traces")
                     run.count("source.subagents", _count_subagents(trace))
                     yield trace
@@ -314,7 +333,9 @@ class ClaudeCodeSource(Source):
 
     def _attach(self, trace: Trace, path: Path, legacy: list[Path], bad: BadLines) -> None:
         folder = path.with_suffix("") / "subagents"
-        agent_files = sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+        agent_files = sorted(folder.rglob("agent-*.jsonl")) if folder.is_dir() else []
+        spawned_agents = trace.extra.get("spawned_agents") or {}
+        spawned_runs = trace.extra.get("spawned_runs") or {}
         children: list[Trace] = []
         for agent_path in [*agent_files, *legacy]:
             child = parse_file(agent_path, bad)
@@ -333,6 +354,13 @@ class ClaudeCodeSource(Source):
             ):
                 if key in meta:
                     prov.extra[name] = meta[key]
+            run_dir = agent_path.parent
+            if run_dir.parent.name == "workflows" and run_dir.parent.parent == folder:
+                prov.extra["workflow_run"] = run_dir.name
+                if "tool_use_id" not in prov.extra and run_dir.name in spawned_runs:
+                    prov.extra["tool_use_id"] = spawned_runs[run_dir.name]
+            if "tool_use_id" not in prov.extra and agent_id in spawned_agents:
+                prov.extra["tool_use_id"] = spawned_agents[agent_id]
             if "tool_use_id" not in prov.extra:
                 spawned_by = _spawning_call(trace, child)
                 if spawned_by is not None:
@@ -351,6 +379,19 @@ class ClaudeCodeSource(Source):
             (
                 owner.subagents if owner is not None and owner is not child else trace.subagents
             ).append(child)
+
+
+def _count_left_out(trace: Trace, run: RunContext) -> None:
+    """What the trace's files held that is not among its messages, counted by reason and kind
+    (transcript.py records it per file in `extra.left_out`), and attachments by kind."""
+    for current in [trace, *trace.subagents]:
+        for reason, counts in (current.extra.get("left_out") or {}).items():
+            for kind, n in counts.items():
+                run.count(f"source.left_out.{reason}.{kind}", n)
+        for kind, n in (current.extra.get("attachments") or {}).items():
+            run.count(f"source.attachments.{kind}", n)
+        for sub in current.subagents:
+            _count_left_out(sub, run)
 
 
 def _spawning_call(parent: Trace, child: Trace) -> str | None:

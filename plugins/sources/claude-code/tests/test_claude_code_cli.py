@@ -49,3 +49,15 @@ def test_cli_bad_path_is_one_line_and_exit_2(bashgym_cli, bashgym_env):
     )
     assert result.exit_code == 2
     assert "'/nope/none' does not exist" in result.output
+
+
+def test_cli_csv_input_is_one_line_and_exit_2(bashgym_cli, bashgym_env):
+    csv = bashgym_env.root / "data.csv"
+    csv.write_text("prompt,response\n" + "".join(f"q{i},a{i}\n" for i in range(300)))
+    result = bashgym_cli(
+        "run", "--source", "claude-code", "--set", f"source.path={csv}", "--sink", "parquet"
+    )
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())  # the console wraps long lines
+    assert "data.csv' is not a Claude Code transcript" in said
+    assert said.count("data.csv") == 1  # one message, not one per CSV row
