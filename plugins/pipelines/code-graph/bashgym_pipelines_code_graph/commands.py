@@ -1,0 +1,153 @@
+"""`bashgym graph stats PATH` and `bashgym graph inspect FILE -n 10`.
+
+Both read what a run wrote — the triplets Parquet (a file, or a folder of shards) and, when it
+sits in a run directory, run.json — so they work on a copied dataset as well as on a run dir.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from bashgym.contracts import InputError
+
+app = typer.Typer(
+    help="Look at code-graph triplets: counts per type, and rows.", no_args_is_help=True
+)
+
+
+def locate(path: Path) -> tuple[Path, Path | None]:
+    """(the Parquet to read, the run.json beside it if any) for a file, shard folder or run dir."""
+    if not path.exists():
+        raise InputError(f"{str(path)!r} does not exist")
+    run_json = None
+    for folder in (path, path.parent, path.parent.parent):
+        if (folder / "run.json").is_file():
+            run_json = folder / "run.json"
+            break
+    if path.is_dir() and (path / "data.parquet").is_file():
+        return path / "data.parquet", run_json
+    if path.is_dir() and not list(path.glob("*.parquet")):
+        raise InputError(f"{str(path)!r} holds no Parquet file (data.parquet or shards)")
+    return path, run_json
+
+
+def load(path: Path) -> Any:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pandas()
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{str(path)!r} is not a readable Parquet dataset: {exc}") from None
+
+
+def stats(path: Path) -> dict[str, Any]:
+    """Pairs by type and repository from the data; graph, Q&A and cost figures from run.json."""
+    data_path, run_json = locate(path)
+    frame = load(data_path)
+    if "pair_type" not in frame.columns:
+        raise InputError(f"{str(data_path)!r} has no pair_type column: not code-graph triplets")
+    out: dict[str, Any] = {
+        "data": str(data_path),
+        "pairs": len(frame),
+        "pairs_by_type": {k: int(v) for k, v in frame["pair_type"].value_counts().items()},
+        "pairs_by_repo": {k: int(v) for k, v in frame["source_repo"].value_counts().items()},
+    }
+    if run_json is None:
+        return out
+    summary = json.loads(run_json.read_text())
+    counts = summary.get("counts", {})
+    dropped = counts.get("dropped", {})
+    out["repos"] = counts.get("graph.repos", 0)
+    out["nodes"] = counts.get("graph.nodes", 0)
+    out["edges"] = {
+        k.removeprefix("graph.edges."): v for k, v in counts.items() if k.startswith("graph.edges.")
+    }
+    out["files"] = {
+        k: counts.get(f"graph.{k}", 0) for k in ("files", "files_failed", "files_skipped")
+    }
+    out["qa"] = {
+        "accepted": counts.get("qa.accepted", 0),
+        "rejected": sum(n for reason, n in dropped.items() if "code-qa" in reason),
+        "skipped_budget": counts.get("qa.skipped_budget", 0),
+    }
+    usage = summary.get("usage", {})
+    out["tokens"] = {"input": usage.get("input_tokens", 0), "output": usage.get("output_tokens", 0)}
+    out["cost_usd"] = summary.get("cost_usd", 0.0)
+    if summary.get("cost_unknown_for"):
+        out["cost_unknown_for"] = summary["cost_unknown_for"]
+    return out
+
+
+def _lines(data: dict[str, Any]) -> list[str]:
+    lines = [f"{data['pairs']} pairs in {data['data']}"]
+    for title, key in (("by type", "pairs_by_type"), ("by repository", "pairs_by_repo")):
+        lines.append(f"  {title}:")
+        lines += [f"    {k:<14} {v:>9}" for k, v in data[key].items()]
+    if "nodes" in data:
+        lines.append(f"graph: {data['repos']} repositories, {data['nodes']} nodes")
+        lines += [f"    {k:<14} {v:>9}" for k, v in data["edges"].items()]
+        files = data["files"]
+        lines.append(
+            f"files: {files['files']} parsed, {files['files_failed']} failed, "
+            f"{files['files_skipped']} skipped"
+        )
+        qa = data["qa"]
+        lines.append(
+            f"Q&A: {qa['accepted']} accepted, {qa['rejected']} rejected, "
+            f"{qa['skipped_budget']} not asked (budget)"
+        )
+        tokens = data["tokens"]
+        cost = f"${data['cost_usd']:.4f}"
+        if data.get("cost_unknown_for"):
+            cost += f" (no price for {', '.join(data['cost_unknown_for'])})"
+        lines.append(f"tokens: {tokens['input']} in, {tokens['output']} out; cost {cost}")
+    return lines
+
+
+def _short(text: Any, width: int) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+@app.command("stats")
+def stats_command(
+    path: Annotated[Path, typer.Argument(help="A run dir, a triplets Parquet file or shards.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
+) -> None:
+    """Pairs by type and repository; with a run dir: nodes, edges, Q&A, tokens and cost."""
+    data = stats(path)
+    typer.echo(json.dumps(data, indent=2) if as_json else "\n".join(_lines(data)))
+
+
+@app.command("inspect")
+def inspect_command(
+    path: Annotated[Path, typer.Argument(help="A triplets Parquet file (or run dir/shards).")],
+    n: Annotated[int, typer.Option("-n", "--rows", min=1, help="Rows to show.")] = 10,
+    pair_type: Annotated[
+        str | None, typer.Option("--type", help="Only rows of this pair_type.")
+    ] = None,
+    width: Annotated[int, typer.Option(help="Characters shown per text.")] = 100,
+) -> None:
+    """The first rows: type, weight, repository, ids, and the start of each text."""
+    data_path, _ = locate(path)
+    frame = load(data_path)
+    if pair_type is not None:
+        frame = frame[frame["pair_type"] == pair_type]
+    shown = frame.head(n)
+    typer.echo(f"{len(shown)} of {len(frame)} rows of {data_path}")
+    for i, row in enumerate(shown.to_dict(orient="records")):
+        typer.echo(
+            f"[{i}] {row['pair_type']}  weight={row['weight']:g}  repo={row['source_repo']}  "
+            f"{row.get('anchor_id') or '(question)'} -> {row.get('positive_id')} "
+            f"(negative {row.get('negative_id')})"
+        )
+        for column in ("anchor", "positive", "negative"):
+            typer.echo(f"    {column:<8} {_short(row[column], width)}")
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="graph")

@@ -1,0 +1,263 @@
+"""code-graph-pairs: graph rows → embedding triplets (structural pairs, then judged Q&A pairs).
+
+How the work is split between DataDesigner and `finalize`, and why:
+- **Structural pairs come from `finalize`**, computed from the graph that `build` read from the
+  seed rows. They are a pure function of the graph and the seed: no model, nothing to retry,
+  and hundreds of thousands of them for a large repository. Sending them through DataDesigner
+  as rows would cost its ~1 ms of CPU per row for nothing, and worse, tie them to rows a
+  failed model call can drop (DataDesigner drops a whole row when one of its LLM cells fails):
+  a flaky answer must never take graph edges with it.
+- **The Q&A stage is DataDesigner columns** through model aliases: `qa_gate` (the cost gate,
+  below), `question` and `answer` (structured: text plus the node ids named and cited),
+  `qa_check` (a custom column: every id must exist in the graph — checked in code, before a
+  judge is paid), `relevance` (the `code-qa` rubric through llm-rubric, skipped for rows the
+  check already failed) and the `code-graph-qa` filter, which drops rejected rows with their
+  reason (dropped.jsonl, run.json). Retries, concurrency, resume from finished batches and
+  usage accounting are DataDesigner's and the runner's, as for every other pipeline.
+- The runner asks DataDesigner for one row per seed row (one per graph node), so the seed
+  `build` attaches has exactly that many rows: the questions' rows, spread evenly among them,
+  and placeholders that skip every model column. With `qa=false` the config is that seed plus
+  one constant column: DataDesigner runs, no model is configured or called.
+- The budget (`budget_usd`, `budget_tokens`): `qa_gate` is a full-column custom column that
+  runs as each batch starts, reads the tokens DataDesigner's model facades have counted so
+  far, prices them with litellm's list, and once the budget is reached marks the batch's
+  questions `budget` instead of `ask`; their model columns are skipped and finalize counts
+  them (`qa.skipped_budget`). Questions already in flight finish: the overshoot is at most
+  the batches DataDesigner works on at once (`designer.max_concurrent_row_groups`), and
+  spreading the questions over the seed keeps few of them in one batch.
+- `finalize` gets only DataDesigner's rows, not the seed, so `build` leaves the graphs it read
+  in a memo keyed by the run directory; the runner always calls `build` before `finalize` in
+  the same process (a kernel change that hands `finalize` the seed would remove the memo).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bashgym.contracts import InputError, Pipeline, RunContext
+from bashgym_pipelines_code_graph.model import GRAPH_COLUMNS, graphs_from_rows
+from bashgym_pipelines_code_graph.options import CodeGraphPairsOptions
+from bashgym_pipelines_code_graph.qa import (
+    ANSWER,
+    ANSWER_PROMPT,
+    ASK,
+    BUDGET,
+    CATEGORY_GUIDE,
+    CHECK,
+    GATE,
+    JUDGE,
+    NONE,
+    PROBLEMS,
+    QUESTION,
+    QUESTION_PROMPT,
+    RUBRIC,
+    Answer,
+    Question,
+    Spend,
+    check_citations,
+    context,
+    judge_prompt,
+    select,
+)
+from bashgym_pipelines_code_graph.triplets import NAME, GraphMemo, to_triplets
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+FILTER = "code-graph-qa"
+REQUIRED = ("repo", "node_id", "kind", "file", "source")
+SEED_COLUMNS = ("node_id", "source_repo", "qa_category", "qa_guide", "qa_context")
+
+
+def check_seed(seed: pd.DataFrame | None) -> pd.DataFrame:
+    if seed is None:
+        raise InputError(f"{NAME} needs graph rows: add -s code-repo --set source.path=REPO")
+    missing = [c for c in REQUIRED if c not in seed.columns]
+    if missing:
+        raise InputError(
+            f"{NAME}: the seed rows are not graph rows (missing {missing}; graph rows have "
+            f"{list(GRAPH_COLUMNS)}): use -s code-repo"
+        )
+    return seed
+
+
+def qa_seed(rows: int, slots: list[tuple[str, str, str, str]]) -> pd.DataFrame:
+    """`rows` seed rows: the question slots (node, repo, category, context) spread evenly,
+    placeholders between them."""
+    import pandas as pd
+
+    table: dict[str, list[str]] = {c: [""] * rows for c in SEED_COLUMNS}
+    for i, (node, repo, category, text) in enumerate(slots):
+        at = i * rows // len(slots)
+        guide = CATEGORY_GUIDE.get(category, category)
+        for column, value in zip(SEED_COLUMNS, (node, repo, category, guide, text), strict=True):
+            table[column][at] = value
+    return pd.DataFrame(table)
+
+
+def gate_column(options: CodeGraphPairsOptions, spend: Spend) -> Any:
+    """`qa_gate`: ask / budget for question rows, none for placeholders (see module doc)."""
+    import data_designer.config as dd
+
+    aliases = list(dict.fromkeys([options.model, options.judge_model]))
+
+    @dd.custom_column_generator(required_columns=["qa_category"], model_aliases=aliases)
+    def qa_gate(df: Any, generator_params: Any, models: Any) -> Any:
+        tokens, dollars = spend(models)
+        spent = (options.budget_tokens is not None and tokens >= options.budget_tokens) or (
+            options.budget_usd is not None and dollars >= options.budget_usd
+        )
+        slot = df["qa_category"].astype(str) != ""
+        df[GATE] = [(BUDGET if spent else ASK) if s else NONE for s in slot]
+        return df
+
+    return dd.CustomColumnConfig(
+        name=GATE, generator_function=qa_gate, generation_strategy="full_column"
+    )
+
+
+def check_column(known: dict[str, set[str]]) -> Any:
+    import data_designer.config as dd
+
+    @dd.custom_column_generator(required_columns=[QUESTION, ANSWER, "source_repo"])
+    def qa_check(row: dict[str, Any]) -> dict[str, Any]:
+        row[CHECK] = check_citations(row, known)
+        return row
+
+    return dd.CustomColumnConfig(name=CHECK, generator_function=qa_check)
+
+
+def keep_rules(options: CodeGraphPairsOptions) -> list[Any]:
+    """Drop a question row whose citations fail, then one the judge scores too low; every
+    other row (placeholders, budget-skipped) passes."""
+    from bashgym_judges_filter import FilterRule
+    from bashgym_judges_llm_rubric import resolve_thresholds
+
+    guard = f'{GATE} != "{ASK}"'
+    rules = [
+        FilterRule(
+            keep=f'{{{{ {guard} or ((({CHECK} or {{}})["problem"]) or "") != "{code}" }}}}',
+            reason=f"code-qa: {text}",
+        )
+        for code, text in PROBLEMS.items()
+    ]
+    if options.drop_below:
+        for name, value in resolve_thresholds(RUBRIC, options.thresholds).items():
+            score = f'(((({JUDGE} or {{}})["{name}"] or {{}})["score"] or 0) | int)'
+            rules.append(
+                FilterRule(
+                    keep=f"{{{{ {guard} or {score} >= {value} }}}}",
+                    reason=f"{RUBRIC.name}: {name} below {value}",
+                )
+            )
+    return rules
+
+
+class CodeGraphPairsPipeline(Pipeline):
+    """Graph rows → (anchor, positive, hard negative) triplets: structural and judged Q&A."""
+
+    Options = CodeGraphPairsOptions
+    output_format = "triplets"
+    needs_seed = True
+
+    def __init__(self) -> None:
+        self._memos: dict[str, GraphMemo] = {}
+
+    def memo(self, run: RunContext, seed: pd.DataFrame) -> GraphMemo:
+        key = str(run.run_dir)
+        graphs = graphs_from_rows(seed.to_dict(orient="records"))
+        old = self._memos.get(key)
+        memo = GraphMemo(graphs, run.seed)
+        if old is not None and set(old.graphs) == set(graphs):  # a later round of the run
+            memo.structural_done, memo.qa_done = old.structural_done, old.qa_done
+        self._memos[key] = memo
+        return memo
+
+    def build(
+        self, options: CodeGraphPairsOptions, run: RunContext, seed: pd.DataFrame | None
+    ) -> Any:
+        import data_designer.config as dd
+
+        frame = check_seed(seed)
+        memo = self.memo(run, frame)
+        slots = []
+        if options.qa and not memo.qa_done:
+            for repo, graph in memo.graphs.items():
+                for node, category in select(
+                    graph, run.seed, options.questions_per_repo, options.categories
+                ):
+                    slots.append((node, repo, category, context(graph, node)))
+        rows = qa_seed(len(frame), slots)
+        if not options.qa:
+            builder = dd.DataDesignerConfigBuilder()
+            builder.with_seed_dataset(
+                dd.DataFrameSeedSource(df=rows), sampling_strategy=dd.SamplingStrategy.ORDERED
+            )
+            builder.add_column(dd.ExpressionColumnConfig(name=GATE, expr=NONE))
+            return builder
+        return self.qa_builder(options, run, memo, rows)
+
+    def qa_builder(
+        self, options: CodeGraphPairsOptions, run: RunContext, memo: GraphMemo, rows: Any
+    ) -> Any:
+        import data_designer.config as dd
+        from bashgym_judges_llm_rubric import add_rubric_judge, ensure_model, writer_builder
+
+        from bashgym.models import cost_usd
+
+        builder = writer_builder(run, options)
+        ensure_model(builder, options.judge_model, run)
+        builder.with_seed_dataset(
+            dd.DataFrameSeedSource(df=rows), sampling_strategy=dd.SamplingStrategy.ORDERED
+        )
+        memo.spend = Spend(cost_usd)
+        builder.add_column(gate_column(options, memo.spend))
+        skip = dd.SkipConfig(when=f'{{{{ {GATE} != "{ASK}" }}}}')
+        builder.add_column(
+            dd.LLMStructuredColumnConfig(
+                name=QUESTION, prompt=QUESTION_PROMPT, model_alias=options.model,
+                output_format=Question, skip=skip,
+            )
+        )  # fmt: skip
+        builder.add_column(
+            dd.LLMStructuredColumnConfig(
+                name=ANSWER, prompt=ANSWER_PROMPT, model_alias=options.model,
+                output_format=Answer, skip=skip,
+            )
+        )  # fmt: skip
+        known = {repo: set(graph.nodes) for repo, graph in memo.graphs.items()}
+        builder.add_column(check_column(known))
+        add_rubric_judge(
+            builder,
+            run,
+            column=JUDGE,
+            rubric=RUBRIC,
+            model_alias=options.judge_model,
+            prompt=judge_prompt(),
+            skip=dd.SkipConfig(
+                when=f'{{{{ {GATE} != "{ASK}" or not ((({CHECK} or {{}})["valid"]) or false) }}}}'
+            ),
+            drop_below=False,
+            filter_name=FILTER,
+            keep_rules=keep_rules(options),
+        )
+        return builder
+
+    def finalize(
+        self, dataset: pd.DataFrame, options: CodeGraphPairsOptions, run: RunContext
+    ) -> pd.DataFrame:
+        memo = self._memos.get(str(run.run_dir))
+        if memo is None:
+            raise RuntimeError(f"{NAME}: finalize before build in this run")
+        return to_triplets(dataset, memo, options, run)
+
+    def example_seed(self, options: CodeGraphPairsOptions) -> pd.DataFrame:
+        """This plugin's own source as a graph: real code, always installed with it."""
+        import pandas as pd
+
+        from bashgym_pipelines_code_graph.build import build_graph
+        from bashgym_pipelines_code_graph.model import graph_rows
+
+        built = build_graph("bashgym-pipelines-code-graph", Path(__file__).parent)
+        return pd.DataFrame(graph_rows(built.graph), columns=list(GRAPH_COLUMNS))

@@ -1,0 +1,142 @@
+"""Finished DataDesigner rows + the graph → the output triplets (what `finalize` returns).
+
+Structural pairs come straight from the graph. Each accepted Q&A row (it passed the citation
+check and the relevance judge inside DataDesigner) gives one `qa` triplet per cited node —
+the question as anchor, the node as positive, a hard negative from that node's file that the
+answer did not cite — weighted by the judge's relevance score (5 → 1.0), and one
+`co_relevant` pair per two nodes cited together (weight 0.7): nodes that answer the same
+question belong together. Rejected rows never get here: the filter dropped them, with their
+reason, before finalize.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from bashgym_judges_llm_rubric import scores_of
+
+from bashgym.text import plain
+from bashgym_pipelines_code_graph.model import Graph
+from bashgym_pipelines_code_graph.pairs import NegativeSampler, PairSet, render, structural_pairs
+from bashgym_pipelines_code_graph.qa import ASK, BUDGET, CHECK, GATE, JUDGE, QUESTION, RUBRIC
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bashgym.contracts import RunContext
+    from bashgym_pipelines_code_graph.options import CodeGraphPairsOptions
+
+NAME = "code-graph-pairs"
+CO_RELEVANT_WEIGHT = 0.7
+
+
+@dataclass
+class GraphMemo:
+    """What one run's build() learned, for its finalize(): the graphs, and what was written
+    already (a top-up round must not write the structural pairs or the questions twice)."""
+
+    graphs: dict[str, Graph]
+    seed: int
+    samplers: dict[str, NegativeSampler] = field(default_factory=dict)
+    structural_done: bool = False
+    qa_done: bool = False
+    spend: Any = None
+
+    def sampler(self, repo: str) -> NegativeSampler:
+        if repo not in self.samplers:
+            self.samplers[repo] = NegativeSampler(self.graphs[repo], self.seed)
+        return self.samplers[repo]
+
+
+def structural(memo: GraphMemo, options: CodeGraphPairsOptions, run: RunContext) -> PairSet:
+    out = PairSet()
+    for graph in memo.graphs.values():
+        out.extend(
+            structural_pairs(
+                graph, seed=memo.seed, types=options.pair_types, max_chars=options.max_text_chars
+            )
+        )
+    return out
+
+
+def qa_pairs(
+    row: dict[str, Any], memo: GraphMemo, options: CodeGraphPairsOptions, out: PairSet
+) -> bool:
+    """Add one accepted Q&A row's triplets to `out`; False when the row holds none."""
+    check = plain(row.get(CHECK)) or {}
+    question = (plain(row.get(QUESTION)) or {}).get("question")
+    repo = str(row.get("source_repo"))
+    if not check.get("valid") or not question or repo not in memo.graphs:
+        return False
+    graph, sampler = memo.graphs[repo], memo.sampler(repo)
+    cited = [c for c in check.get("cited") or [] if c in graph.nodes]
+    chosen = set(cited)
+    score = scores_of(row.get(JUDGE), RUBRIC).get("relevance")
+    top = max(RUBRIC.criteria[0].options)
+    weight = round(score / top, 3) if score else 1.0
+
+    def text(ident: str) -> str:
+        return render(graph.nodes[ident], options.max_text_chars)
+
+    def negative(anchor: str, positive: str, key: str) -> str | None:
+        home = graph.nodes[positive].file
+        pools = [sampler.by_file[home], sampler.all_ids]
+        return sampler.pick(anchor, positive, key, pools, accept=lambda n: n.node_id not in chosen)
+
+    def unpaired(kind: str) -> None:
+        reason = f"{kind}: no unconnected node for a hard negative"
+        out.unpaired[reason] = out.unpaired.get(reason, 0) + 1
+
+    for node in cited:
+        neg = negative(node, node, f"qa|{question}|{node}")
+        if neg is None:
+            unpaired("qa")
+            continue
+        out.add(question, text(node), text(neg), "qa", weight, repo, "", node, neg)
+    for a, b in combinations(cited, 2):
+        neg = negative(a, b, f"co|{a}|{b}")
+        if neg is None:
+            unpaired("co_relevant")
+            continue
+        out.add(text(a), text(b), text(neg), "co_relevant", CO_RELEVANT_WEIGHT, repo, a, b, neg)
+    return True
+
+
+def to_triplets(
+    dataset: pd.DataFrame, memo: GraphMemo, options: CodeGraphPairsOptions, run: RunContext
+) -> pd.DataFrame:
+    import pandas as pd
+
+    from bashgym_pipelines_code_graph.pairs import PAIR_COLUMNS
+
+    out = PairSet()
+    if not memo.structural_done:
+        out.extend(structural(memo, options, run))
+        memo.structural_done = True
+    if GATE in dataset.columns:
+        gates = dataset[GATE].astype(str)
+        skipped = int((gates == BUDGET).sum())
+        if skipped:
+            run.count("qa.skipped_budget", skipped)
+            run.note(f"{NAME}: the Q&A budget was reached; {skipped} questions were not asked")
+        for row in dataset[gates == ASK].to_dict(orient="records"):
+            category = str(row.get("qa_category") or "")
+            if qa_pairs(row, memo, options, out):
+                run.count("qa.accepted")
+                run.count(f"qa.accepted.{category}")
+            else:
+                run.drop("code-qa: accepted row without valid citations", by=NAME)
+        memo.qa_done = memo.qa_done or bool((gates == ASK).any() or skipped)
+    spend = memo.spend
+    if spend is not None and spend.unpriced and options.budget_usd is not None:
+        run.note(
+            f"{NAME}: budget_usd cannot count {', '.join(sorted(spend.unpriced))} (no known "
+            "price); set budget_tokens to cap them"
+        )
+    for kind, n in sorted(out.counts().items()):
+        run.count(f"pairs.{kind}", n)
+    for reason, n in sorted(out.unpaired.items()):
+        run.drop(reason, n, by=NAME)
+    return pd.DataFrame(out.columns, columns=list(PAIR_COLUMNS))
