@@ -21,11 +21,19 @@ Mapping (ATIF -> Trace):
 * `user` step -> `user` message; `agent` step -> `assistant` message (`reasoning_content` ->
   `reasoning`, `tool_calls[].arguments` object -> `ToolCall.arguments` JSON text, step `metrics`
   kept verbatim in `Message.extra["metrics"]`); each `observation.results[]` entry -> one `tool`
-  message after it (`source_call_id` -> `tool_call_id`).
+  message after it (`source_call_id` -> `tool_call_id`). A result without `source_call_id`
+  (allowed by the spec; Harbor's terminus-2 writes them) answers the step's next call that no
+  result names, by position, and is written back without one.
+* message content parts: text parts are joined; an image part becomes `[image]` (the part
+  itself is parked, so it is written back as it was).
+* `subagent_trajectory_ref`s stay in their result; `load_atif` / `resolve_subagents` load the
+  files they name as nested subagent traces, which the writer leaves out of `extra.bashgym`.
 * step `timestamp` -> `Message.timestamp`; first/last step timestamps -> `Trace.timing`.
 * `final_metrics` totals (or, where absent, the sums of the step metrics) -> `Trace.usage` and
   `Trace.cost_usd`. ATIF's `prompt_tokens` *includes* cached tokens (spec v1.2), so
   `input_tokens = prompt - cached - cache_creation`, `cache_read_tokens = cached`,
+  (except for Harbor's Claude Code converter, whose prompt_tokens leave cache writes out:
+  there `input_tokens = prompt - cached`; see `_derive_usage`),
   `cache_creation_tokens` from `extra.total_cache_creation_input_tokens` (or the steps'
   `metrics.extra.cache_creation_input_tokens`), `output_tokens = completion`.
 * root `extra` -> `Trace.extra`.
@@ -71,7 +79,15 @@ from bashgym.records import (
     parse_timestamp,
 )
 
-__all__ = ["DEFAULT_SCHEMA_VERSION", "atif_to_trace", "dump_atif", "load_atif", "trace_to_atif"]
+__all__ = [
+    "DEFAULT_SCHEMA_VERSION",
+    "atif_to_trace",
+    "dump_atif",
+    "load_atif",
+    "referenced_files",
+    "resolve_subagents",
+    "trace_to_atif",
+]
 
 DEFAULT_SCHEMA_VERSION = "ATIF-v1.6"
 SOURCE = "atif"  # provenance.source of traces read from ATIF
@@ -80,6 +96,9 @@ BASHGYM = "bashgym"  # reserved key in ATIF extra objects: Trace details with no
 UNKNOWN_AGENT = "unknown"  # agent.name / agent.version are required by ATIF
 CACHE_CREATION_TOTAL = "total_cache_creation_input_tokens"  # in final_metrics.extra
 CACHE_CREATION_STEP = "cache_creation_input_tokens"  # in step metrics.extra
+CACHE_READ_TOTAL = "total_cache_read_input_tokens"  # in final_metrics.extra (Harbor)
+CACHE_READ_STEP = "cache_read_input_tokens"  # in step metrics.extra (Harbor)
+IMAGE_MARKER = "[image]"  # an image content part, in the text of a message (as other sources)
 
 _ROLE_OF = {"system": "system", "user": "user", "agent": "assistant"}
 _SOURCE_OF = {role: source for source, role in _ROLE_OF.items()}
@@ -164,14 +183,86 @@ def trace_to_atif(trace: Trace) -> dict[str, Any]:
     return copy.deepcopy(_write(trace))
 
 
-def load_atif(path: str | Path) -> Trace:
-    """Read an ATIF `trajectory.json`; provenance.source_file is set to `path`."""
+def load_atif(path: str | Path, *, subagents: bool = True) -> Trace:
+    """Read an ATIF `trajectory.json`; provenance.source_file is set to `path`. With
+    `subagents`, each `subagent_trajectory_ref` that names a file beside it becomes a nested
+    subagent trace (`resolve_subagents`)."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"not a valid ATIF document: {path} is not JSON: {exc}") from exc
-    return atif_to_trace(doc, source_file=str(path))
+    trace = atif_to_trace(doc, source_file=str(path))
+    if subagents:
+        resolve_subagents(trace, path)
+    return trace
+
+
+def subagent_refs(trace: Trace) -> list[tuple[Message, dict[str, Any]]]:
+    """(tool message, reference) for every `subagent_trajectory_ref` of the trace's results."""
+    out = []
+    for message in trace.messages:
+        refs = _dict(_stash_of(message.extra).get("keys")).get("subagent_trajectory_ref")
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict):
+                out.append((message, ref))
+    return out
+
+
+def resolve_subagents(
+    trace: Trace, path: str | Path, _seen: frozenset[Path] = frozenset()
+) -> list[str]:
+    """Load the trajectory file each `subagent_trajectory_ref` names (relative to `path`) as a
+    subagent trace under the result that refers to it, and return what could not be loaded.
+
+    Why nested: a delegated trajectory (Harbor's summarization agents, any subagent) is part
+    of the run that delegated it, not a sample of its own. The reference stays in the result,
+    so the writer leaves these subagents out of `extra.bashgym` (the `atif` sink writes each as
+    the file its reference names)."""
+    path = Path(path)
+    seen = _seen | {path.resolve()}
+    problems: list[str] = []
+    for message, ref in subagent_refs(trace):
+        name = ref.get("trajectory_path")
+        if not isinstance(name, str) or not name:
+            problems.append(f"{path}: subagent {ref.get('session_id')!r} names no trajectory_path")
+            continue
+        target = path.parent / name
+        if target.resolve() in seen or not target.is_file():
+            problems.append(f"{path}: subagent trajectory {name} not found beside it")
+            continue
+        try:
+            sub = load_atif(target, subagents=False)
+        except (ValueError, OSError) as exc:
+            problems.append(f"{target}: {exc}")
+            continue
+        problems += resolve_subagents(sub, target, seen)
+        stash = sub.provenance.extra.setdefault(STASH, {})
+        stash["ref"] = {"trajectory_path": name, "session_id": ref.get("session_id")}
+        sub.provenance.parent_session_id = trace.provenance.session_id
+        if message.tool_call_id is not None:
+            sub.provenance.extra["tool_use_id"] = message.tool_call_id
+        trace.subagents.append(sub)
+    return problems
+
+
+def referenced_files(path: str | Path) -> list[Path]:
+    """The files an ATIF document's `subagent_trajectory_ref`s name (whether or not they
+    exist), read without building a Trace: a source uses it to keep them from being samples."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return []
+    out = []
+    for step in doc.get("steps") or [] if isinstance(doc, dict) else []:
+        observation = step.get("observation") if isinstance(step, dict) else None
+        for result in _dict(observation).get("results") or []:
+            for ref in _dict(result).get("subagent_trajectory_ref") or []:
+                name = _dict(ref).get("trajectory_path")
+                if isinstance(name, str) and name:
+                    out.append(path.parent / name)
+    return out
 
 
 def dump_atif(trace: Trace, path: str | Path) -> Path:
@@ -388,6 +479,8 @@ def _text_of(value: Any) -> str:
             parts.append(part)
         elif isinstance(part, dict) and isinstance(part.get("text"), str):
             parts.append(part["text"])
+        elif isinstance(part, dict) and part.get("type") == "image":
+            parts.append(IMAGE_MARKER)  # the bytes stay in the parked original
     return "\n".join(parts)
 
 
@@ -459,8 +552,19 @@ def _derive_usage(final_metrics: Any, steps: list[dict[str, Any]]) -> tuple[Usag
     if not _is_int(creation):
         values = [_dict(m.get("extra")).get(CACHE_CREATION_STEP) for m in metrics]
         creation = sum(v for v in values if _is_int(v))
+    # The spec: prompt_tokens is all input, cached and not, so cache writes are in it and
+    # input = prompt - cached - creation. Harbor's Claude Code converter sets prompt_tokens to
+    # Anthropic's input_tokens + cache reads, leaving cache writes out, and copies Anthropic's
+    # usage into `extra` (cache_read_input_tokens beside cache_creation_input_tokens): there
+    # input = prompt - cached. A prompt smaller than cached + creation is that convention too.
+    anthropic_dump = CACHE_READ_TOTAL in _dict(totals.get("extra")) or any(
+        CACHE_READ_STEP in _dict(m.get("extra")) for m in metrics
+    )
+    uncached = prompt - cached
+    if not anthropic_dump and uncached >= creation:
+        uncached -= creation
     usage = Usage(
-        input_tokens=max(0, prompt - cached - creation),
+        input_tokens=max(0, uncached),
         output_tokens=completion,
         cache_read_tokens=cached,
         cache_creation_tokens=creation,
@@ -661,8 +765,10 @@ def _read_step(
     observation = step.get("observation", _ABSENT)
     results = observation["results"] if isinstance(observation, dict) else []
     own_ids = _own_call_ids(step.get("tool_calls")) if source == "agent" else set()
+    ours_results = _dict(ours.get("results"))
+    paired = _pair_by_position(step.get("tool_calls"), results, ours_results, own_ids)
     tool_messages = [
-        _read_result(result, _dict(_dict(ours.get("results")).get(str(j))), own_ids)
+        _read_result(result, _dict(ours_results.get(str(j))), own_ids, paired.get(j))
         for j, result in enumerate(results)
     ]
     if ours.get("tool_only"):
@@ -764,10 +870,43 @@ def _own_call_ids(calls: Any) -> set[str]:
     return {c["tool_call_id"] for c in calls or [] if isinstance(c, dict)}
 
 
-def _read_result(result: dict[str, Any], ours: dict[str, Any], own_ids: set[str]) -> Message:
+def _pair_by_position(
+    calls: Any, results: list[Any], ours: dict[str, Any], own_ids: set[str]
+) -> dict[int, str]:
+    """Result position -> the call it answers, for results without a `source_call_id`.
+
+    The spec allows leaving it out, and agents without native tool calling write their
+    observations so (Harbor's terminus-2: one result per command, in order): each such result
+    answers the step's next call that no result names, by position. A result BashGym wrote
+    without an id (`unpaired`) stays without one."""
+    if not isinstance(calls, list) or not calls:
+        return {}
+    named = {r.get("source_call_id") for r in results if isinstance(r, dict)}
+    free = [
+        c["tool_call_id"]
+        for c in calls
+        if isinstance(c, dict)
+        and c.get("tool_call_id") in own_ids
+        and c["tool_call_id"] not in named
+    ]
+    out: dict[int, str] = {}
+    for j, result in enumerate(results):
+        if not free:
+            break
+        if result.get("source_call_id") is None and not _dict(ours.get(str(j))).get("unpaired"):
+            out[j] = free.pop(0)
+    return out
+
+
+def _read_result(
+    result: dict[str, Any], ours: dict[str, Any], own_ids: set[str], paired: str | None = None
+) -> Message:
     stash: dict[str, Any] = {}
     raw: dict[str, Any] = {}
+    ours = {k: v for k, v in ours.items() if k != "unpaired"}
     call_id = result.get("source_call_id", _ABSENT)
+    if paired is not None:
+        stash["paired"] = paired  # no source_call_id in the document; paired by position
     if call_id is None or (isinstance(call_id, str) and call_id not in own_ids):
         raw["source_call_id"] = call_id  # null, or an id that is not one of this step's calls
     content = result.get("content", _ABSENT)
@@ -789,7 +928,7 @@ def _read_result(result: dict[str, Any], ours: dict[str, Any], own_ids: set[str]
     fields = {
         "role": "tool",
         "content": _text_of(None if content is _ABSENT else content),
-        "tool_call_id": call_id if isinstance(call_id, str) else None,
+        "tool_call_id": call_id if isinstance(call_id, str) else paired,
     }
     fields.update({k: v for k, v in ours.items() if k != "extra"})
     fields["extra"] = extra
@@ -922,8 +1061,9 @@ def _write(trace: Trace) -> dict[str, Any]:
         ours["timing"] = trace.timing.model_dump(mode="json", exclude_defaults=True)
     if trace.outcome != Outcome():
         ours["outcome"] = trace.outcome.model_dump(mode="json", exclude_defaults=True)
-    if trace.subagents:
-        ours["subagents"] = [_write(sub) for sub in trace.subagents]
+    inline = [sub for sub in trace.subagents if not _stash_of(sub.provenance.extra).get("ref")]
+    if inline:  # subagents read from a subagent_trajectory_ref stay their own files
+        ours["subagents"] = [_write(sub) for sub in inline]
 
     # --- root
     doc: dict[str, Any] = {
@@ -966,6 +1106,16 @@ def _write_step(
         written_results.append(result)
         if left:
             ours.setdefault("results", {})[str(j)] = left
+    if own_ids:  # what the reader would pair by position must be what the trace pairs
+        named = {r.get("source_call_id") for r in written_results}
+        free = [c.id for c in primary.tool_calls if c.id not in named]  # type: ignore[union-attr]
+        for j, (message, result) in enumerate(zip(results, written_results, strict=True)):
+            if result.get("source_call_id") is not None or not free:
+                continue
+            if message.tool_call_id == free[0]:
+                free.pop(0)
+            else:
+                ours.setdefault("results", {}).setdefault(str(j), {})["unpaired"] = True
 
     if primary is None:
         ours = {"tool_only": True, **ours}
@@ -1068,7 +1218,10 @@ def _write_result(message: Message, own_ids: set[str]) -> tuple[dict[str, Any], 
     call_id = message.tool_call_id
     native = call_id is None or call_id in own_ids or raw.get("source_call_id") == call_id
     result: dict[str, Any] = {}
-    if call_id is not None and native:
+    if call_id is not None and call_id == stash.get("paired") and call_id in own_ids:
+        if "source_call_id" in raw:  # paired by position, as read: the document's null
+            result["source_call_id"] = raw["source_call_id"]
+    elif call_id is not None and native:
         result["source_call_id"] = call_id
     elif call_id is None and "source_call_id" in raw and raw["source_call_id"] is None:
         result["source_call_id"] = None

@@ -2,7 +2,10 @@
 
 Rows must carry a Trace (a `trace` column: what trace sources and executors produce); a row
 without one is dropped with that reason, never written half. Files are named after the trace id
-and appear atomically; `manifest.json` lists them.
+and appear atomically; `manifest.json` lists them. A subagent read from a
+`subagent_trajectory_ref` is written as the file that reference names, beside its parent, so
+the reference still resolves; one whose name is taken or leaves the folder is dropped with
+that reason.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import pandas as pd
 from pydantic import Field
 
 from bashgym.contracts import Options, RunContext, Sink, Written
-from bashgym.records import TRACE_COLUMN, trace_from_row
+from bashgym.records import TRACE_COLUMN, Trace, trace_from_row
 from bashgym_formats_atif.convert import trace_to_atif
 
 
@@ -39,10 +42,12 @@ class AtifSink(Sink[AtifSinkOptions]):
             )
             return Written([], 0)
         paths: list[Path] = []
+        nested: list[Path] = []
         used: set[Path] = set()
         for row in dataset.to_dict(orient="records"):
             try:
-                doc = trace_to_atif(trace_from_row(row))
+                trace = trace_from_row(row)
+                doc = trace_to_atif(trace)
             except (ValueError, TypeError) as exc:
                 run.drop(f"not a convertible Trace: {exc}", by="sink atif")
                 continue
@@ -51,10 +56,40 @@ class AtifSink(Sink[AtifSinkOptions]):
             while target in used:  # two traces of one session never overwrite each other
                 target, n = folder / f"{name}-{n}.json", n + 1
             used.add(target)
-            tmp = target.with_name(f".{target.name}.tmp")
-            tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-            tmp.replace(target)
+            _write_json(target, doc)
             paths.append(target)
+            nested += self._referenced(trace, folder, used, run)
         manifest = folder / "manifest.json"
-        manifest.write_text(json.dumps({"files": [p.name for p in paths]}, indent=2) + "\n")
-        return Written([*paths, manifest], len(paths))
+        listing: dict[str, list[str]] = {"files": [p.name for p in paths]}
+        if nested:
+            listing["subagent_files"] = [str(p.relative_to(folder)) for p in nested]
+        manifest.write_text(json.dumps(listing, indent=2) + "\n")
+        return Written([*paths, *nested, manifest], len(paths))
+
+    def _referenced(
+        self, trace: Trace, folder: Path, used: set[Path], run: RunContext
+    ) -> list[Path]:
+        """Subagents that came from a `subagent_trajectory_ref`, written where it points."""
+        out: list[Path] = []
+        for sub in trace.subagents:
+            ref = (sub.provenance.extra.get("atif") or {}).get("ref") or {}
+            name = ref.get("trajectory_path") if isinstance(ref, dict) else None
+            if not isinstance(name, str):
+                continue
+            target = folder / name
+            if target in used or not target.resolve().is_relative_to(folder.resolve()):
+                run.drop(f"subagent trajectory {name} cannot be written beside its parent",
+                         by="sink atif")  # fmt: skip
+                continue
+            used.add(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _write_json(target, trace_to_atif(sub))
+            out.append(target)
+            out += self._referenced(sub, target.parent, used, run)
+        return out
+
+
+def _write_json(target: Path, doc: dict) -> None:
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(target)

@@ -4,6 +4,12 @@ Why it is this thin: the conversion lives in `convert`, shared with the `atif` s
 reading and writing stay lossless inverses. The source only finds the files and keeps
 one bad file from spoiling a folder of good ones: an invalid document is counted, noted with
 the converter's exact message, and skipped.
+
+A trajectory another document names in a `subagent_trajectory_ref` (Harbor's summarization
+agents, delegated subagents) is read as a subagent nested in that document's trace, never as a
+sample of its own: the files are scanned for references first, and the referenced ones are
+skipped at the top level (`source.subagent_files`). A reference to a file that is not there is
+counted (`source.unresolved_subagents`) and noted.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pydantic import Field, field_validator
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.inputs import find_files
 from bashgym.records import Trace
-from bashgym_formats_atif.convert import load_atif
+from bashgym_formats_atif.convert import load_atif, referenced_files, resolve_subagents
 
 
 class AtifOptions(Options):
@@ -57,17 +63,24 @@ class AtifSource(Source):
 
     def _traces(self, paths: list[Path], run: RunContext) -> Iterator[Trace]:
         problems: list[str] = []
+        nested = {ref.resolve() for path in paths for ref in referenced_files(path)}
         for path in paths:
+            if path.resolve() in nested:
+                run.count("source.subagent_files")
+                continue
             try:
-                trace = load_atif(path)
+                trace = load_atif(path, subagents=False)
             except (ValueError, OSError) as exc:  # UnicodeDecodeError is a ValueError
                 problems.append(f"{path}: {exc}")
                 run.count("source.invalid_files")
-                run.notes.append(problems[-1])
+                run.note(problems[-1])
                 continue
+            for problem in resolve_subagents(trace, path):
+                run.count("source.unresolved_subagents")
+                run.note(problem)
             run.count("source.files")
             yield trace
-        if problems and len(problems) == len(paths):
+        if problems and len(problems) == len(paths) - len(nested & {p.resolve() for p in paths}):
             raise AtifInputError(
                 f"atif source: none of {len(paths)} file(s) is a valid ATIF document; "
                 f"first: {problems[0]}"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from bashgym_formats_atif import load_atif
 from bashgym_formats_atif.source import AtifInputError, AtifOptions, AtifSource
 
-from bashgym_formats_atif import load_atif
 from bashgym.contracts import RunContext
 from bashgym.records import Trace, trace_from_row
 from bashgym.settings import Settings

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
 from bashgym_formats_atif import atif_to_trace, dump_atif, load_atif, trace_to_atif
+
 from bashgym.records import (
     Message,
     Outcome,
