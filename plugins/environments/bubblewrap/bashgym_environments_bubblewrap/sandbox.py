@@ -1,0 +1,95 @@
+"""The `bwrap` command line for one session, and whether bwrap works here at all.
+
+The layout, in bwrap's order (a later mount covers an earlier one):
+
+    --ro-bind / /          the whole system, read-only (submounts too)
+    --dev /dev --proc /proc   a minimal /dev; a /proc of the sandbox's own PID namespace
+    --tmpfs /tmp           a private, empty /tmp
+    --tmpfs /run           (without network) no host daemon's sockets: docker, dbus, systemd
+    --tmpfs / --ro-bind /dev/null   over each hidden path (credentials of common tools)
+    --bind WS WS           the workspace, writable, at its own path, so a path the host's file
+                           operations use is the same inside (also when WS is under /tmp)
+
+with `--unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try`, `--unshare-net` unless
+network is allowed, `--die-with-parent`, `--new-session` (no TIOCSTI into BashGym's terminal) and
+`--cap-drop ALL`: run as root, bwrap keeps every capability unless told, and CAP_SYS_ADMIN would
+let a command remount / read-write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+INSTALL_HINT = "Debian package bubblewrap"
+
+HIDDEN = (
+    "~/.ssh", "~/.aws", "~/.azure", "~/.gnupg", "~/.kube", "~/.docker", "~/.config/gcloud",
+    "~/.config/gh", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+    "~/.cache/huggingface/token", "~/.huggingface/token", "~/.claude", "~/.claude.json",
+    "~/.codex", "/run/docker.sock", "/var/run/docker.sock",
+)  # fmt: skip
+
+
+def homes() -> list[str]:
+    """The homes `~` stands for: $HOME and the account's home (they differ under sudo, in CI)."""
+    found = [os.environ.get("HOME", "")]
+    with contextlib.suppress(KeyError):
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return list(dict.fromkeys(h for h in found if h and h != "/"))
+
+
+def hidden_paths(patterns: list[str]) -> list[Path]:
+    """The existing real paths `patterns` name (`~` expanded to each home); links resolved, so
+    hiding ~/.ssh hides what it points to."""
+    out: list[Path] = []
+    for pattern in patterns:
+        names = [h + pattern[1:] for h in homes()] if pattern.startswith("~") else [pattern]
+        for name in names:
+            if os.path.lexists(name):
+                real = Path(os.path.realpath(name))
+                if real != Path("/") and real not in out:
+                    out.append(real)
+    return out
+
+
+def bwrap_argv(bwrap: str, workspace: Path, *, network: bool, hide: list[Path]) -> list[str]:
+    """bwrap and its options, up to the `--` before the program."""
+    ws = str(workspace)
+    argv = [
+        bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    ]  # fmt: skip
+    if not network:
+        argv.append("--unshare-net")
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    if not network:
+        argv += ["--tmpfs", "/run"]
+    for path in hide:
+        argv += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+    argv += ["--bind", ws, ws, "--chdir", ws, "--"]
+    return argv
+
+
+@functools.cache
+def why_not(bwrap: str = "bwrap") -> str | None:
+    """None when `bwrap` can make this sandbox here (tried once per process); else why not."""
+    path = shutil.which(bwrap)
+    if path is None:
+        return f"{bwrap} is not installed ({INSTALL_HINT})"
+    with tempfile.TemporaryDirectory(prefix="bashgym-bwrap-probe-") as probe:
+        argv = bwrap_argv(path, Path(probe), network=False, hide=[])
+        try:
+            done = subprocess.run([*argv, "true"], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"{path} cannot run here: {exc}"
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        return f"{path} cannot create namespaces here: {detail}"
+    return None
