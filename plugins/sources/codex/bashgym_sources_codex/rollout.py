@@ -20,6 +20,21 @@ Mapping (rollout -> Trace):
   inside `input_tokens`, BashGym apart); `error` / `turn_aborted` / `task_complete` -> outcome.
   Other events repeat response items for the UI and are ignored.
 * `compacted` -> `Trace.extra["codex_compacted"]` (the rollout keeps the items it summarised).
+
+Real-world shapes this also reads:
+
+* `developer` / `system` messages before the first user turn (sandbox and approval
+  instructions) are part of what the model was told first: they are appended, in order, to
+  `system_prompt`. Later ones stay in the messages, in order, as `system` messages with
+  `extra.codex_role`; both are counted in `trace.extra["left_out"]` (`into_system_prompt`,
+  `mid_conversation_system`), since chat training lines keep one system message only.
+* Injected context sent as user messages (`<environment_context>`, `<user_instructions>`,
+  AGENTS.md instructions) is marked `extra.codex_context` and is not the user's own turn.
+* `session_meta.dynamic_tools` (flat, or grouped in namespaces) gives the real tool schemas.
+* A subagent rollout (`parent_thread_id`, or `source: {subagent: {thread_spawn: {...}}}`)
+  names its parent in `provenance.parent_session_id` (the source nests it in its parent).
+* Dialogue present only in `event_msg` (`user_message` / `agent_message`, as some CLI
+  versions wrote it) is read for the turns whose response items lack it.
 """
 
 from __future__ import annotations
@@ -52,6 +67,12 @@ CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call"}
 OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output"}
 TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 LOCAL_SHELL = "local_shell"
+CONTEXT_TAGS = (
+    ("<environment_context>", "environment_context"),
+    ("<user_instructions>", "user_instructions"),
+    ("# AGENTS.md instructions", "user_instructions"),
+    ("<permissions instructions>", "permissions"),
+)
 _EXIT_CODE = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.MULTILINE)
 
 
@@ -65,7 +86,14 @@ class Rollout:
 
     @property
     def has_dialogue(self) -> bool:
-        return any(m.role in ("user", "assistant") for m in self.trace.messages)
+        return any(
+            m.role == "assistant" or (m.role == "user" and "codex_context" not in m.extra)
+            for m in self.trace.messages
+        )
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.trace.provenance.parent_session_id
 
 
 def read_rollout(path: Path, include_reasoning: bool = True) -> Rollout:
@@ -104,6 +132,9 @@ class _Reader:
         self.last_ts: datetime | None = None
         self.bad_lines: list[str] = []
         self.skipped: Counter[str] = Counter()
+        self.turn = 0  # turns seen (turn_context / task_started), for event-only dialogue
+        self.item_roles: set[tuple[int, str]] = set()  # (turn, role) given by response items
+        self.events: list[tuple[int, int, Message]] = []  # (turn, position, message)
 
     # ---------------------------------------------------------------------------- lines
 
@@ -159,6 +190,7 @@ class _Reader:
 
     def _on_turn_context(self, payload: dict[str, Any], ts: datetime | None) -> None:
         self.turns += 1
+        self.turn += 1
         self.context = payload
         model = payload.get("model")
         if isinstance(model, str) and model not in self.models:
@@ -185,6 +217,16 @@ class _Reader:
         elif kind == "task_complete":
             self.completed_turns += 1
             self.aborted = None
+        elif kind == "task_started":
+            self.turn += 1
+        elif kind in ("user_message", "agent_message"):
+            text = payload.get("message")
+            if isinstance(text, str) and text:
+                role = "user" if kind == "user_message" else "assistant"
+                message = Message(
+                    role=role, content=text, timestamp=ts, extra={"codex_event": True}
+                )
+                self.events.append((self.turn, len(self.messages), message))
 
     def _on_response_item(self, item: dict[str, Any], ts: datetime | None) -> None:
         kind = item.get("type")
@@ -208,12 +250,20 @@ class _Reader:
         role = item.get("role")
         text = _content_text(item.get("content"))
         if role == "assistant":
+            self.item_roles.add((self.turn, "assistant"))
             message = self._assistant(text, ts)
             self.open_assistant = message
             return
         self.open_assistant = None
+        self.item_roles.add((self.turn, "user" if role in ("user", None) else str(role)))
         if role == "user":
-            self.messages.append(Message(role="user", content=text, timestamp=ts))
+            extra: dict[str, Any] = {}
+            head = text.lstrip()[:40]
+            for tag, kind in CONTEXT_TAGS:
+                if head.startswith(tag):
+                    extra["codex_context"] = kind
+                    break
+            self.messages.append(Message(role="user", content=text, timestamp=ts, extra=extra))
         else:  # developer / system instructions injected by Codex
             extra = {"codex_role": role}
             self.messages.append(Message(role="system", content=text, timestamp=ts, extra=extra))
@@ -270,10 +320,39 @@ class _Reader:
 
     # ---------------------------------------------------------------------------- result
 
+    def _event_dialogue(self) -> int:
+        """Insert `user_message` / `agent_message` events of turns whose response items did
+        not carry that role (older CLIs wrote some turns only as events)."""
+        missing = [
+            (turn, at, m) for turn, at, m in self.events if (turn, m.role) not in self.item_roles
+        ]
+        for shift, (_, at, message) in enumerate(missing):
+            self.messages.insert(at + shift, message)
+        return len(missing)
+
+    def _fold_instructions(self, base: str | None) -> tuple[str | None, dict[str, dict[str, int]]]:
+        """Developer/system messages before the first user turn join the system prompt, in
+        order; later ones stay where they are. Both are counted (see the module docstring)."""
+        left_out: dict[str, dict[str, int]] = {}
+        parts = [base] if base else []
+        while self.messages and self.messages[0].role == "system":
+            parts.append(self.messages.pop(0).content)
+            into = left_out.setdefault("into_system_prompt", {"system": 0})
+            into["system"] += 1
+        later = sum(m.role == "system" for m in self.messages)
+        if later:
+            left_out["mid_conversation_system"] = {"system": later}
+        return ("\n\n".join(p for p in parts if p) or None), left_out
+
     def finish(self) -> Rollout:
         if self.pending_reasoning:  # reasoning with no answer after it (an interrupted turn)
             self._assistant("", None)
+        from_events = self._event_dialogue()
         meta, context = self.meta, self.context
+        system_prompt, left_out = self._fold_instructions(
+            _base_instructions(meta.get("base_instructions"))
+        )
+        parent_id, spawn = _parent_of(meta)
         git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
         session_id = meta.get("id") or meta.get("session_id")
         extra = {
@@ -286,6 +365,9 @@ class _Reader:
             "sandbox_policy": context.get("sandbox_policy"),
             "reasoning_effort": context.get("effort"),
             "models": self.models if len(self.models) > 1 else None,
+            "agent_role": spawn.get("agent_role"),
+            "agent_nickname": spawn.get("agent_nickname"),
+            "spawn_depth": spawn.get("depth"),
         }
         provenance = Provenance(
             source=SOURCE,
@@ -297,6 +379,7 @@ class _Reader:
             cwd=meta.get("cwd") or context.get("cwd"),
             git_branch=git.get("branch"),
             git_commit=git.get("commit_hash"),
+            parent_session_id=parent_id,
             extra={k: v for k, v in extra.items() if v is not None},
         )
         started = parse_timestamp(meta.get("timestamp")) or self.first_ts
@@ -309,11 +392,17 @@ class _Reader:
             trace_extra["codex_user_instructions"] = meta["instructions"]
         if self.usage is not None:
             trace_extra["codex_token_usage"] = self.usage
+        if left_out:
+            trace_extra["left_out"] = left_out
+        if from_events:
+            trace_extra["codex_event_messages"] = from_events
+        declared = _dynamic_tools(meta.get("dynamic_tools"))
+        tools = {**declared, **{n: t for n, t in self.tools.items() if n not in declared}}
         trace = Trace(
             id=str(session_id) if session_id else self.path.stem,
-            system_prompt=_base_instructions(meta.get("base_instructions")),
+            system_prompt=system_prompt,
             messages=self.messages,
-            tools=list(self.tools.values()),
+            tools=list(tools.values()),
             usage=_usage(self.usage),
             timing=Timing(started_at=started, ended_at=ended, duration_s=duration),
             outcome=self._outcome(),
@@ -388,6 +477,39 @@ def _failed(text: str) -> bool:
             return isinstance(code, int) and code != 0
     match = _EXIT_CODE.search(text[:500])
     return bool(match) and int(match.group(1)) != 0
+
+
+def _parent_of(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The parent thread of a subagent rollout, and its spawn details, from session_meta."""
+    source = meta.get("source")
+    spawn: dict[str, Any] = {}
+    if isinstance(source, dict):
+        sub = source.get("subagent") or source.get("subAgent")
+        if isinstance(sub, dict) and isinstance(sub.get("thread_spawn"), dict):
+            spawn = sub["thread_spawn"]
+    parent = meta.get("parent_thread_id") or spawn.get("parent_thread_id")
+    return (str(parent) if parent else None), spawn
+
+
+def _dynamic_tools(value: Any) -> dict[str, ToolSchema]:
+    """`session_meta.dynamic_tools`: tools given flat or grouped in namespaces, each with its
+    JSON schema under `inputSchema` or `parameters` (a name alone gives an open schema)."""
+    out: dict[str, ToolSchema] = {}
+    for entry in value if isinstance(value, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        members = entry.get("tools") if entry.get("type") == "namespace" else [entry]
+        for tool in members if isinstance(members, list) else []:
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                continue
+            schema = tool.get("inputSchema", tool.get("input_schema", tool.get("parameters")))
+            description = tool.get("description")
+            out[tool["name"]] = ToolSchema(
+                name=tool["name"],
+                description=description if isinstance(description, str) else "",
+                **({"parameters": schema} if isinstance(schema, dict) else {}),
+            )
+    return out
 
 
 def _base_instructions(value: Any) -> str | None:

@@ -2,7 +2,13 @@
 
 Why a generator: a `~/.codex/sessions` tree grows by a file per session for as long as Codex is
 used, so traces are yielded one at a time rather than built up front. The file list itself is
-resolved eagerly, so a wrong path fails before any work with one clear line.
+resolved eagerly, so a wrong path fails before any work with one clear line, and so does a
+named file that is not a rollout at all (a CSV): one error, not one per line.
+
+A subagent's rollout (its session_meta names a parent thread) is read with its parent and
+nested in the parent's `subagents`, under the call whose output names the subagent's thread
+when there is one; only the first line of each file is read to find them. A subagent whose
+parent is not among the inputs is yielded on its own, `provenance.parent_session_id` set.
 """
 
 from __future__ import annotations
@@ -11,12 +17,13 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 from pydantic import Field, field_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.inputs import find_files
 from bashgym.records import Trace
-from bashgym_sources_codex.rollout import read_rollout
+from bashgym_sources_codex.rollout import LINE_TYPES, read_rollout
 
 
 class CodexOptions(Options):
@@ -63,7 +70,60 @@ def find_rollouts(path: str | None) -> list[Path]:
     )
     if not found:
         raise CodexInputError(f"codex source: no rollout files in {where}")
+    if len(found) == 1 and target.is_file() and not looks_like_rollout(found[0]):
+        raise CodexInputError(f"codex source: {str(target)!r} is not a Codex rollout (JSONL)")
     return found
+
+
+ITEM_TYPES = {"message", "reasoning", "function_call", "function_call_output", "local_shell_call"}
+
+
+def looks_like_rollout(path: Path, lines: int = 20) -> bool:
+    """Whether one of the first non-blank lines is a rollout line (`{type, payload}`, or the
+    legacy bare session meta / response item); an empty file counts."""
+    seen = 0
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                if not raw.strip():
+                    continue
+                seen += 1
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    obj = None
+                if isinstance(obj, dict) and (
+                    (obj.get("type") in LINE_TYPES and "payload" in obj)
+                    or obj.get("type") in ITEM_TYPES
+                    or "record_type" in obj
+                    or ("id" in obj and "timestamp" in obj)
+                ):
+                    return True
+                if seen >= lines:
+                    return False
+    except OSError:
+        return True  # reading it will report why
+    return seen == 0
+
+
+def _first_meta(path: Path) -> tuple[str | None, str | None]:
+    """(session id, parent thread id) from a rollout's first line, without reading the rest."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+        line = orjson.loads(first)
+    except (OSError, orjson.JSONDecodeError):
+        return None, None
+    payload = line.get("payload") if isinstance(line, dict) else None
+    if not isinstance(payload, dict) or line.get("type") != "session_meta":
+        return None, None
+    source = payload.get("source")
+    spawn = {}
+    if isinstance(source, dict) and isinstance(source.get("subagent"), dict):
+        spawn = source["subagent"].get("thread_spawn") or {}
+    parent = payload.get("parent_thread_id") or (spawn or {}).get("parent_thread_id")
+    own = payload.get("id") or payload.get("session_id")
+    return (str(own) if own else None), (str(parent) if parent else None)
 
 
 class CodexSource(Source):
@@ -76,20 +136,72 @@ class CodexSource(Source):
         return self._traces(find_rollouts(options.path), options, run)
 
     def _traces(self, paths: list[Path], options: CodexOptions, run: RunContext) -> Iterator[Trace]:
+        ids = {path: _first_meta(path) for path in paths}
+        present = {own for own, _ in ids.values() if own}
+        children: dict[str, list[Path]] = {}
+        for path, (_, parent) in ids.items():
+            if parent in present:
+                children.setdefault(parent, []).append(path)
+        nested = {p for kids in children.values() for p in kids}
         for path in paths:
-            try:
-                rollout = read_rollout(path, options.include_reasoning)
-            except OSError as exc:
-                run.count("source.bad_files")
-                run.notes.append(f"{path}: cannot read: {exc}")
+            if path in nested:
+                continue  # read with its parent
+            trace = self._read(path, options, run)
+            if trace is None:
                 continue
-            run.count("source.files")
-            if rollout.bad_lines:
-                run.count("source.bad_lines", len(rollout.bad_lines))
-                run.notes.extend(rollout.bad_lines)
-            for kind, n in sorted(rollout.skipped.items()):
-                run.count(f"source.skipped_items.{kind}", n)
-            if options.skip_empty and not rollout.has_dialogue:
-                run.drop("codex: rollout has no user or assistant message")
+            self._attach(trace, children, options, run, {path})
+            if trace.provenance.parent_session_id:
+                run.count("source.subagents_without_parent")
+            yield trace
+
+    def _read(self, path: Path, options: CodexOptions, run: RunContext) -> Trace | None:
+        if not looks_like_rollout(path):
+            run.count("source.not_rollouts")
+            run.note(f"{path}: not a Codex rollout, skipped")
+            return None
+        try:
+            rollout = read_rollout(path, options.include_reasoning)
+        except OSError as exc:
+            run.count("source.bad_files")
+            run.note(f"{path}: cannot read: {exc}")
+            return None
+        run.count("source.files")
+        if rollout.bad_lines:
+            run.count("source.bad_lines", len(rollout.bad_lines))
+            for line in rollout.bad_lines:
+                run.note(line)
+        for kind, n in sorted(rollout.skipped.items()):
+            run.count(f"source.skipped_items.{kind}", n)
+        for reason, counts in (rollout.trace.extra.get("left_out") or {}).items():
+            for kind, n in counts.items():
+                run.count(f"source.left_out.{reason}.{kind}", n)
+        if options.skip_empty and not rollout.has_dialogue:
+            run.drop("codex: rollout has no user or assistant message")
+            return None
+        return rollout.trace
+
+    def _attach(
+        self,
+        trace: Trace,
+        children: dict[str, list[Path]],
+        options: CodexOptions,
+        run: RunContext,
+        seen: set[Path],
+    ) -> None:
+        """Nest the subagent rollouts of `trace` (and theirs), each under the call whose
+        output names the subagent's thread, when one does."""
+        for path in children.get(trace.provenance.session_id or "", []):
+            if path in seen:
                 continue
-            yield rollout.trace
+            seen.add(path)
+            child = self._read(path, options, run)
+            if child is None:
+                continue
+            thread = child.provenance.session_id or ""
+            for message in trace.messages:
+                if message.role == "tool" and thread and thread in message.content:
+                    child.provenance.extra["tool_use_id"] = message.tool_call_id
+                    break
+            run.count("source.subagents")
+            self._attach(child, children, options, run, seen)
+            trace.subagents.append(child)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from bashgym_formats_atif import atif_to_trace, trace_to_atif
 from bashgym_sources_codex.rollout import read_rollout
 from bashgym_sources_codex.source import CodexInputError, CodexOptions, CodexSource
 
-from bashgym_formats_atif import atif_to_trace, trace_to_atif
 from bashgym.contracts import RunContext
 from bashgym.records import Trace, trace_from_row
 from bashgym.settings import Settings
@@ -92,14 +92,16 @@ def test_parallel_calls_developer_message_compaction_and_damaged_lines(run):
     rollout = read_rollout(EXEC)
     trace = rollout.trace
     assert trace.system_prompt.startswith("You are Codex, based on GPT-5.")
-    assert trace.messages[0].role == "system"
-    assert trace.messages[0].extra == {"codex_role": "developer"}
-    assert trace.messages[1].content.startswith("# AGENTS.md instructions")
-    calls = trace.messages[4]
+    # the leading developer message joins the system prompt (it reaches the SFT line there)
+    assert "<permissions instructions>" in trace.system_prompt
+    assert trace.extra["left_out"] == {"into_system_prompt": {"system": 1}}
+    assert trace.messages[0].content.startswith("# AGENTS.md instructions")
+    assert trace.messages[0].extra == {"codex_context": "user_instructions"}
+    calls = trace.messages[3]
     assert calls.role == "assistant" and calls.content == ""
     assert calls.tool_calls[0].arguments_dict()["cmd"] == "make test"
     assert len(calls.tool_calls) == 2  # parallel calls stay on one assistant turn
-    failed, found = trace.messages[5], trace.messages[6]
+    failed, found = trace.messages[4], trace.messages[5]
     assert failed.tool_call_id == calls.tool_calls[0].id and failed.is_error
     assert "ZeroDivisionError" in failed.content
     assert found.tool_call_id == calls.tool_calls[1].id and not found.is_error
