@@ -7,6 +7,8 @@ sits in a run directory, run.json — so they work on a copied dataset as well a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -108,6 +110,16 @@ def _lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Bad input is one line on stderr and exit status 2, as for `bashgym run`."""
+    try:
+        yield
+    except InputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def _short(text: Any, width: int) -> str:
     line = " ".join(str(text or "").split())
     return line if len(line) <= width else line[: width - 1] + "…"
@@ -119,7 +131,8 @@ def stats_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Pairs by type and repository; with a run dir: nodes, edges, Q&A, tokens and cost."""
-    data = stats(path)
+    with user_errors():
+        data = stats(path)
     typer.echo(json.dumps(data, indent=2) if as_json else "\n".join(_lines(data)))
 
 
@@ -133,8 +146,9 @@ def inspect_command(
     width: Annotated[int, typer.Option(help="Characters shown per text.")] = 100,
 ) -> None:
     """The first rows: type, weight, repository, ids, and the start of each text."""
-    data_path, _ = locate(path)
-    frame = load(data_path)
+    with user_errors():
+        data_path, _ = locate(path)
+        frame = load(data_path)
     if pair_type is not None:
         frame = frame[frame["pair_type"] == pair_type]
     shown = frame.head(n)

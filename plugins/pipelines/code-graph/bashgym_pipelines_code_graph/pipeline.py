@@ -144,14 +144,28 @@ def keep_rules(options: CodeGraphPairsOptions) -> list[Any]:
     ]
     if options.drop_below:
         for name, value in resolve_thresholds(RUBRIC, options.thresholds).items():
-            score = f'(((({JUDGE} or {{}})["{name}"] or {{}})["score"] or 0) | int)'
             rules.append(
                 FilterRule(
-                    keep=f"{{{{ {guard} or {score} >= {value} }}}}",
+                    keep=f"{{{{ {guard} or ({name}_score or 0) >= {value} }}}}",
                     reason=f"{RUBRIC.name}: {name} below {value}",
                 )
             )
     return rules
+
+
+def score_columns() -> list[Any]:
+    """`<criterion>_score` (int, 0 when missing): DataDesigner's Jinja sandbox refuses a
+    filter condition that both guards a row and reads a nested judge score in one template."""
+    import data_designer.config as dd
+
+    return [
+        dd.ExpressionColumnConfig(
+            name=f"{c.name}_score",
+            expr=f'{{{{ ((({JUDGE} or {{}})["{c.name}"] or {{}})["score"] or 0) | int }}}}',
+            dtype="int",
+        )
+        for c in RUBRIC.criteria
+    ]
 
 
 class CodeGraphPairsPipeline(Pipeline):
@@ -202,6 +216,7 @@ class CodeGraphPairsPipeline(Pipeline):
         self, options: CodeGraphPairsOptions, run: RunContext, memo: GraphMemo, rows: Any
     ) -> Any:
         import data_designer.config as dd
+        from bashgym_judges_filter import add_filter
         from bashgym_judges_llm_rubric import add_rubric_judge, ensure_model, writer_builder
 
         from bashgym.models import cost_usd
@@ -228,6 +243,7 @@ class CodeGraphPairsPipeline(Pipeline):
         )  # fmt: skip
         known = {repo: set(graph.nodes) for repo, graph in memo.graphs.items()}
         builder.add_column(check_column(known))
+        judge_skip = f'{{{{ {GATE} != "{ASK}" or not ((({CHECK} or {{}})["valid"]) or false) }}}}'
         add_rubric_judge(
             builder,
             run,
@@ -235,13 +251,12 @@ class CodeGraphPairsPipeline(Pipeline):
             rubric=RUBRIC,
             model_alias=options.judge_model,
             prompt=judge_prompt(),
-            skip=dd.SkipConfig(
-                when=f'{{{{ {GATE} != "{ASK}" or not ((({CHECK} or {{}})["valid"]) or false) }}}}'
-            ),
+            skip=dd.SkipConfig(when=judge_skip),
             drop_below=False,
-            filter_name=FILTER,
-            keep_rules=keep_rules(options),
         )
+        for column in score_columns():
+            builder.add_column(column)
+        add_filter(builder, FILTER, keep_rules(options))
         return builder
 
     def finalize(

@@ -164,7 +164,7 @@ JUDGE_PROMPT = """\
 <answer>
 {{{{ answer.answer }}}}
 
-Cited nodes: {{{{ answer.cited_nodes | join(", ") }}}}
+Cited nodes: {{{{ answer.cited_nodes }}}}
 </answer>
 """
 

@@ -1,0 +1,81 @@
+"""Structural pairs: one per edge (and sibling, and docstring), hard negatives, deterministic."""
+
+from __future__ import annotations
+
+import pytest
+from bashgym_pipelines_code_graph.build import build_graph
+from bashgym_pipelines_code_graph.pairs import WEIGHTS, siblings, structural_pairs
+
+
+@pytest.fixture
+def graph(sample_repo):
+    return build_graph("sample", sample_repo).graph
+
+
+def rows(pairs):
+    cols = pairs.columns
+    return [dict(zip(cols, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+
+
+def test_counts_per_type_match_the_graph(graph):
+    pairs = structural_pairs(graph, seed=7)
+    counts = pairs.counts()
+    for kind in ("contains", "calls", "imports", "inherits"):
+        assert counts[kind] == len(graph.edges[kind]), kind
+    assert counts["same_file"] == len(siblings(graph))
+    documented = [n for n in graph.nodes.values() if n.kind != "module" and len(n.docstring) >= 12]
+    assert counts["docstring"] == len(documented)
+    assert not pairs.unpaired
+    for row in rows(pairs):
+        assert row["weight"] == WEIGHTS[row["pair_type"]]
+        assert row["source_repo"] == "sample"
+
+
+def test_negatives_are_hard_and_never_connected(graph):
+    neighbours = graph.neighbours()
+    for row in rows(structural_pairs(graph, seed=3)):
+        anchor, positive, negative = row["anchor_id"], row["positive_id"], row["negative_id"]
+        assert negative not in (anchor, positive)
+        assert negative not in neighbours[anchor]
+        neg, pos = graph.nodes[negative], graph.nodes[positive]
+        assert not (neg.file == pos.file and neg.start_line <= pos.end_line
+                    and pos.start_line <= neg.end_line)  # fmt: skip
+        if row["pair_type"] == "same_file":
+            assert neg.file != graph.nodes[anchor].file
+            assert graph.nodes[anchor].file == pos.file
+    # an edge whose files hold an unconnected node takes its negative from there
+    by_edge = {(r["anchor_id"], r["positive_id"]): r for r in rows(structural_pairs(graph))}
+    call = by_edge[("shop.cart.Cart.checkout", "shop.cart.Cart.subtotal")]
+    assert call["negative_id"] in {"shop.cart.Cart.__init__", "shop.cart.Cart.add",
+                                   "shop.cart.make_cart"}  # fmt: skip
+    # a module spans its whole file: no node of it can be a negative for it
+    item = by_edge[("shop.models", "shop.models.Item")]
+    assert graph.nodes[item["negative_id"]].file != "shop/models.py"
+
+
+def test_same_seed_same_triplets_other_seed_other_negatives(graph):
+    a, b = structural_pairs(graph, seed=1), structural_pairs(graph, seed=1)
+    assert a.columns == b.columns
+    c = structural_pairs(graph, seed=2)
+    assert a.columns["anchor_id"] == c.columns["anchor_id"]
+    assert a.columns["negative_id"] != c.columns["negative_id"]
+
+
+def test_pair_types_can_be_chosen(graph):
+    only = structural_pairs(graph, types=["calls", "inherits"])
+    assert only.counts() == {"calls": 9, "inherits": 2}
+    docs = {r["positive_id"]: r for r in rows(structural_pairs(graph, types=["docstring"]))}
+    total = docs["shop.models.DiscountedItem.total"]
+    assert total["anchor"] == "Discounted price of `quantity` items."
+    assert "Discounted price" not in total["positive"] and "round(" in total["positive"]
+
+
+def test_a_repo_too_small_for_negatives_reports_them(tmp_path):
+    (tmp_path / "one.py").write_text("def a():\n    b()\n\n\ndef b():\n    pass\n")
+    graph = build_graph("tiny", tmp_path).graph
+    pairs = structural_pairs(graph, types=["calls", "contains"])
+    assert len(pairs) == 0
+    assert pairs.unpaired == {
+        "calls: no unconnected node for a hard negative": 1,
+        "contains: no unconnected node for a hard negative": 2,
+    }
