@@ -1,0 +1,119 @@
+"""One command in one environment, as an agent's would run: the part of `bashgym sandbox run`
+that is not the command line (kept apart so it reads, and tests, without Typer)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bashgym.contracts import InputError
+from bashgym.procs import Completed
+from bashgym.registry import Registry, UnknownNameError
+from bashgym.runspec import RunConfigError, default_environment
+from bashgym.text import one_line
+
+EXIT_STOPPED = 124  # the sandbox stopped it (timeout, output flood, a signal), as timeout(1)
+PREFERRED = "bubblewrap"
+
+
+@dataclass
+class Choice:
+    """The environment a command runs in, its validated options, and why it was picked."""
+
+    name: str
+    environment: Any
+    options: Any
+    notes: list[str] = field(default_factory=list)
+
+
+def command_text(words: Sequence[str]) -> str:
+    """One word is a shell command as it stands (`'ls | wc -l'`); several are an argv, quoted."""
+    if not words or not "".join(words).strip():
+        raise InputError("give the command to run after --, e.g. bashgym sandbox run -- ls -la")
+    return words[0] if len(words) == 1 else shlex.join(words)
+
+
+def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
+    """`KEY=VALUE` pairs; a VALUE that is JSON (true, 512, ["A"]) is read as JSON, else text."""
+    values: dict[str, Any] = {}
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--set {item!r}: write KEY=VALUE, e.g. --set memory_mb=512")
+        try:
+            values[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key.strip()] = raw
+    return values
+
+
+def choose(
+    registry: Registry, name: str | None, sets: dict[str, Any], timeout: float | None
+) -> Choice:
+    """The named environment, or the one runs use (bubblewrap where it works, else local, with
+    a note saying why); refused when it cannot run here or its options are wrong."""
+    notes: list[str] = []
+    try:
+        picked = name or default_environment(registry)
+        registered = registry.get("environments", picked)
+    except (UnknownNameError, RunConfigError) as exc:
+        raise InputError(str(exc)) from None
+    if name is None and picked != PREFERRED:
+        bubblewrap = registry.items["environments"].get(PREFERRED)
+        why = bubblewrap.obj.available() if bubblewrap else "its plugin is not installed"
+        notes.append(f"{PREFERRED} is not available here ({why}); running in {picked}")
+    why_not = registered.obj.available()
+    if why_not is not None:
+        raise InputError(f"environment {picked!r} cannot run here: {why_not}")
+    if timeout is not None:
+        sets = {**sets, "timeout_s": timeout}
+    try:
+        options = registered.obj.Options.model_validate(sets)
+    except ValidationError as exc:
+        raise InputError(f"environment {picked}: {one_line(exc)}") from None
+    return Choice(picked, registered.obj, options, notes)
+
+
+@contextmanager
+def workspace_for(workdir: Path | None) -> Iterator[Path]:
+    """`workdir` as it is, or a new temporary folder removed afterwards."""
+    if workdir is not None:
+        if not workdir.is_dir():
+            raise InputError(f"--workdir {workdir}: no such folder")
+        yield workdir.resolve()
+        return
+    with tempfile.TemporaryDirectory(prefix="bashgym-sandbox-") as scratch:
+        yield Path(scratch)
+
+
+@dataclass
+class Outcome:
+    """What happened, and what the session held while it did."""
+
+    completed: Completed
+    workspace: Path
+    holds: list[str]
+    notes: list[str]
+
+    @property
+    def exit_code(self) -> int:
+        code = self.completed.exit_code
+        return EXIT_STOPPED if code is None else code
+
+
+def run_one(choice: Choice, workspace: Path, command: str) -> Outcome:
+    async def go() -> Outcome:
+        async with choice.environment.open(workspace, choice.options) as session:
+            done = await session.run(command)
+            return Outcome(done, workspace, session.describe(), [*choice.notes, *session.notes])
+
+    return asyncio.run(go())
