@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from genson import SchemaBuilder
 from pydantic import ValidationError
 
 from bashgym.records import Trace, trace_from_row
@@ -213,26 +214,45 @@ def sft_line(
 
 
 def _complete_tools(tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> list[Any]:
-    """The schema, plus a minimal entry for any called tool it lacks: a line whose tool calls
-    name tools the schema never declares teaches the model to call tools it was not offered."""
-    known = {t["function"]["name"] for t in tools}
-    out = list(tools)
+    """The schema, plus an entry for any called tool it lacks: a line whose tool calls name
+    tools the schema never declares teaches the model to call tools it was not offered. The
+    entry's parameters are inferred from the arguments the line's calls pass (genson: the JSON
+    types seen, `required` for keys every call passed), so `tools` never shows an empty
+    `{"properties": {}}` for a tool called with `file_path` or `command`."""
+    args: dict[str, list[dict[str, Any]]] = {}
     for msg in messages:
         for call in msg.get("tool_calls", []):
-            name = call["function"]["name"]
-            if name not in known:
-                known.add(name)
-                out.append(
-                    {
-                        "type": "function",
-                        "function": {
-                            "name": name,
-                            "description": "",
-                            "parameters": {"type": "object", "properties": {}},
-                        },
-                    }
-                )
+            parsed = _arguments_dict(call["function"]["arguments"])
+            args.setdefault(call["function"]["name"], [])
+            if parsed:
+                args[call["function"]["name"]].append(parsed)
+    out = list(tools)  # declared schemas are the record's own: kept as they are
+    known = {t["function"]["name"] for t in tools}
+    for name, seen in args.items():
+        if name not in known:
+            out.append(
+                {
+                    "type": "function",
+                    "function": {"name": name, "description": "", "parameters": _infer(seen)},
+                }
+            )
     return out
+
+
+def _infer(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    builder = SchemaBuilder(schema_uri=None)
+    builder.add_schema({"type": "object", "properties": {}})
+    for arguments in calls:
+        builder.add_object(arguments)
+    return builder.to_schema()
+
+
+def _arguments_dict(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _arguments_object(text: str) -> Any:
