@@ -16,8 +16,8 @@ class BubblewrapOptions(SandboxOptions):
     )
     hide: list[str] = Field(
         default_factory=lambda: list(HIDDEN),
-        description="Paths made empty inside the sandbox (a folder: an empty tmpfs; a file: "
-        "/dev/null); `~` is the user's home. Default: credentials of common tools (~/.ssh, "
-        "~/.aws, ~/.config/gh, ~/.claude, ...) and the docker socket.",
+        description="Paths hidden inside the sandbox (a folder becomes an empty tmpfs, a file "
+        "an unreadable /dev/null); `~` is the user's home. Default: credentials of common "
+        "tools (~/.ssh, ~/.aws, ~/.config/gh, ~/.claude, ...) and the docker socket.",
     )
     bwrap: str = Field(default="bwrap", description="The bwrap program: a name on PATH, or a path.")

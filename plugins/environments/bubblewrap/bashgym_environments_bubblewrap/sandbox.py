@@ -6,7 +6,8 @@ The layout, in bwrap's order (a later mount covers an earlier one):
     --dev /dev --proc /proc   a minimal /dev; a /proc of the sandbox's own PID namespace
     --tmpfs /tmp           a private, empty /tmp
     --tmpfs /run           (without network) no host daemon's sockets: docker, dbus, systemd
-    --tmpfs / --ro-bind /dev/null   over each hidden path (credentials of common tools)
+    --tmpfs / --ro-bind /dev/null   over each hidden path (credentials of common tools; the
+                           /dev/null cannot even be opened: binds are nodev)
     --bind WS WS           the workspace, writable, at its own path, so a path the host's file
                            operations use is the same inside (also when WS is under /tmp)
 
