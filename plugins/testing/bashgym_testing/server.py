@@ -49,11 +49,16 @@ __all__ = [
 
 @dataclass
 class ToolUse:
-    """One tool call in a reply; ``id`` is generated (``call_…`` / ``toolu_…``) when None."""
+    """One tool call in a reply; ``id`` is generated (``call_…`` / ``toolu_…``) when None.
+    ``arguments`` given as a string is sent as-is, so a test can send malformed JSON."""
 
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: dict[str, Any] | str = field(default_factory=dict)
     id: str | None = None
+
+    @property
+    def arguments_json(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
 
 @dataclass
@@ -915,7 +920,7 @@ class ScriptedModelServer:
                     {
                         "id": cid,
                         "type": "function",
-                        "function": {"name": t.name, "arguments": json.dumps(t.arguments)},
+                        "function": {"name": t.name, "arguments": t.arguments_json},
                     }
                     for cid, t in calls
                 ]
@@ -941,7 +946,7 @@ class ScriptedModelServer:
                 "function": {"name": t.name, "arguments": ""},
             }
             self._sse(h, None, chunk({"tool_calls": [head]}))
-            for part in _halves(json.dumps(t.arguments)):
+            for part in _halves(t.arguments_json):
                 self._sse(
                     h, None, chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
                 )
@@ -970,7 +975,7 @@ class ScriptedModelServer:
                     "type": "tool_use",
                     "id": t.id or self._new_id("toolu_"),
                     "name": t.name,
-                    "input": t.arguments,
+                    "input": t.arguments,  # a string: sent as-is in streams (malformed)
                 }
             )
         inp, out = self._usage(req, reply)
@@ -1012,7 +1017,11 @@ class ScriptedModelServer:
                 opening = {**block, "input": {}}
                 deltas = [
                     {"type": "input_json_delta", "partial_json": p}
-                    for p in _halves(json.dumps(block["input"]))
+                    for p in _halves(
+                        block["input"]
+                        if isinstance(block["input"], str)
+                        else json.dumps(block["input"])
+                    )
                 ]
             self._sse(
                 h,

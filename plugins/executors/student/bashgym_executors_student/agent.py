@@ -1,0 +1,147 @@
+"""The student loop: ask the model, run the tool calls it makes, until it answers without one.
+
+As small as mini-swe-agent's agent class and as linear: one history, one model call per turn,
+every tool call executed through the task's environment and answered with a tool result. The
+history is the Trace (system prompt and tool schemas included); usage and cost are charged per
+call, so the run's budget stops the loop at its cap with the Trace kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bashgym.contracts import TaskContext
+from bashgym.events import TaskOutput
+from bashgym.models import cost_usd, load_litellm
+from bashgym.records import (
+    Message,
+    Outcome,
+    Provenance,
+    Status,
+    Task,
+    ToolCall,
+    Trace,
+    Usage,
+    WorkerResult,
+)
+from bashgym_executors_student import tools
+from bashgym_executors_student.options import StudentOptions
+
+
+@dataclass(frozen=True)
+class Ending:
+    status: Status
+    reason: str | None = None
+    error_kind: str | None = None
+
+
+class StudentAgent:
+    def __init__(self, task: Task, options: StudentOptions, ctx: TaskContext) -> None:
+        self.task, self.options, self.ctx = task, options, ctx
+        self.model = ctx.models.resolve(options.model_alias)  # may start the embedded server
+        self.system = "\n\n".join(p for p in (options.system_prompt, task.system_prompt) if p)
+        self.tools = tools.schemas()
+        self.messages = [Message(role="user", content=task.prompt)]
+        self.usage, self.costs, self.turns = Usage(), list[float | None](), 0
+
+    async def run(self) -> Ending:
+        limit = self.task.max_turns or self.options.max_turns
+        while self.turns < limit:
+            reply = await self.query()
+            if not reply.tool_calls:
+                return Ending("success")
+            for call in reply.tool_calls:
+                await self.execute(call)
+        return Ending("failed", f"maximum number of turns ({limit}) reached", "max_turns")
+
+    async def query(self) -> Message:
+        self.turns += 1
+        overrides = {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens}
+        kwargs = self.model.litellm_kwargs(**{k: v for k, v in overrides.items() if v is not None})
+        history = [{"role": "system", "content": self.system}]
+        history += [m.to_openai() for m in self.messages]
+        response = await load_litellm().acompletion(
+            **kwargs,
+            messages=history,
+            tools=[t.to_openai() for t in self.tools],
+            # Our tools are plain functions, never litellm's MCP gateway; its gateway check
+            # imports mcp>=2.2 APIs, and data-designer pins mcp<2: without this flag (litellm's
+            # own, used by its MCP handlers) every call with tools fails on an ImportError.
+            _skip_mcp_handler=True,
+        )
+        answer = response.choices[0].message
+        calls = [
+            ToolCall(
+                id=call.id or f"call_{self.turns}_{i}",
+                name=call.function.name or "",
+                arguments=call.function.arguments or "{}",
+            )
+            for i, call in enumerate(answer.tool_calls or [])
+        ]
+        reply = Message(role="assistant", content=answer.content or "", tool_calls=calls)
+        self.messages.append(reply)
+        for note in ([reply.content[:160]] if reply.content else []) + [
+            f"→ {c.name} {c.arguments[:120]}" for c in calls
+        ]:
+            self.ctx.emit(TaskOutput(task_id=self.task.id, text=" ".join(note.split())))
+        self.charge(response.usage, kwargs["model"])
+        return reply
+
+    async def execute(self, call: ToolCall) -> None:
+        left = self.ctx.remaining_s()
+        limit = (
+            self.options.command_timeout_s
+            if left is None
+            else min(self.options.command_timeout_s, left)
+        )
+        text, is_error = await tools.call(
+            call.name, call.arguments, self.ctx.env, command_timeout=limit
+        )
+        self.messages.append(
+            Message(
+                role="tool", tool_call_id=call.id, name=call.name, is_error=is_error,
+                content=tools.clip(text, self.options.output_limit),
+            )
+        )  # fmt: skip
+
+    def charge(self, raw: Any, litellm_model: str) -> None:
+        """Count one call's tokens; price them from litellm's list (a model served here is 0)."""
+        cached = getattr(getattr(raw, "prompt_tokens_details", None), "cached_tokens", 0) or 0
+        prompt = getattr(raw, "prompt_tokens", 0) or 0
+        usage = Usage(
+            input_tokens=prompt - cached,
+            output_tokens=getattr(raw, "completion_tokens", 0) or 0,
+            cache_read_tokens=cached,
+        )
+        cost = 0.0 if self.model.served else cost_usd(litellm_model, prompt, usage.output_tokens)
+        self.usage, self.costs = self.usage + usage, [*self.costs, cost]
+        self.ctx.charge(usage, cost, model=self.model.model, alias=self.model.alias)
+
+    def result(self, ending: Ending) -> WorkerResult:
+        finals = [m.content for m in self.messages if m.role == "assistant" and m.content]
+        trace = Trace(
+            id=self.task.id,
+            system_prompt=self.system,
+            messages=self.messages,
+            tools=self.tools,
+            usage=self.usage,
+            cost_usd=None if None in self.costs else sum(c or 0.0 for c in self.costs),
+            outcome=Outcome(
+                success=ending.status == "success",
+                error_kind=ending.error_kind,
+                error_message=ending.reason,
+                num_turns=self.turns,
+            ),
+            provenance=Provenance(
+                source="executor",
+                executor="student",
+                agent="bashgym-student",
+                model=self.model.model,
+                cwd=str(self.ctx.workspace),
+            ),
+        )
+        return WorkerResult(
+            task_id=self.task.id, executor="student", status=ending.status,
+            reason=ending.reason, trace=trace, final_text=finals[-1] if finals else "",
+        )  # fmt: skip
