@@ -350,6 +350,13 @@ class ModelSession:
     def litellm_kwargs(self, name: str, **overrides: Any) -> dict[str, Any]:
         return self.resolve(name).litellm_kwargs(**overrides)
 
+    def cost(self, name: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
+        """USD for tokens through alias `name`: 0 for a model served on this machine (its cost
+        is the machine's), else litellm's price for `model` (None when unlisted: unknown)."""
+        if PROVIDERS[self.alias(name).provider].runtime is not None:
+            return 0.0
+        return cost_usd(model, input_tokens, output_tokens)
+
     def completion(self, name: str, messages: list[dict[str, Any]], **overrides: Any) -> Any:
         """`litellm.completion` through alias `name`; `overrides` win over the alias params."""
         return load_litellm().completion(
@@ -407,6 +414,9 @@ class CheckResult:
     ok: bool
     latency_s: float | None = None
     error: str | None = None
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
 
 
 def check(session: ModelSession, name: str) -> CheckResult:
@@ -418,13 +428,21 @@ def check(session: ModelSession, name: str) -> CheckResult:
         kwargs = resolved.litellm_kwargs(max_tokens=8, timeout=timeout)
         litellm = load_litellm()
         started = time.perf_counter()
-        litellm.completion(
+        reply = litellm.completion(
             **kwargs,
             messages=[{"role": "user", "content": "Reply with OK."}],
             num_retries=0,
             max_retries=0,
         )
-        return CheckResult(name, True, latency_s=time.perf_counter() - started)
+        usage = getattr(reply, "usage", None)
+        return CheckResult(
+            name,
+            True,
+            latency_s=time.perf_counter() - started,
+            model=resolved.model,
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
     except ModelError as exc:
         return CheckResult(name, False, error=str(exc))
     except Exception as exc:  # noqa: BLE001 -- every failure becomes one line of the report

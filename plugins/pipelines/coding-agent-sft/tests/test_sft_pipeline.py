@@ -76,7 +76,10 @@ def test_cli_run_writes_chat_lines_the_sink_accepts(bashgym_cli, scripted_models
     summary = json.loads((out / "run.json").read_text())
     assert summary["status"] == "ok" and summary["counts"]["kept"] == 6
     # Three model roles, two aliases: the solver got its own DataDesigner alias.
-    requests = scripted_models.server.completions
+    # (the run's one-line preflight per alias, "Reply with OK.", carries no temperature)
+    requests = [
+        r for r in scripted_models.server.completions if r.last_user_text != "Reply with OK."
+    ]
     temperatures = {(r.model, r.body.get("temperature")) for r in requests}
     assert temperatures == {
         ("scripted-default", 0.9),

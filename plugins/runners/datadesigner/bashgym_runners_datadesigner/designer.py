@@ -102,7 +102,7 @@ class Generation:
     resumed_rows: int = 0  # rows kept from an interrupted earlier attempt
     failures: Counter[tuple[str, str]] = field(default_factory=Counter)  # (column, reason)
     dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
-    usage: dict[str, dict[str, int]] = field(default_factory=dict)  # per model
+    failed_requests: dict[str, tuple[str, int]] = field(default_factory=dict)  # per alias
 
     @property
     def unexplained(self) -> int:
@@ -187,22 +187,17 @@ def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings
     return designer
 
 
-def model_usage(designer: Any) -> dict[str, dict[str, int]]:
-    """Tokens and requests per model of the designer's last `create()` ({} when unknown)."""
-    try:
-        stats = designer.last_resources.model_registry.get_model_usage_stats(1.0)
-    except Exception:  # noqa: BLE001 -- usage is informative; a DataDesigner change must not fail a run
-        return {}
-    out: dict[str, dict[str, int]] = {}
-    for model, entry in stats.items():
-        tokens, requests = entry.get("token_usage", {}), entry.get("request_usage", {})
-        out[str(model)] = {
-            "input_tokens": int(tokens.get("input_tokens") or 0),
-            "output_tokens": int(tokens.get("output_tokens") or 0),
-            "requests": int(requests.get("successful_requests") or 0),
-            "failed_requests": int(requests.get("failed_requests") or 0),
+def failed_requests(designer: Any) -> dict[str, tuple[str, int]]:
+    """Per alias of the designer's last `create()`: its model id and the requests that failed
+    (tokens are counted live, per request, through DataDesigner's usage events)."""
+    try:  # per alias: DataDesigner's own summary merges aliases that share a model id
+        facades = designer.last_resources.model_registry._models
+        return {
+            str(alias): (str(f.model_name), int(f.usage_stats.request_usage.failed_requests))
+            for alias, f in facades.items()
         }
-    return out
+    except Exception:  # noqa: BLE001 -- informative; a DataDesigner change must not fail a run
+        return {}
 
 
 _CAUSE = re.compile(r"Cause:\s*(.+)")
@@ -270,7 +265,7 @@ def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation 
         resumed_rows=resumed,
         failures=failures,
         dropped=dropped,
-        usage=model_usage(designer),
+        failed_requests=failed_requests(designer),
     )
     if not config_error and (failures or dropped) and generation.unexplained == 0:
         return generation
@@ -303,6 +298,7 @@ def generate(
     settings: Settings,
     providers: list[ModelProvider] | None = None,
     on_rows: Callable[[int], None] | None = None,
+    on_usage: Callable[[str, str, int, int], None] | None = None,
     dataset_name: str = "dataset",
     resume: bool = False,
 ) -> Generation:
@@ -312,6 +308,9 @@ def generate(
     discards the batches that were in flight, so no row is duplicated or lost); otherwise any
     earlier attempt is cleared first. `on_rows(n)` is called after each finished batch with its
     row count (for progress bars), and once up front with the rows a resume keeps.
+    `on_usage(alias, model, input_tokens, output_tokens)` is called for every answered request
+    as it is answered (retries and answers that fail to parse included), so usage is true even
+    for a run that is killed.
     """
     prepare_environment(settings)
     import data_designer.config as dd
@@ -329,6 +328,7 @@ def generate(
     if resumed and on_rows is not None:
         on_rows(resumed)
     handler = route_logs(run_dir / "logs" / "datadesigner.log")
+    unsubscribe = _subscribe_usage(on_usage)
     try:
         designer = make_designer(run_dir, providers, settings)
 
@@ -357,8 +357,19 @@ def generate(
             resumed_rows=resumed,
             failures=task_failures(results.task_traces),
             dropped=read_drops(artifact_dir),
-            usage=model_usage(designer),
+            failed_requests=failed_requests(designer),
         )
     finally:
+        unsubscribe()
         logging.getLogger("data_designer").removeHandler(handler)
         handler.close()
+
+
+def _subscribe_usage(on_usage: Callable[[str, str, int, int], None] | None) -> Callable[[], None]:
+    if on_usage is None:
+        return lambda: None
+    from data_designer.engine.models.usage_events import subscribe_token_usage
+
+    return subscribe_token_usage(
+        lambda e: on_usage(e.model_alias, e.model_name, e.input_tokens, e.output_tokens)
+    )

@@ -21,6 +21,7 @@ from bashgym.contracts import InputError, RunContext
 from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import DroppedRow, Usage
 from bashgym.text import one_line
+from bashgym_runners_datadesigner.constrain import base_alias
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,31 +91,66 @@ def account(run: RunContext, gen: Any) -> None:
         run.drop(UNEXPLAINED, gen.unexplained)
 
 
-def _charge(run: RunContext, usage: dict[str, dict[str, int]]) -> None:
-    from bashgym.models import cost_usd
+def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
+    """`on_usage` for `generate`: each answered request as a UsageCharged event, under the
+    alias the pipeline named (not its constrained copy), priced by the run's model session."""
+    assert run.models is not None
+    models = run.models
 
-    for model, entry in usage.items():
-        tokens = Usage(input_tokens=entry["input_tokens"], output_tokens=entry["output_tokens"])
-        run.emit(
-            UsageCharged.of(
-                tokens,
-                cost_usd(model, tokens.input_tokens, tokens.output_tokens),
-                model=model,
-                requests=entry.get("requests", 0),
-                failed_requests=entry.get("failed_requests", 0),
-            )
+    def report(alias: str, model: str, input_tokens: int, output_tokens: int) -> None:
+        name = base_alias(alias)
+        tokens = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+        cost = models.cost(name, model, input_tokens, output_tokens)
+        run.emit(UsageCharged.of(tokens, cost, model=model, alias=name))
+
+    return report
+
+
+def preflight(builder: DataDesignerConfigBuilder, run: RunContext) -> None:
+    """One tiny request per alias the config calls, before any batch: a refused connection, a
+    bad key, a 429 or a wrong model id is one line (exit 2), not a batch of failed rows; its
+    tokens are counted like any request. (Replaces DataDesigner's own health check, whose
+    requests it does not count.) Models served here already answered when they started."""
+    from bashgym.models import PROVIDERS, check
+
+    assert run.models is not None
+    for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
+        if PROVIDERS[run.models.alias(alias).provider].runtime is not None:
+            continue
+        result = check(run.models, alias)
+        if not result.ok:
+            raise InputError(f"model alias {alias!r} does not answer: {result.error}")
+        tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)
+        cost = run.models.cost(
+            alias, result.model or alias, result.input_tokens, result.output_tokens
         )
+        run.emit(UsageCharged.of(tokens, cost, model=result.model or alias, alias=alias))
+
+
+def skip_health_checks(builder: DataDesignerConfigBuilder) -> None:
+    for config in builder.model_configs:
+        config.skip_health_check = True
+
+
+def charge_failures(run: RunContext, failed: dict[str, tuple[str, int]]) -> None:
+    for alias, (model, n) in failed.items():
+        if n:
+            run.emit(
+                UsageCharged(model=model, alias=base_alias(alias), requests=0, failed_requests=n)
+            )
 
 
 def assemble(
     pipeline: Step, judges: list[Step], run: RunContext, seed: pd.DataFrame | None
 ) -> tuple[DataDesignerConfigBuilder, dict[str, str]]:
     """The builder to generate from (the pipeline's build, every judge's configure, the seed
-    attached ORDERED), and which step added each column. A run and `preview`/`validate` both
+    attached ORDERED, structured and judge columns constrained to their JSON schema where the
+    provider can), and which step added each column. A run and `preview`/`validate` both
     call this, so what they check is what runs. A plugin that raises while building becomes
     one InputError naming it."""
     import data_designer.config as dd
 
+    from bashgym_runners_datadesigner.constrain import constrain
     from bashgym_runners_datadesigner.designer import seed_frame
 
     builder = _call(f"pipeline {pipeline.name!r}", pipeline.obj.build, pipeline.options, run, seed)
@@ -125,6 +161,8 @@ def assemble(
             origins.setdefault(column.name, f"judge {judge.name}")
     if seed is not None and len(seed) and builder.get_seed_config() is None:
         builder.with_seed_dataset(seed_frame(seed), sampling_strategy=dd.SamplingStrategy.ORDERED)
+    if run.models is not None:
+        constrain(builder, run.models)
     return builder, origins
 
 
@@ -164,6 +202,9 @@ def run_pipeline(
         # the seed itself or leaves it to the engine.
         round_seed = _rotated(seed, asked) if seed is not None and len(seed) else seed
         builder, _ = assemble(step, judges, run, round_seed)
+        if number == 1:
+            preflight(builder, run)
+        skip_health_checks(builder)
         outcome.builder = builder
         gen = generate(
             builder,
@@ -172,11 +213,12 @@ def run_pipeline(
             settings=run.settings,
             providers=run.models.providers_for(builder.model_configs),
             on_rows=lambda n: run.emit(RowsGenerated(step="pipeline", n=n)),
+            on_usage=usage_reporter(run),
             dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
             resume=resume,
         )
         account(run, gen)
-        _charge(run, gen.usage)
+        charge_failures(run, gen.failed_requests)
         outcome.raw.append(gen.dataset)
         outcome.dropped.extend(gen.dropped)
         finalized = step.obj.finalize(gen.dataset, step.options, run)
