@@ -7,24 +7,25 @@ How the work is split between DataDesigner and `finalize`, and why:
   as rows would cost its ~1 ms of CPU per row for nothing, and worse, tie them to rows a
   failed model call can drop (DataDesigner drops a whole row when one of its LLM cells fails):
   a flaky answer must never take graph edges with it.
-- **The Q&A stage is DataDesigner columns** through model aliases: `qa_gate` (the cost gate,
-  below), `question` and `answer` (structured: text plus the node ids named and cited),
-  `qa_check` (a custom column: every id must exist in the graph — checked in code, before a
-  judge is paid), `relevance` (the `code-qa` rubric through llm-rubric, skipped for rows the
-  check already failed) and the `code-graph-qa` filter, which drops rejected rows with their
-  reason (dropped.jsonl, run.json). Retries, concurrency, resume from finished batches and
-  usage accounting are DataDesigner's and the runner's, as for every other pipeline.
+- **The Q&A stage is DataDesigner columns** through model aliases: `question` (with
+  `qa_gate` beside it: ask, or budget), `answer` (an LLM structured column: text plus the ids
+  of the nodes it cites), `qa_check` (a custom column: every id the question names and the
+  answer cites must exist in the graph — checked in code, before a judge is paid),
+  `relevance` (the `code-qa` rubric through llm-rubric, skipped for rows the check already
+  failed), `relevance_score`, and the `code-graph-qa` filter, which drops rejected rows with
+  their reason (dropped.jsonl, run.json). Retries, concurrency, resume from finished batches
+  and usage accounting are DataDesigner's and the runner's, as for every other pipeline.
 - The runner asks DataDesigner for one row per seed row (one per graph node), so the seed
   `build` attaches has exactly that many rows: the questions' rows, spread evenly among them,
   and placeholders that skip every model column. With `qa=false` the config is that seed plus
   one constant column: DataDesigner runs, no model is configured or called.
-- The budget (`budget_usd`, `budget_tokens`): `qa_gate` is a full-column custom column that
-  runs as each batch starts, reads the tokens DataDesigner's model facades have counted so
-  far, prices them with litellm's list, and once the budget is reached marks the batch's
-  questions `budget` instead of `ask`; their model columns are skipped and finalize counts
-  them (`qa.skipped_budget`). Questions already in flight finish: the overshoot is at most
-  the batches DataDesigner works on at once (`designer.max_concurrent_row_groups`), and
-  spreading the questions over the seed keeps few of them in one batch.
+- The budget (`budget_usd`, `budget_tokens`) is read right before each question is asked:
+  `question` is a custom column that sums the tokens DataDesigner's model facades have counted
+  so far, prices them with litellm's list, and once the budget is reached marks the row
+  `budget` instead of asking; its answer and judge are skipped and finalize counts it
+  (`qa.skipped_budget`). A separate gate column cannot do this: DataDesigner's scheduler runs
+  cheap columns for every batch up front, before any answer has come back. Calls already in
+  flight finish, so the overshoot is at most one round of the alias's parallel requests.
 - `finalize` gets only DataDesigner's rows, not the seed, so `build` leaves the graphs it read
   in a memo keyed by the run directory; the runner always calls `build` before `finalize` in
   the same process (a kernel change that hands `finalize` the seed would remove the memo).
@@ -96,24 +97,50 @@ def qa_seed(rows: int, slots: list[tuple[str, str, str, str]]) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
-def gate_column(options: CodeGraphPairsOptions, spend: Spend) -> Any:
-    """`qa_gate`: ask / budget for question rows, none for placeholders (see module doc)."""
-    import data_designer.config as dd
+def question_column(options: CodeGraphPairsOptions, spend: Spend, restarts: int) -> Any:
+    """`question`, with `qa_gate` beside it: asks the model unless the budget is spent.
 
+    A custom column rather than an LLM column because the budget must be read right before
+    each request: DataDesigner's scheduler evaluates cheap columns (a separate gate) for every
+    batch up front, before any answer comes back. It still calls through DataDesigner's model
+    facade for the alias (its retries, concurrency limits and usage counts) and parses with
+    DataDesigner's own recipe for a pydantic answer, as an LLM structured column does.
+    """
+    import data_designer.config as dd
+    from data_designer.engine.models.recipes.response_recipes import PydanticResponseRecipe
+    from jinja2.sandbox import SandboxedEnvironment
+
+    recipe = PydanticResponseRecipe(data_type=Question)
+    template = SandboxedEnvironment().from_string(QUESTION_PROMPT)
     aliases = list(dict.fromkeys([options.model, options.judge_model]))
 
-    @dd.custom_column_generator(required_columns=["qa_category"], model_aliases=aliases)
-    def qa_gate(df: Any, generator_params: Any, models: Any) -> Any:
+    @dd.custom_column_generator(
+        required_columns=["qa_category", "qa_guide", "qa_context"],
+        side_effect_columns=[GATE],
+        model_aliases=aliases,
+    )
+    def question(row: dict[str, Any], generator_params: Any, models: Any) -> dict[str, Any]:
         tokens, dollars = spend(models)
         spent = (options.budget_tokens is not None and tokens >= options.budget_tokens) or (
             options.budget_usd is not None and dollars >= options.budget_usd
         )
-        slot = df["qa_category"].astype(str) != ""
-        df[GATE] = [(BUDGET if spent else ASK) if s else NONE for s in slot]
-        return df
+        if spent:
+            row[GATE], row[QUESTION] = BUDGET, {"question": "", "nodes": []}
+            return row
+        prompt = recipe.apply_recipe_to_user_prompt(template.render(**row))
+        asked, _ = models[options.model].generate(
+            prompt=prompt,
+            parser=recipe.parse,
+            max_conversation_restarts=restarts,
+            purpose=f"running generation for column '{QUESTION}'",
+        )
+        row[GATE], row[QUESTION] = ASK, asked.model_dump()
+        return row
 
     return dd.CustomColumnConfig(
-        name=GATE, generator_function=qa_gate, generation_strategy="full_column"
+        name=QUESTION,
+        generator_function=question,
+        skip=dd.SkipConfig(when='{{ qa_category == "" }}'),
     )
 
 
@@ -227,14 +254,9 @@ class CodeGraphPairsPipeline(Pipeline):
             dd.DataFrameSeedSource(df=rows), sampling_strategy=dd.SamplingStrategy.ORDERED
         )
         memo.spend = Spend(cost_usd)
-        builder.add_column(gate_column(options, memo.spend))
+        restarts = run.settings.designer.max_conversation_restarts
+        builder.add_column(question_column(options, memo.spend, restarts))
         skip = dd.SkipConfig(when=f'{{{{ {GATE} != "{ASK}" }}}}')
-        builder.add_column(
-            dd.LLMStructuredColumnConfig(
-                name=QUESTION, prompt=QUESTION_PROMPT, model_alias=options.model,
-                output_format=Question, skip=skip,
-            )
-        )  # fmt: skip
         builder.add_column(
             dd.LLMStructuredColumnConfig(
                 name=ANSWER, prompt=ANSWER_PROMPT, model_alias=options.model,

@@ -28,23 +28,24 @@ def is_judge(request) -> bool:
     return request.last_user_text.startswith("You review question/answer pairs")
 
 
-def script(server, *, bad: set[str], low: set[str]) -> None:
-    """Questions name their focus node; answers cite it and (for `bad` foci) a node that does
-    not exist; the judge scores answers about `low` foci 2, the others 5."""
+def script(server, *, bad=(), low=(), four=(), pairs=None) -> None:
+    """Questions name their focus node; answers cite it (plus `pairs[focus]` when given, plus
+    a node that does not exist for `bad` foci); the judge scores `low` foci 2, `four` foci 4
+    and the others 5."""
+    pairs = pairs or {}
 
     def ask(request) -> Reply:
         node = focus(request)
-        body = {"question": f"What does {node} do?", "nodes": [node]}
-        return Reply(json.dumps(body))
+        return Reply(json.dumps({"question": f"What does {node} do?", "nodes": [node]}))
 
     def answer(request) -> Reply:
         node = focus(request)
-        cited = [node, BOGUS] if node in bad else [node]
+        cited = [node, *pairs.get(node, []), *([BOGUS] if node in bad else [])]
         return Reply(json.dumps({"answer": f"{node} does its job.", "cited_nodes": cited}))
 
     def judge(request) -> Reply:
         node = re.search(r"What does (\S+) do\?", request.last_user_text).group(1)
-        score = 2 if node in low else 5
+        score = 2 if node in low else 4 if node in four else 5
         return Reply(json.dumps({"relevance": {"reasoning": "scripted", "score": score}}))
 
     server.add_rule(is_question, ask)
@@ -61,19 +62,77 @@ def run_qa(bashgym_cli, repo, out, *extra):
     return json.loads((out / "run.json").read_text())
 
 
+def judged(server) -> list[str]:
+    return [
+        re.search(r"What does (\S+) do\?", r.last_user_text).group(1)
+        for r in server.completions
+        if is_judge(r)
+    ]
+
+
 def test_answers_citing_nonexistent_nodes_are_rejected(
     scripted_models, bashgym_cli, sample_repo, tmp_path
 ):
     server = scripted_models.server
-    script(server, bad={"shop.cart.Cart"}, low={"shop.cart.make_cart"})
-    summary = run_qa(bashgym_cli, sample_repo, tmp_path / "run")
-    asked = sorted(focus(r) for r in server.completions if is_question(r))
-    print(asked)
-    print(json.dumps(summary["counts"], indent=1))
-    frame = pq.read_table(tmp_path / "run" / "data.parquet").to_pandas()
-    print(
-        frame[frame.pair_type.isin(["qa", "co_relevant"])][
-            ["pair_type", "weight", "anchor", "positive_id", "negative_id"]
-        ].to_string()
+    checkout, tax = "shop.cart.Cart.checkout", "shop.pricing.apply_tax"
+    script(
+        server,
+        bad={"shop.cart.Cart"},
+        low={"shop.cart.make_cart"},
+        four={checkout},
+        pairs={checkout: [tax]},
     )
-    print([r.last_user_text[:300] for r in server.completions if is_judge(r)][:1])
+    out = tmp_path / "run"
+    summary = run_qa(bashgym_cli, sample_repo, out)
+    asked = sorted(focus(r) for r in server.completions if is_question(r))
+    assert len(asked) == 19 and len(set(asked)) == 19  # every node with 2+ neighbours, once
+    # checked in code first: the judge never reads the answer citing a nonexistent node
+    assert "shop.cart.Cart" not in judged(server)
+    assert sorted(judged(server)) == sorted(a for a in asked if a != "shop.cart.Cart")
+    counts = summary["counts"]
+    assert counts["dropped"] == {
+        "filter code-graph-qa: code-qa: cites nodes that do not exist in the graph": 1,
+        "filter code-graph-qa: code-qa: relevance below 3": 1,
+    }
+    assert counts["qa.accepted"] == 17
+    assert sum(counts[f"qa.accepted.{c}"] for c in
+               ("architecture", "dependencies", "navigation", "understanding")) == 17  # fmt: skip
+    dropped = [json.loads(x) for x in (out / "dropped.jsonl").read_text().splitlines()]
+    assert {d["row"]["node_id"] for d in dropped} == {"shop.cart.Cart", "shop.cart.make_cart"}
+
+    frame = pq.read_table(out / "data.parquet").to_pandas()
+    qa = frame[frame["pair_type"] == "qa"]
+    assert len(qa) == 18 == counts["pairs.qa"]  # 17 answers, one citing two nodes
+    assert BOGUS not in set(frame["positive_id"]) | set(frame["negative_id"])
+    assert not set(qa["positive_id"]) & {"shop.cart.Cart", "shop.cart.make_cart"}
+    about = qa[qa["anchor"] == f"What does {checkout} do?"]
+    assert sorted(about["positive_id"]) == sorted([checkout, tax])
+    assert set(about["weight"]) == {0.8}  # judge score 4 of 5
+    assert set(qa[qa["anchor"] != f"What does {checkout} do?"]["weight"]) == {1.0}
+    assert set(about["negative_id"]).isdisjoint({checkout, tax})
+    co = frame[frame["pair_type"] == "co_relevant"]
+    assert co[["anchor_id", "positive_id"]].values.tolist() == [[checkout, tax]]
+    assert co["weight"].tolist() == [0.7]
+    # structural pairs are all there, whatever the Q&A stage did
+    assert counts["pairs.calls"] == 9 and counts["pairs.contains"] == 20
+
+    stats = json.loads(bashgym_cli("graph", "stats", out, "--json").stdout)
+    assert stats["qa"] == {"accepted": 17, "rejected": 2, "skipped_budget": 0}
+    assert stats["tokens"]["input"] > 0 and stats["pairs_by_type"]["qa"] == 18
+
+
+def test_the_budget_stops_the_llm_stage(scripted_models, bashgym_cli, sample_repo, tmp_path):
+    server = scripted_models.server
+    script(server)
+    summary = run_qa(
+        bashgym_cli, sample_repo, tmp_path / "run",
+        "--set", "pipeline.budget_tokens=1",
+        "--set", "designer.buffer_size=1", "--set", "designer.max_concurrent_row_groups=1",
+    )  # fmt: skip
+    asked = [focus(r) for r in server.completions if is_question(r)]
+    counts = summary["counts"]
+    assert 1 <= len(asked) < 19
+    assert counts["qa.skipped_budget"] == 19 - len(asked)
+    assert counts["qa.accepted"] == len(asked)
+    assert any("budget was reached" in n for n in summary["notes"])
+    assert counts["pairs.calls"] == 9  # structural pairs are always written
