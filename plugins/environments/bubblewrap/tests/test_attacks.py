@@ -29,6 +29,7 @@ import pytest
 from bashgym_environments_bubblewrap import BubblewrapEnvironment, why_not
 from bashgym_environments_local import LocalEnvironment
 
+from bashgym.contracts import InputError
 from bashgym.workspace import PathError
 
 ENVIRONMENTS = {"local": LocalEnvironment, "bubblewrap": BubblewrapEnvironment}
@@ -106,14 +107,19 @@ def connect(host: str, port: int) -> str:
 # -- network ------------------------------------------------------------------------------------
 
 
+def without_network(attack: Attack, *commands: str) -> list[Any]:
+    """Run with network = false; where local cannot cut it here, it refuses (said, then skip)."""
+    try:
+        return attack.run(*commands)
+    except InputError as exc:
+        assert attack.name == "local" and "cannot cut the network here" in str(exc)
+        pytest.skip(f"needs a network namespace (unshare --net): {exc}")
+
+
 def test_no_connection_reaches_a_server_on_the_host(env_name, tmp_path, listener) -> None:
     port, got = listener
-    attack = Attack(env_name, tmp_path)
-    (done,) = attack.run(connect("127.0.0.1", port))
-    if env_name == "local" and attack.holds("network", "ON"):
-        assert any(n.startswith("network: NOT cut") for n in attack.notes)  # said, not hidden
-        assert "CONNECTED" in done.output and got == [b"hello from the sandbox"]
-        return
+    attack = Attack(env_name, tmp_path, network=False)
+    (done,) = without_network(attack, connect("127.0.0.1", port))
     assert attack.holds("network", "cut")
     assert done.exit_code == 1 and "CONNECTED" not in done.output
     assert "ConnectionRefusedError" in done.output or "Network is unreachable" in done.output
@@ -121,15 +127,25 @@ def test_no_connection_reaches_a_server_on_the_host(env_name, tmp_path, listener
 
 
 def test_no_outbound_route_exists(env_name, tmp_path) -> None:
-    attack = Attack(env_name, tmp_path)
-    interfaces, outbound = attack.run(
-        "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", connect("192.0.2.1", 80)
+    attack = Attack(env_name, tmp_path, network=False)
+    interfaces, outbound = without_network(
+        attack, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", connect("192.0.2.1", 80)
     )
-    if env_name == "local" and attack.holds("network", "ON"):
-        assert any(n.startswith("network: NOT cut") for n in attack.notes)
-        return
     assert interfaces.output.split() == ["lo"]  # the host's interfaces are not there
     assert "Network is unreachable" in outbound.output and "CONNECTED" not in outbound.output
+
+
+def test_the_network_by_default(env_name, tmp_path, listener) -> None:
+    """bubblewrap: none. local: the host's (documented: an agent started in it must reach its
+    model), and it says so."""
+    port, got = listener
+    attack = Attack(env_name, tmp_path)
+    (done,) = attack.run(connect("127.0.0.1", port))
+    if env_name == "local":
+        assert attack.holds("network", "ON (the host's")
+        assert "CONNECTED" in done.output and got == [b"hello from the sandbox"]
+    else:
+        assert attack.holds("network", "cut") and "CONNECTED" not in done.output and got == []
 
 
 def test_network_can_be_allowed(env_name, tmp_path, listener) -> None:

@@ -12,9 +12,11 @@ What it guarantees, on Linux:
   can be made, RLIMIT_AS per process and, for a non-root user, RLIMIT_NPROC. A root BashGym with
   no pids cgroup has NO process limit (RLIMIT_NPROC does not hold for root): the session says so
   in `notes`, and bubblewrap in a cgroup is the environment to use for untrusted commands;
-- namespaces, where `unshare` works (root, or unprivileged user namespaces): no network (only a
-  loopback; `network` option), and its own PID namespace and /proc, so a command cannot see or
-  signal other processes nor read their environment, and all it started stops when it ends;
+- namespaces, where `unshare` works (root, or unprivileged user namespaces): its own PID
+  namespace and /proc, so a command cannot see or signal other processes nor read their
+  environment, and all it started stops when it ends; with `network = false`, no network
+  (only a loopback), or the session refuses to open where that cannot be done. The network is
+  on by default: an agent started through `argv` (claude -p) must reach its model;
 - file operations through `session.workspace` refuse every path that leaves the workspace,
   symlinks included; closing the session stops every process left in its cgroup.
 

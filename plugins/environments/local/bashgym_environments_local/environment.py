@@ -40,7 +40,11 @@ class LocalSession(SandboxSession):
         return [*unshare_prefix(self.flags), *argv]
 
     def describe(self) -> list[str]:
-        net = "cut (own network namespace: loopback only)" if NET[0] in self.flags else "ON"
+        net = (
+            "cut (own network namespace: loopback only)"
+            if NET[0] in self.flags
+            else "ON (the host's; network=false cuts it)"
+        )
         pid = (
             "own PID namespace: other processes are invisible; what a command leaves running "
             "stops when it ends"
@@ -63,20 +67,17 @@ class LocalSession(SandboxSession):
             await asyncio.to_thread(shutil.rmtree, self.tmpdir, True)
 
 
-def _namespaces(network: bool | None) -> tuple[tuple[str, ...], list[str]]:
+def _namespaces(network: bool) -> tuple[tuple[str, ...], list[str]]:
     """The `unshare` flags this machine allows for these options, and what it could not do."""
     flags: tuple[str, ...] = ()
     notes: list[str] = []
-    if network is not True:
+    if not network:
         why = try_unshare(NET)
-        if why is None:
-            flags += NET
-        elif network is False:
+        if why is not None:
             raise InputError(
                 f"local cannot cut the network here ({why}); set network=true, or use bubblewrap"
             )
-        else:
-            notes.append(f"network: NOT cut ({why})")
+        flags += NET
     why = try_unshare(PID) or try_unshare(flags + PID)
     if why is None:
         flags += PID
@@ -86,9 +87,9 @@ def _namespaces(network: bool | None) -> tuple[tuple[str, ...], list[str]]:
 
 
 class LocalEnvironment(Environment[LocalOptions]):
-    """Commands in a bash child: timeout, rlimits, a cgroup, a scrubbed environment, and no
-    network or other processes in sight where `unshare` works; files outside the workspace are
-    not protected."""
+    """Commands in a bash child: timeout, rlimits, a cgroup, a scrubbed environment, no other
+    process in sight where `unshare` works (and no network if asked); files outside the
+    workspace are not protected."""
 
     def available(self) -> str | None:
         if not sys.platform.startswith("linux"):

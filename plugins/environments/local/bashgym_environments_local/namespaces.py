@@ -1,10 +1,10 @@
 """What `unshare` (util-linux) can do on this machine, tried once per process.
 
-Two namespaces make `local` safer at no cost to the commands: a network namespace with only a
-loopback (no network), and a PID namespace with its own /proc (the command cannot see, signal
-or read the environment of BashGym or any other process; everything it started is gone when it
-ends). Root gets them directly; another user needs unprivileged user namespaces (`unshare -r`,
-which shows the command uid 0 inside it).
+Two namespaces make `local` safer: a PID namespace with its own /proc (the command cannot see,
+signal or read the environment of BashGym or any other process; everything it started is gone
+when it ends), and, when asked, a network namespace with only a loopback (no network). Root
+gets them directly; another user needs unprivileged user namespaces (`unshare -r`, which shows
+the command uid 0 inside it).
 """
 
 from __future__ import annotations

@@ -62,8 +62,9 @@ class SandboxOptions(Options):
 
 
 class LocalOptions(SandboxOptions):
-    network: bool | None = Field(
-        default=None,
-        description="Network access. None: cut where this machine allows (`unshare --net`), "
-        "else left on and said so; false: cut, or refuse to open; true: left on.",
+    network: bool = Field(
+        default=True,
+        description="Network access. true: the host's network (an agent run here reaches its "
+        "model); false: none, through `unshare --net` (only a loopback), or the session "
+        "refuses to open where that cannot be done.",
     )

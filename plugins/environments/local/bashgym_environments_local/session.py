@@ -55,8 +55,7 @@ def workspace_folder(workspace: Path) -> Workspace:
 
 
 def bash_path() -> str:
-    found = shutil.which("bash") or "/bin/bash"
-    return found
+    return shutil.which("bash") or "/bin/bash"
 
 
 class SandboxSession(EnvironmentSession):
@@ -69,9 +68,8 @@ class SandboxSession(EnvironmentSession):
         super().__init__(workspace)
         self.options = options
         self.notes: list[str] = []  # what holds less than asked, one line each
-        self.cage: Cage | None = None
-        cage, cage_notes = make_cage(options.processes, options.memory_mb)
-        self.cage = cage
+        self.cage: Cage | None
+        self.cage, cage_notes = make_cage(options.processes, options.memory_mb)
         self.env = sandbox_env(
             os.environ,
             home=str(workspace.root),
@@ -106,12 +104,12 @@ class SandboxSession(EnvironmentSession):
         else:
             memory = "not limited"
         per = [f"{o.cpu_s} CPU s" if o.cpu_s else "", f"{o.file_size_mb} MB files"]
-        per = per if o.file_size_mb else per[:1]
+        per = [p for p in per if p and not p.startswith("None")]
         return [
             f"time: a command is stopped after {o.timeout_s:g} s (or as its caller says)",
             f"processes: {processes}",
             f"memory: {memory}",
-            "per process: " + (", ".join(p for p in per if p) or "no rlimits"),
+            "per process: " + (", ".join(per) or "no rlimits"),
             f"output: {o.output_limit} bytes kept (head and tail); a command writing over "
             f"{100 * o.output_limit} is stopped",
             f"environment: only {', '.join([*ALLOWED, *o.pass_env])} pass; HOME is the workspace",

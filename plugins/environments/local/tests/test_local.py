@@ -188,7 +188,7 @@ def test_network_false_is_refused_where_it_cannot_be_cut(
     monkeypatch.setattr(local_environment, "try_unshare", lambda flags: "no namespaces here")
     with pytest.raises(InputError, match="cannot cut the network here"):
         run_in(tmp_path, "true", network=False)
-    (done,) = run_in(tmp_path, "echo still runs")  # the default degrades, and says so
+    (done,) = run_in(tmp_path, "echo still runs")  # without namespaces: degraded, and said
 
     async def notes():
         async with LocalEnvironment().open(tmp_path, LocalOptions(**SMALL)) as session:
@@ -196,8 +196,9 @@ def test_network_false_is_refused_where_it_cannot_be_cut(
 
     said, described = asyncio.run(notes())
     assert done.output == "still runs\n"
-    assert any(n.startswith("network: NOT cut (no namespaces here)") for n in said)
-    assert "network: ON" in described
+    assert "processes: no PID namespace (no namespaces here)" in said
+    assert "network: ON (the host's; network=false cuts it)" in described
+    assert any(line.startswith("processes: shared with the host") for line in described)
 
 
 @pytest.mark.parametrize("bad", ["missing", "a-file", "/"])
