@@ -3,6 +3,7 @@ See the package docstring for what it holds."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +27,13 @@ class BubblewrapSession(SandboxSession):
         bwrap = shutil.which(options.bwrap)
         assert bwrap is not None  # why_not found it
         self.hidden = hidden_paths(options.hide)
-        self.prefix = bwrap_argv(bwrap, folder.root, network=options.network, hide=self.hidden)
+        self.writable = [Path(os.path.realpath(os.path.expanduser(p))) for p in options.writable]
+        for path in self.writable:
+            if not path.is_dir() or path == Path("/"):
+                raise InputError(f"writable {path}: not a folder (or it is /)")
+        self.prefix = bwrap_argv(
+            bwrap, folder.root, network=options.network, hide=self.hidden, writable=self.writable
+        )
         super().__init__(folder, options, tmpdir="/tmp")
 
     def wrap(self, argv: list[str]) -> list[str]:
@@ -40,8 +47,10 @@ class BubblewrapSession(SandboxSession):
             "network: " + ("ON (the host's)" if o.network else "cut (own network namespace)"),
             "processes: own PID namespace: other processes are invisible; what a command "
             "leaves running stops when it ends",
-            "files: only the workspace is writable (and a private /tmp); the rest of the "
-            "system is read-only; no capabilities, even as root",
+            "files: only the workspace is writable"
+            + "".join(f", {p}" for p in self.writable)
+            + " (and a private /tmp); the rest of the system is read-only; no capabilities, "
+            "even as root",
             f"hidden: {hidden}",
             *super().describe(),
         ]

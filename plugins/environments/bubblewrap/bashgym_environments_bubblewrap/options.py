@@ -20,4 +20,9 @@ class BubblewrapOptions(SandboxOptions):
         "an unreadable /dev/null); `~` is the user's home. Default: credentials of common "
         "tools (~/.ssh, ~/.aws, ~/.config/gh, ~/.claude, ...) and the docker socket.",
     )
+    writable: list[str] = Field(
+        default_factory=list,
+        description="More folders a command may write to, bound at their own path (e.g. a "
+        "tool's config or cache folder); each must exist.",
+    )
     bwrap: str = Field(default="bwrap", description="The bwrap program: a name on PATH, or a path.")

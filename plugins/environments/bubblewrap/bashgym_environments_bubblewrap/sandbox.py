@@ -8,6 +8,7 @@ The layout, in bwrap's order (a later mount covers an earlier one):
     --tmpfs /run           (without network) no host daemon's sockets: docker, dbus, systemd
     --tmpfs / --ro-bind /dev/null   over each hidden path (credentials of common tools; the
                            /dev/null cannot even be opened: binds are nodev)
+    --bind P P             each folder of the `writable` option
     --bind WS WS           the workspace, writable, at its own path, so a path the host's file
                            operations use is the same inside (also when WS is under /tmp)
 
@@ -26,6 +27,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 INSTALL_HINT = "Debian package bubblewrap"
@@ -60,7 +62,14 @@ def hidden_paths(patterns: list[str]) -> list[Path]:
     return out
 
 
-def bwrap_argv(bwrap: str, workspace: Path, *, network: bool, hide: list[Path]) -> list[str]:
+def bwrap_argv(
+    bwrap: str,
+    workspace: Path,
+    *,
+    network: bool,
+    hide: list[Path],
+    writable: Sequence[Path] = (),
+) -> list[str]:
     """bwrap and its options, up to the `--` before the program."""
     ws = str(workspace)
     argv = [
@@ -74,6 +83,8 @@ def bwrap_argv(bwrap: str, workspace: Path, *, network: bool, hide: list[Path]) 
         argv += ["--tmpfs", "/run"]
     for path in hide:
         argv += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+    for path in writable:
+        argv += ["--bind", str(path), str(path)]
     argv += ["--bind", ws, ws, "--chdir", ws, "--"]
     return argv
 

@@ -96,6 +96,20 @@ def test_tilde_in_hide_means_each_home(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 @pytest.mark.usefixtures("needs_bwrap")
+def test_more_folders_can_be_made_writable(tmp_path: Path) -> None:
+    extra = Path(tempfile.mkdtemp(prefix="bashgym-writable-", dir="/var/tmp"))
+    try:
+        (refused,) = run_in(tmp_path, f"echo x > {extra}/f")
+        assert refused.exit_code != 0 and not (extra / "f").exists()
+        (allowed,) = run_in(tmp_path, f"echo x > {extra}/f", writable=[str(extra)])
+        assert allowed.ok and (extra / "f").read_text() == "x\n"
+        with pytest.raises(InputError, match="not a folder"):
+            run_in(tmp_path, "true", writable=[str(extra / "f")])
+    finally:
+        shutil.rmtree(extra)
+
+
+@pytest.mark.usefixtures("needs_bwrap")
 def test_with_network_allowed_the_hosts_run_is_kept(tmp_path: Path) -> None:
     cut, shared = (
         run_in(tmp_path, "ls -A /run | wc -l")[0],
