@@ -4,7 +4,8 @@ Code's Linux sandbox and anthropic-experimental/sandbox-runtime do.
 What it guarantees (where `available()` is None: bwrap is installed and can create namespaces):
 - files: only the workspace is writable, bound at its own path (so the host's file operations
   and the command agree on every path); the rest of the system is read-only, submounts too;
-  /tmp is private and empty; the command holds no capabilities, even when BashGym runs as root;
+  /tmp is the session's own (a folder made for it, kept across its commands, removed at
+  close); the command holds no capabilities, even when BashGym runs as root;
 - hidden: credentials of common tools (~/.ssh, ~/.aws, ~/.config/gh, ~/.claude, ...) and the
   docker socket are empty inside (`hide` option);
 - network: none (its own network namespace with a loopback) unless `network = true`; without

@@ -3,8 +3,10 @@ See the package docstring for what it holds."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,13 +33,29 @@ class BubblewrapSession(SandboxSession):
         for path in self.writable:
             if not path.is_dir() or path == Path("/"):
                 raise InputError(f"writable {path}: not a folder (or it is /)")
+        self.tmp = Path(tempfile.mkdtemp(prefix="bashgym-tmp-"))
         self.prefix = bwrap_argv(
-            bwrap, folder.root, network=options.network, hide=self.hidden, writable=self.writable
+            bwrap,
+            folder.root,
+            network=options.network,
+            hide=self.hidden,
+            writable=self.writable,
+            tmp=self.tmp,
         )
-        super().__init__(folder, options, tmpdir="/tmp")
+        try:
+            super().__init__(folder, options, tmpdir="/tmp")
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
 
     def wrap(self, argv: list[str]) -> list[str]:
         return [*self.prefix, *argv]
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            await asyncio.to_thread(shutil.rmtree, self.tmp, True)
 
     def describe(self) -> list[str]:
         o = self.options
@@ -49,8 +67,8 @@ class BubblewrapSession(SandboxSession):
             "leaves running stops when it ends",
             "files: only the workspace is writable"
             + "".join(f", {p}" for p in self.writable)
-            + " (and a private /tmp); the rest of the system is read-only; no capabilities, "
-            "even as root",
+            + " (and the session's own /tmp); the rest of the system is read-only; no "
+            "capabilities, even as root",
             f"hidden: {hidden}",
             *super().describe(),
         ]

@@ -4,7 +4,8 @@ The layout, in bwrap's order (a later mount covers an earlier one):
 
     --ro-bind / /          the whole system, read-only (submounts too)
     --dev /dev --proc /proc   a minimal /dev; a /proc of the sandbox's own PID namespace
-    --tmpfs /tmp           a private, empty /tmp
+    --bind TMP /tmp        the session's own /tmp: a folder made for it, kept across its
+                           commands, removed at close (not the host's /tmp)
     --tmpfs /run           (without network) no host daemon's sockets: docker, dbus, systemd
     --tmpfs / --ro-bind /dev/null   over each hidden path (credentials of common tools; the
                            /dev/null cannot even be opened: binds are nodev)
@@ -69,6 +70,7 @@ def bwrap_argv(
     network: bool,
     hide: list[Path],
     writable: Sequence[Path] = (),
+    tmp: Path | None = None,
 ) -> list[str]:
     """bwrap and its options, up to the `--` before the program."""
     ws = str(workspace)
@@ -78,7 +80,8 @@ def bwrap_argv(
     ]  # fmt: skip
     if not network:
         argv.append("--unshare-net")
-    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
     if not network:
         argv += ["--tmpfs", "/run"]
     for path in hide:

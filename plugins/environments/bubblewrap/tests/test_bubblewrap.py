@@ -36,7 +36,7 @@ def run_in(workspace: Path, *commands: str, **options) -> list:
 
 
 @pytest.mark.usefixtures("needs_bwrap")
-def test_the_workspace_has_the_same_path_inside_and_tmp_is_private(tmp_path: Path) -> None:
+def test_the_workspace_has_the_same_path_inside_and_tmp_is_the_sessions(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"  # under /tmp, which the sandbox replaces by its own
     workspace.mkdir()
     (workspace / "in.txt").write_text("given\n")
@@ -51,7 +51,16 @@ def test_the_workspace_has_the_same_path_inside_and_tmp_is_private(tmp_path: Pat
     assert (workspace / "out.txt").read_text() == "made\n"
     assert "BESIDE-CONTENT" not in tmp.output and "No such file" in tmp.output
     assert not (Path("/tmp") / "scratch.txt").exists()
-    assert "scratch.txt" not in again.output  # each command gets a fresh /tmp
+    assert "scratch.txt" in again.output  # the session's /tmp is kept across its commands
+    (fresh,) = run_in(workspace, "ls /tmp")
+    assert "scratch.txt" not in fresh.output  # and not seen by the next session
+
+    async def session_tmp() -> tuple[Path, bool]:
+        async with BubblewrapEnvironment().open(workspace, BubblewrapOptions(**SMALL)) as s:
+            return s.tmp, s.tmp.is_dir()
+
+    folder, existed = asyncio.run(session_tmp())
+    assert existed and not folder.exists()  # removed at close
 
 
 @pytest.mark.usefixtures("needs_bwrap")
