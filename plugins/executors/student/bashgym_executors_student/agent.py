@@ -13,7 +13,7 @@ from typing import Any
 
 from bashgym.contracts import TaskContext
 from bashgym.events import TaskOutput
-from bashgym.models import cost_usd, load_litellm
+from bashgym.models import load_litellm
 from bashgym.records import (
     Message,
     Outcome,
@@ -106,7 +106,7 @@ class StudentAgent:
         )  # fmt: skip
 
     def charge(self, raw: Any, litellm_model: str) -> None:
-        """Count one call's tokens; price them from litellm's list (a model served here is 0)."""
+        """Count one call's tokens, priced by the kernel (litellm's list; a served model is 0)."""
         cached = getattr(getattr(raw, "prompt_tokens_details", None), "cached_tokens", 0) or 0
         prompt = getattr(raw, "prompt_tokens", 0) or 0
         usage = Usage(
@@ -114,7 +114,7 @@ class StudentAgent:
             output_tokens=getattr(raw, "completion_tokens", 0) or 0,
             cache_read_tokens=cached,
         )
-        cost = 0.0 if self.model.served else cost_usd(litellm_model, prompt, usage.output_tokens)
+        cost = self.ctx.models.cost(self.model.alias, litellm_model, prompt, usage.output_tokens)
         self.usage, self.costs = self.usage + usage, [*self.costs, cost]
         self.ctx.charge(usage, cost, model=self.model.model, alias=self.model.alias)
 
