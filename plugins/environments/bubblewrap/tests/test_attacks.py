@@ -77,29 +77,34 @@ class Attack:
 def listener() -> Iterator[tuple[int, list[bytes]]]:
     """A TCP server on 127.0.0.1 in this (host) process, recording what reaches it."""
     server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.05)  # so the loop sees `done` soon after the test
     got: list[bytes] = []
+    done = threading.Event()
 
     def serve() -> None:
-        while True:
+        while not done.is_set():
             try:
                 conn, _ = server.accept()
-            except OSError:
-                return
+            except TimeoutError:
+                continue
             with conn:
+                conn.settimeout(5)
                 got.append(conn.recv(100))
+                conn.sendall(b"ok")  # after recording: the client waits for it
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     yield server.getsockname()[1], got
-    server.close()
+    done.set()
     thread.join(timeout=5)
+    server.close()
 
 
 def connect(host: str, port: int) -> str:
     code = (
         "import socket\n"
         f"s = socket.create_connection(({host!r}, {port}), timeout=3)\n"
-        "s.sendall(b'hello from the sandbox'); s.close(); print('CONNECTED')\n"
+        "s.sendall(b'hello from the sandbox'); s.recv(2); s.close(); print('CONNECTED')\n"
     )
     return f"{PY} -c {shlex.quote(code)}"
 
