@@ -78,6 +78,11 @@ class BubblewrapEnvironment(Environment[BubblewrapOptions]):
     """Commands in bwrap: no network, only the workspace writable, own PID namespace, hidden
     credentials, with local's limits and scrubbed environment (as Claude Code's Linux sandbox)."""
 
+    description = (
+        "Commands in bwrap: no network, only the workspace writable, own PID namespace, "
+        "hidden credentials, local's limits."
+    )
+
     def available(self) -> str | None:
         return why_not("bwrap")
 

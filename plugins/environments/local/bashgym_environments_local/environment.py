@@ -91,6 +91,11 @@ class LocalEnvironment(Environment[LocalOptions]):
     process in sight where `unshare` works (and no network if asked); files outside the
     workspace are not protected."""
 
+    description = (
+        "Commands in a bash child: timeout, limits, scrubbed env, own PID namespace; files "
+        "outside the workspace NOT protected."
+    )
+
     def available(self) -> str | None:
         if not sys.platform.startswith("linux"):
             return "local needs Linux (process groups with a death signal, /proc)"
