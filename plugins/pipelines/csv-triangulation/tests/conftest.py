@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import threading
+from collections import defaultdict
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -10,6 +13,7 @@ from typing import Any
 import pytest
 from bashgym_pipelines_csv_triangulation.options import SandboxOptions
 from bashgym_pipelines_csv_triangulation.sandbox import choose, make_pool
+from bashgym_testing.server import Reply
 
 from bashgym.plugins import PluginHost
 
@@ -79,3 +83,72 @@ def run_in_pool(
             return await body(pool)
 
     return asyncio.run(go())
+
+
+SYSTEM_MARK = "data analyst who answers questions about a CSV file"
+
+
+def question_of(request) -> str:
+    first_user = next(m for m in request.messages if m.get("role") == "user")
+    text = first_user["content"]
+    if isinstance(text, list):
+        text = "".join(part.get("text", "") for part in text)
+    return re.search(r"Question: (.*)", text).group(1).strip()
+
+
+class ScriptedTeacher:
+    """Plays each question's plan: one behaviour per episode, in the order episodes start.
+
+    correct: looks at the data, then submits the gold code's answer (two turns); wrong: submits
+    -1; prose: answers in words, no code; print: prints the answer, then says in words that it
+    did, never submitting; series: submits the gold answer as a pandas object, not a dict.
+    """
+
+    def __init__(self, gold_code: dict[str, str], plans: dict[str, list[str]]):
+        self.gold_code, self.plans = gold_code, plans
+        self.started: dict[str, int] = defaultdict(int)
+        self.lock = threading.Lock()
+
+    def __call__(self, request) -> Reply:
+        question = question_of(request)
+        done = [m["content"] for m in request.messages if m.get("role") == "assistant"]
+        if not done:
+            with self.lock:
+                n = self.started[question]
+                self.started[question] += 1
+            plan = self.plans[question][n % len(self.plans[question])]
+            if "Hint:" in request.messages[1]["content"]:
+                plan = "correct"  # the gold run of an llm question
+            return self.first(plan, question)
+        plan = re.search(r"# plan: (\w+)", done[0]).group(1)
+        if plan == "print" and len(done) > 1:
+            return Reply("The answer is printed above.")
+        return self.second(plan, question)
+
+    def first(self, plan: str, question: str) -> Reply:
+        if plan == "prose":
+            return Reply(f"The answer is 42. {question}")
+        if plan == "wrong":
+            return Reply("```python\n# plan: wrong\nsubmit(-1)\n```")
+        return Reply(f"Let me look.\n```python\n# plan: {plan}\nprint(df.head(3))\n```")
+
+    def second(self, plan: str, question: str) -> Reply:
+        code = self.gold_code[question]
+        if plan == "print":
+            return Reply("```python\n" + code.replace("submit(", "print(") + "\n```")
+        if plan == "series":
+            code = code.replace(".to_dict())", ")")
+        return Reply(f"```python\n{code}\n```")
+
+
+@pytest.fixture
+def scripted_teacher(scripted_models: Any) -> Callable[..., ScriptedTeacher]:
+    """`scripted_teacher(gold_code, plans)`: the scripted server answers every episode turn
+    (requests with the teacher's system prompt) by the plans; returns the teacher."""
+
+    def install(gold_code: dict[str, str], plans: dict[str, list[str]]) -> ScriptedTeacher:
+        teacher = ScriptedTeacher(gold_code, plans)
+        scripted_models.server.add_rule(lambda r: SYSTEM_MARK in r.system_text, teacher)
+        return teacher
+
+    return install

@@ -1,0 +1,187 @@
+"""One teacher episode: code -> sandboxed output -> code ... -> submit, through a model alias.
+
+The loop is deliberately plain (mini-swe-agent's shape: a linear message history, one action
+per turn): each reply must hold a ```python block; the block runs in the episode's sandbox
+namespace; what it printed goes back as the next user turn; the episode ends when a cell calls
+`submit()`. A reply with no code block ends the episode as a protocol violation, whatever it
+says: an answer in prose or printed output is never parsed as a submission. So does running out
+of turns, or a cell that breaks the protocol (two submissions).
+
+Model calls go through litellm with the alias's own settings (`ModelSession.litellm_kwargs`),
+and every response's tokens are charged to the run, counted per episode in its trace. A failed
+model call ends the episode with the error as its reason; it does not stop the run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from bashgym.models import cost_usd, load_litellm
+from bashgym.records import Usage
+from bashgym.text import one_line
+from bashgym_pipelines_csv_triangulation.pool import CellResult, EpisodeHandle
+from bashgym_pipelines_csv_triangulation.prompts import ONLY_FIRST, OUTPUT
+
+CODE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+class Cell(BaseModel):
+    """One code cell of an episode, for the trace's timing and outcome."""
+
+    turn: int
+    status: str
+    wall_s: float
+    cpu_s: float | None = None
+    submitted: bool = False
+    error: str | None = None
+
+
+class EpisodeTrace(BaseModel):
+    """One run of a question: the conversation, its answer and where the time went."""
+
+    role: str  # gold or consistency
+    index: int = 0
+    hint: bool = False
+    teacher: str  # the model alias, or "template" for a template's gold code
+    messages: list[dict[str, str]] = Field(default_factory=list)
+    submitted: bool = False
+    answer: Any = None
+    answer_type: str | None = None
+    error: str | None = None
+    turns: int = 0
+    cells: list[Cell] = Field(default_factory=list)
+    hooks: list[dict[str, Any]] = Field(default_factory=list)
+    duration_s: float = 0.0
+    model_s: float = 0.0
+    sandbox_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def record(self, turn: int, result: CellResult) -> None:
+        self.cells.append(
+            Cell(
+                turn=turn,
+                status=result.status,
+                wall_s=result.wall_s,
+                cpu_s=result.cpu_s,
+                submitted=result.submitted,
+                error=last_line(result.error),
+            )
+        )
+        self.sandbox_s = round(self.sandbox_s + result.wall_s, 4)
+        self.hooks += result.hooks
+        if result.submitted:
+            self.submitted, self.answer, self.answer_type = True, result.answer, result.answer_type
+
+
+def last_line(text: str | None) -> str | None:
+    """The last non-blank line of an error (a traceback's exception line), cut to 300."""
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else None
+
+
+def first_code(text: str) -> tuple[str | None, bool]:
+    """The first python block of a reply, and whether there were more."""
+    blocks = CODE.findall(text or "")
+    return (blocks[0] if blocks else None), len(blocks) > 1
+
+
+@dataclass
+class Teacher:
+    """A model alias ready for litellm, charging what it spends to the run."""
+
+    alias: str
+    kwargs: dict[str, Any]  # litellm.acompletion keyword arguments (model, api_base, ...)
+    charge: Callable[[Usage, float | None, str], None]
+
+    async def reply(self, messages: list[dict[str, str]]) -> tuple[str, Usage]:
+        litellm = load_litellm()
+        # No semaphore: an episode makes one call at a time and holds a warm worker while it
+        # runs, so calls in flight never outnumber `sandbox.workers`.
+        response = await litellm.acompletion(**self.kwargs, messages=messages)
+        usage = getattr(response, "usage", None)
+        tokens = Usage(
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+        model = str(getattr(response, "model", None) or self.kwargs["model"])
+        self.charge(tokens, cost_usd(model, tokens.input_tokens, tokens.output_tokens), model)
+        return str(response.choices[0].message.content or ""), tokens
+
+
+async def run_episode(
+    teacher: Teacher,
+    sandbox: EpisodeHandle,
+    trace: EpisodeTrace,
+    *,
+    system: str,
+    user: str,
+    max_turns: int,
+) -> EpisodeTrace:
+    """Play one episode into `trace` (see the module docstring); never raises for a failure."""
+    started = time.perf_counter()
+    trace.messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    try:
+        await _loop(teacher, sandbox, trace, max_turns)
+    finally:
+        trace.duration_s = round(time.perf_counter() - started, 4)
+    return trace
+
+
+async def _loop(
+    teacher: Teacher, sandbox: EpisodeHandle, trace: EpisodeTrace, max_turns: int
+) -> None:
+    for turn in range(1, max_turns + 1):
+        asked = time.perf_counter()
+        try:
+            text, tokens = await teacher.reply(trace.messages)
+        except Exception as exc:  # noqa: BLE001 -- the episode fails with the reason
+            trace.error = f"model call failed: {one_line(exc)}"
+            return
+        finally:
+            trace.model_s = round(trace.model_s + time.perf_counter() - asked, 4)
+        trace.input_tokens += tokens.input_tokens
+        trace.output_tokens += tokens.output_tokens
+        trace.turns = turn
+        trace.messages.append({"role": "assistant", "content": text})
+        code, more = first_code(text)
+        if code is None:
+            trace.error = "protocol violation: a reply without code and no submit()"
+            return
+        result = await sandbox.run(code)
+        trace.record(turn, result)
+        if result.status == "protocol":
+            trace.error = f"protocol violation: {result.error}"
+            return
+        if result.submitted:
+            return
+        shown = result.shown() + (f"\n{ONLY_FIRST}" if more else "")
+        trace.messages.append({"role": "user", "content": OUTPUT.format(output=shown)})
+    trace.error = f"no submit() within {max_turns} turns"
+
+
+async def run_code(
+    sandbox: EpisodeHandle, trace: EpisodeTrace, *, system: str, user: str, code: str
+) -> EpisodeTrace:
+    """A template's gold run: its code, one cell, recorded as an episode of one turn."""
+    started = time.perf_counter()
+    trace.messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": user},
+        {"role": "assistant", "content": f"```python\n{code}\n```"},
+    ]
+    result = await sandbox.run(code)
+    trace.turns = 1
+    trace.record(1, result)
+    if result.status == "ok" and not result.submitted:
+        trace.error = "protocol violation: the code ran without calling submit()"
+    elif not result.submitted:
+        trace.error = f"{result.status}: {last_line(result.error)}"
+    trace.duration_s = round(time.perf_counter() - started, 4)
+    return trace
