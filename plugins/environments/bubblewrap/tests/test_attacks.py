@@ -207,7 +207,8 @@ def test_the_system_is_read_only_and_no_capability_is_held(tmp_path) -> None:
     )
     assert caps.output.split() == ["CapEff:", "0000000000000000"]
     assert remount.exit_code != 0 and not Path("/usr/bashgym-attack").exists()
-    assert "permission denied" in remount.output and "Read-only file system" in remount.output
+    assert "mount: /: " in remount.output  # refused: "permission denied" / "must be superuser"
+    assert "Read-only file system" in remount.output
     assert cgroup.exit_code != 0 and "Read-only file system" in cgroup.output
 
 
@@ -259,7 +260,10 @@ def test_a_fork_bomb_is_held_at_the_process_limit(env_name, tmp_path) -> None:
         pytest.skip(f"needs a pids cgroup or a non-root user to hold a fork bomb: {attack.notes}")
     bomb, after = attack.run(":(){ :|:& };:; sleep 30", "echo alive", timeout=3)
     assert probe.ok
-    assert bomb.timed_out and bomb.reason == "timed out after 3s; process limit (32) reached"
+    if attack.holds("processes", "pids cgroup"):
+        assert bomb.timed_out and bomb.reason == "timed out after 3s; process limit (32) reached"
+    else:  # RLIMIT_NPROC: forks fail the same, but no counter says so in the reason
+        assert bomb.timed_out and "Resource temporarily unavailable" in bomb.output
     assert after.output == "alive\n"  # the session (and the machine) still work
 
 

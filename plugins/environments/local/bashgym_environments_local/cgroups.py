@@ -226,29 +226,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def make_cage(processes: int | None, memory_mb: int | None) -> tuple[Cage | None, list[str]]:
-    """A new cage with these limits (None: that controller is not used), and a note for each
-    limit it could not set."""
+def make_cage(processes: int | None, memory_mb: int | None) -> tuple[Cage | None, dict[str, str]]:
+    """A new cage with these limits (None: that controller is not used), and for each
+    controller it could not use, why not."""
     wanted = {"pids": processes, "memory": memory_mb and memory_mb * 1024 * 1024}
     wanted = {k: v for k, v in wanted.items() if v}
     if not wanted:
-        return None, []
+        return None, {}
     usable, why = usable_controllers()
     hs = {k: v for k, v in hierarchies().items() if k in usable}
     _clean_stale(hs)
     name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:10]}"
     cage = Cage({}, {})
-    notes: list[str] = []
+    notes: dict[str, str] = {}
     made: dict[Path, bool] = {}
     for controller, value in wanted.items():
         h = hs.get(controller)
         if h is None:
-            notes.append(f"no {controller} cgroup here: {why.get(controller, 'not mounted')}")
+            notes[controller] = why.get(controller, "not mounted")
             continue
         try:
             cage.dirs[controller] = _make(h, name, value, made)
         except OSError as exc:
-            notes.append(f"no {controller} cgroup here: {exc.strerror or exc}")
+            notes[controller] = f"cannot make a cgroup under {h.own}: {exc.strerror or exc}"
             continue
         cage.versions[controller] = h.version
         cage.limits[controller] = value

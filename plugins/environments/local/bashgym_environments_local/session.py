@@ -69,7 +69,7 @@ class SandboxSession(EnvironmentSession):
         self.options = options
         self.notes: list[str] = []  # what holds less than asked, one line each
         self.cage: Cage | None
-        self.cage, cage_notes = make_cage(options.processes, options.memory_mb)
+        self.cage, why_no_cgroup = make_cage(options.processes, options.memory_mb)
         self.env = sandbox_env(
             os.environ,
             home=str(workspace.root),
@@ -78,7 +78,7 @@ class SandboxSession(EnvironmentSession):
             extra=options.env,
         )
         self._limits = self._rlimits()
-        self.notes += self._limit_notes(cage_notes)
+        self.notes += self._limit_notes(why_no_cgroup)
 
     # -- what subclasses change ---------------------------------------------------------------
 
@@ -165,14 +165,17 @@ class SandboxSession(EnvironmentSession):
             limits[key] = value if hard == resource.RLIM_INFINITY else min(value, hard // unit)
         return limits
 
-    def _limit_notes(self, cage_notes: list[str]) -> list[str]:
+    def _limit_notes(self, why: dict[str, str]) -> list[str]:
         o, dirs = self.options, (self.cage.dirs if self.cage else {})
         notes = []
         if o.processes and "pids" not in dirs:
             how = "RLIMIT_NPROC instead" if "nproc" in self._limits else "NOT limited (root)"
-            notes.append(f"processes: {how}; " + "; ".join(cage_notes))
+            notes.append(f"processes: {how}; no pids cgroup ({why.get('pids', 'not mounted')})")
         if o.memory_mb and "memory" not in dirs:
-            notes.append("memory: RLIMIT_AS per process instead; " + "; ".join(cage_notes))
+            notes.append(
+                "memory: RLIMIT_AS per process instead; no memory cgroup "
+                f"({why.get('memory', 'not mounted')})"
+            )
         return notes
 
     def _prelude(self) -> list[str]:
