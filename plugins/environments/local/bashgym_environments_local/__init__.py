@@ -18,7 +18,8 @@ What it guarantees, on Linux:
   (only a loopback), or the session refuses to open where that cannot be done. The network is
   on by default: an agent started through `argv` (claude -p) must reach its model;
 - file operations through `session.workspace` refuse every path that leaves the workspace,
-  symlinks included; closing the session stops every process left in its cgroup.
+  symlinks included; closing the session stops every process left in its cgroup, workers
+  started through `argv` included (with no cgroup, those are their caller's to stop).
 
 What it does NOT do: contain a command's own writes. A command runs as BashGym's user and can
 write wherever that user can (beside the workspace, the real home by absolute path, /tmp).
