@@ -183,12 +183,12 @@ _LIMIT_FILES = {
 def _make(h: Hierarchy, name: str, value: int, made: dict[Path, bool]) -> Path:
     """The cgroup `name` under `h.own` (made once per directory), with `value` as its limit."""
     target = h.own / name
+    if h.version == 2:  # a child only gets the files of controllers its parent hands down
+        control = h.own / "cgroup.subtree_control"
+        if h.controller not in control.read_text().split():
+            control.write_text(f"+{h.controller}")
     created = target not in made
     if created:
-        if h.version == 2:  # the child only gets files of controllers its parent hands down
-            control = h.own / "cgroup.subtree_control"
-            if h.controller not in control.read_text().split():
-                control.write_text(f"+{h.controller}")
         target.mkdir()
         made[target] = True
     try:
