@@ -8,6 +8,7 @@ terminal shows BashGym's progress bar instead of hundreds of lines.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -19,6 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bashgym.records import DroppedRow
+from bashgym_runners_datadesigner.failures import (
+    FAILURES_DIR,
+    RawAnswers,
+    persist,
+    row_group_of,
+)
+from bashgym_runners_datadesigner.failures import load as load_failures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,6 +110,7 @@ class Generation:
     resumed_rows: int = 0  # rows kept from an interrupted earlier attempt
     failures: Counter[tuple[str, str]] = field(default_factory=Counter)  # (column, reason)
     dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
+    failed_rows: list[DroppedRow] = field(default_factory=list)  # cells that never generated
     failed_requests: dict[str, tuple[str, int]] = field(default_factory=dict)  # per alias
 
     @property
@@ -166,9 +175,11 @@ def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings
     class _Designer(DataDesigner):  # type: ignore[misc]
         last_resources: Any = None
         last_builder: Any = None
+        raw_answers = RawAnswers()
 
         def _create_resource_provider(self, *args: Any, **kwargs: Any) -> Any:
             self.last_resources = super()._create_resource_provider(*args, **kwargs)
+            self.raw_answers.watch(self.last_resources)
             return self.last_resources
 
         def _create_dataset_builder(self, *args: Any, **kwargs: Any) -> Any:
@@ -191,7 +202,7 @@ def failed_requests(designer: Any) -> dict[str, tuple[str, int]]:
     """Per alias of the designer's last `create()`: its model id and the requests that failed
     (tokens are counted live, per request, through DataDesigner's usage events)."""
     try:  # per alias: DataDesigner's own summary merges aliases that share a model id
-        facades = designer.last_resources.model_registry._models
+        facades = designer.last_resources.model_registry.models
         return {
             str(alias): (str(f.model_name), int(f.usage_stats.request_usage.failed_requests))
             for alias, f in facades.items()
@@ -201,23 +212,41 @@ def failed_requests(designer: Any) -> dict[str, tuple[str, int]]:
 
 
 _CAUSE = re.compile(r"Cause:\s*(.+)")
-_DETAIL = re.compile(r"Validation detail:\s*([^:.\n]+)")
+# (pattern searched in the error, reason): the first match names the kind of failure. Values
+# that differ per row stay in dropped.jsonl; the reason is what rows have in common.
+_KINDS = (
+    (r"cut off because it reached max_tokens", "answer cut off at max_tokens"),
+    (r"cut off because the model context window", "answer cut off by the context window"),
+    (r"response_schema|doesn't match requested|validation errors? for", "schema mismatch"),
+    (r"no parsable json", "unparseable answer (no JSON found)"),
+    (r"could not be parsed|parsing", "unparseable answer"),
+    (r"context length|context window|too long|maximum context", "prompt too long for the model"),
+    (r"\b429\b|rate.?limit", "rate limited (429)"),
+    (r"time(d)? ?out|deadline", "timed out"),
+    (r"connection (refused|error)|connect call failed", "connection refused"),
+    (r"\b(401|403)\b|unauthori[sz]ed|authentication", "unauthorized (401/403)"),
+    (r"\b5\d\d\b|internal server error|bad gateway|service unavailable", "server error (5xx)"),
+)
+MAX_REASON = 100
 
 
 def failure_reason(error: str | None) -> str:
-    """A short, countable reason from a DataDesigner task error (its text varies per row)."""
+    """The kind of a DataDesigner task failure (its text varies per row; the kind does not):
+    a known kind, else the cause's first line, values masked, cut at a word."""
     text = error or "unknown error"
+    for pattern, reason in _KINDS:
+        if re.search(pattern, text, re.IGNORECASE):
+            return reason
     cause = _CAUSE.search(text)
-    if cause and "could not be parsed" in cause.group(1):
-        detail = _DETAIL.search(cause.group(1))
-        return "unparseable answer" + (f" ({detail.group(1).strip()[:60]})" if detail else "")
     line = (
         cause.group(1)
         if cause
         else next((ln.strip(" |-") for ln in text.splitlines() if ln.strip(" |-")), text)
     )
     line = re.sub(r"'[^']{0,80}'", "'…'", line)  # values differ per row; the reason should not
-    return line[:100]
+    if len(line) <= MAX_REASON:
+        return line
+    return line[: MAX_REASON - 1].rsplit(" ", 1)[0] + "…"
 
 
 def task_failures(traces: list[Any]) -> Counter[tuple[str, str]]:
@@ -255,7 +284,7 @@ def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation 
     if built is None:
         return None
     artifact_dir = Path(built.artifact_storage.base_dataset_path)
-    failures = task_failures(built.task_traces)
+    failures, failed_rows = load_failures(artifact_dir)
     dropped = read_drops(artifact_dir)
     config_error = not all(_ROW_LEVEL.search(reason) for _, reason in failures)
     generation = Generation(
@@ -265,6 +294,7 @@ def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation 
         resumed_rows=resumed,
         failures=failures,
         dropped=dropped,
+        failed_rows=failed_rows,
         failed_requests=failed_requests(designer),
     )
     if not config_error and (failures or dropped) and generation.unexplained == 0:
@@ -276,8 +306,7 @@ def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation 
 # every row the run reports that; any other cause (a refused connection, a bad key, a 400 for a
 # malformed request) fails the run with its message.
 _ROW_LEVEL = re.compile(
-    r"^unparseable answer|time(d)? ?out|deadline|rate limit|\b429\b|too long|max_tokens|length",
-    re.IGNORECASE,
+    r"^(unparseable answer|schema mismatch|answer cut off|prompt too long|rate limited|timed out)"
 )
 
 
@@ -333,6 +362,7 @@ def generate(
         designer = make_designer(run_dir, providers, settings)
 
         def batch_done(path: Path) -> None:
+            record_failures(designer, row_group_of(Path(path)))
             if on_rows is not None:
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
@@ -345,24 +375,51 @@ def generate(
                 resume=dd.ResumeMode.IF_POSSIBLE if resume else dd.ResumeMode.NEVER,
             )
         except DataDesignerGenerationError:
+            record_failures(designer)
             empty = all_rows_dropped(designer, num_records, resumed)
             if empty is None:
                 raise
             return empty
+        record_failures(designer)
         artifact_dir = Path(results.artifact_storage.base_dataset_path)
+        failures, failed_rows = load_failures(artifact_dir)
         return Generation(
             dataset=results.load_dataset(),
             requested=num_records,
             artifact_dir=artifact_dir,
             resumed_rows=resumed,
-            failures=task_failures(results.task_traces),
+            failures=failures,
             dropped=read_drops(artifact_dir),
+            failed_rows=failed_rows,
             failed_requests=failed_requests(designer),
         )
     finally:
         unsubscribe()
         logging.getLogger("data_designer").removeHandler(handler)
         handler.close()
+
+
+def record_failures(designer: Any, row_group: int | None = None) -> None:
+    """Persist the failures of `row_group` as its batch finishes (from the captured failed
+    calls), or, when `create()` ends, of every row group it touched (from its task traces)."""
+    built = designer.last_builder
+    if built is None:
+        return
+    dataset_dir = Path(built.artifact_storage.base_dataset_path)
+    if row_group is not None:
+        raw = designer.raw_answers.take(row_group)
+        live = Counter(
+            (column, failure_reason(r["error"])) for column, rs in raw.items() for r in rs
+        )
+        persist(dataset_dir, row_group, live, raw)
+        return
+    traces = list(built.task_traces)
+    for rg in sorted({t.row_group for t in traces if t.row_group is not None}):
+        earlier = (dataset_dir / FAILURES_DIR / f"rg-{rg:05d}.json")
+        raw = json.loads(earlier.read_text()).get("raw", {}) if earlier.is_file() else {}
+        for column, records in designer.raw_answers.take(rg).items():
+            raw.setdefault(column, []).extend(records)
+        persist(dataset_dir, rg, task_failures([t for t in traces if t.row_group == rg]), raw)
 
 
 def _subscribe_usage(on_usage: Callable[[str, str, int, int], None] | None) -> Callable[[], None]:

@@ -220,7 +220,7 @@ def run_pipeline(
         account(run, gen)
         charge_failures(run, gen.failed_requests)
         outcome.raw.append(gen.dataset)
-        outcome.dropped.extend(gen.dropped)
+        outcome.dropped.extend([*gen.failed_rows, *gen.dropped])
         finalized = step.obj.finalize(gen.dataset, step.options, run)
         passed = apply_judges(finalized)
         kept_frames.append(passed)

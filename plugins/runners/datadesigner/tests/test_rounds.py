@@ -87,7 +87,7 @@ def test_unparseable_answers_are_counted_by_column_and_reason(
     summary = _run_json(out)
     counts = summary["counts"]
     assert counts["requested"] == 8 and counts["kept"] == 6
-    reason = "pipeline column s: unparseable answer (No parsable JSON found)"
+    reason = "pipeline column s: unparseable answer (no JSON found)"
     assert counts["dropped"] == {reason: 2}
     assert summary["usage"]["input_tokens"] > 0
     (model,) = summary["usage_by_model"]
@@ -166,8 +166,22 @@ def test_failure_reasons_are_short_and_countable():
         "requested format while running generation for column 's'. Validation detail: No "
         "parsable JSON found: expected a ```json markdown fence.\n  | Solution: retry"
     )
-    assert failure_reason(parse) == "unparseable answer (No parsable JSON found)"
-    assert failure_reason("Timeout after 'x' seconds") == "Timeout after '…' seconds"
+    assert failure_reason(parse) == "unparseable answer (no JSON found)"
+    mismatch = (
+        "Cause: The model output from 'm' could not be parsed ... Validation detail: Response "
+        "doesn't match requested <response_schema> 3 validation errors for JudgeStructuredOutput"
+    )
+    assert failure_reason(mismatch) == "schema mismatch"
+    assert failure_reason("Request timed out after 60 s") == "timed out"
+    assert failure_reason("Error code: 429 - rate limit exceeded") == "rate limited (429)"
+    assert failure_reason("This model's maximum context length is 4096") == (
+        "prompt too long for the model"
+    )
+    assert failure_reason("Unknown thing went 'x' wrong") == "Unknown thing went '…' wrong"
+    long = "Cause: " + " ".join(f"word{i}" for i in range(60))
+    cut = failure_reason(long)
+    assert len(cut) <= 100 and cut.endswith("…")
+    assert cut[:-1].split()[-1] in long.split()  # cut at a word, never inside one
     assert failure_reason(None) == "unknown error"
 
 

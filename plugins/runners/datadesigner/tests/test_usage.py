@@ -85,5 +85,5 @@ def test_usage_counts_every_request_per_alias_even_on_one_model(
     assert summary["usage"]["output_tokens"] == TOKENS_OUT * len(answered)
     assert summary["usage_by_model"]["same-model"]["requests"] == len(answered)
     assert summary["counts"]["dropped"] == {
-        "pipeline column s: unparseable answer (No parsable JSON found)": 1
+        "pipeline column s: unparseable answer (no JSON found)": 1
     }
