@@ -7,6 +7,7 @@ before any work and printed as one line naming the problem and the valid choices
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -280,12 +281,19 @@ def run_command(
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
         raise fail(str(exc)) from None
     _report_broken_plugins(host)
-    from bashgym.engine import EXIT_EMPTY, execute
+    from bashgym.engine import EXIT_EMPTY, RunInterrupted, execute
 
     try:
         summary = execute(resolved, host, settings, console=err)
     except InputError as exc:
         raise fail(str(exc)) from None
+    except RunInterrupted as exc:
+        err.print(
+            f"[yellow]interrupted[/] ({exc.why}): {exc.run_dir} keeps its finished work; run "
+            "the same command again to resume it (--fresh starts over)",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
     counts = summary["counts"]
     dropped = ", ".join(f"{n} {r}" for r, n in counts["dropped"].items()) or "none"
     kept = "an unknown number of" if counts["kept"] is None else counts["kept"]
@@ -462,7 +470,14 @@ def _command_names(app: typer.Typer) -> set[str]:
 
 
 def main() -> None:
+    # SIGTERM and SIGHUP end a run like Ctrl-C: its status is recorded, its servers stopped.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
     build_app()()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 __all__ = ["KINDS", "build_app", "current_host", "main", "use_host"]

@@ -54,6 +54,14 @@ if TYPE_CHECKING:
     from bashgym.settings import Settings
 
 DROPPED_FILE = "dropped.jsonl"
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C, SIGTERM or SIGHUP during a run: its status is recorded and it can resume."""
+
+    def __init__(self, run_dir: Path, why: str) -> None:
+        super().__init__(why)
+        self.run_dir, self.why = run_dir, why
 EXIT_EMPTY = 3  # a run that kept no rows: not an error in the config, not a success either
 
 
@@ -295,10 +303,14 @@ def execute(
                 generated = engine.generate(seed)
                 engine.write(generated)
         except BaseException as exc:
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            error = f"{type(exc).__name__}: {exc}"
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            status = "interrupted" if interrupted else "failed"
+            why = str(exc) or "Ctrl-C"
+            error = why if interrupted else f"{type(exc).__name__}: {exc}"
             run.emit(RunFinished(status=status, error=error))
             finish(recorder, host, run, status=status, error=error, extra=_extra(engine, generated))
+            if interrupted:
+                raise RunInterrupted(run_dir, why) from None
             raise
         status = "ok" if run.tally.kept != 0 else "empty"
         run.emit(RunFinished(status=status))

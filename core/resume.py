@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from bashgym.runspec import ResolvedRun
     from bashgym.settings import Settings
 
-UNFINISHED = ("running", "failed")
+UNFINISHED = ("running", "failed", "interrupted")
 
 
 @dataclass(frozen=True)

@@ -205,3 +205,47 @@ def test_top_up_rounds_are_sized_by_the_pass_rate():
     assert next_round_size(10, 5, 10) == 10  # half passed: ask for twice what is missing
     assert next_round_size(10, 9, 10) == 2
     assert next_round_size(10, 1, 100) == 90  # capped at 10x the missing rows
+
+
+@pytest.mark.slow
+def test_sigterm_records_the_status_and_reasons_survive_the_resume(
+    bashgym_cli, echo_run, scripted_models, tmp_path
+):
+    """SIGTERM mid-run: one line saying how to resume, status `interrupted`, no temp files;
+    the resumed run still names why the finished batches lost their rows."""
+    scripted_models.server.add_rule(r"item (3|5)\b", Reply("no json here"))  # batch 0
+    scripted_models.server.latency = 0.05
+    out = tmp_path / "run"
+    args = [*echo_run, "-n", "40", "--out", str(out)]
+    env = {**bashgym_cli.env.env(), "BASHGYM_DESIGNER__BUFFER_SIZE": "10"}
+    exe = str(Path(sys.executable).with_name("bashgym"))
+    proc = subprocess.Popen(
+        [exe, "run", *args],
+        cwd=bashgym_cli.env.workdir,
+        env={**__import__("os").environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    failures = out / "datadesigner" / "dataset" / "bashgym-failures"
+    deadline = time.monotonic() + 120
+    while not list(failures.glob("rg-*.json")):
+        assert time.monotonic() < deadline, "the first run never finished a batch"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "interrupted (SIGTERM)" in stderr and "run the same command again" in stderr
+    assert "Traceback" not in stderr
+    assert _run_json(out)["status"] == "interrupted"
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+
+    result = bashgym_cli.subprocess("run", *args, env=env)
+    assert result.exit_code == 0, result.output
+    summary = _run_json(out)
+    assert summary["attempt"] == 2 and summary["counts"]["kept"] == 38
+    assert summary["counts"]["dropped"] == {
+        "pipeline column s: unparseable answer (no JSON found)": 2
+    }
+    dropped = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
+    assert sorted(d["row"]["raw_output"][-1] for d in dropped) == ["no json here"] * 2
