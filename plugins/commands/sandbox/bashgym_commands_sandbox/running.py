@@ -114,6 +114,10 @@ def run_one(choice: Choice, workspace: Path, command: str) -> Outcome:
     async def go() -> Outcome:
         async with choice.environment.open(workspace, choice.options) as session:
             done = await session.run(command)
-            return Outcome(done, workspace, session.describe(), [*choice.notes, *session.notes])
+            # describe() and notes are what local and bubblewrap add to the kernel's
+            # EnvironmentSession; another environment may lack them
+            holds = session.describe() if hasattr(session, "describe") else []
+            notes = [*choice.notes, *getattr(session, "notes", [])]
+            return Outcome(done, workspace, holds, notes)
 
     return asyncio.run(go())

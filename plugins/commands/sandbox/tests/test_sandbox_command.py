@@ -118,3 +118,35 @@ def test_the_real_command_keeps_the_parents_secrets_out(bashgym_cli, env_name) -
         assert key in report["output"]
     else:
         assert key not in report["output"] and "API_KEY" not in report["output"]
+
+
+def test_an_environment_without_describe_or_notes_runs_too(bashgym_cli, register_plugin) -> None:
+    """A third-party environment needs only the kernel's contract."""
+    from contextlib import asynccontextmanager
+
+    from bashgym import hookimpl
+    from bashgym.contracts import Environment, EnvironmentSession
+    from bashgym.procs import run
+
+    class Bare(EnvironmentSession):
+        async def run(self, command, *, timeout=None):
+            return await run(["bash", "-c", command], cwd=self.workspace.root, timeout=timeout)
+
+        def argv(self, argv):
+            return list(argv), {}
+
+    class BareEnvironment(Environment):
+        @asynccontextmanager
+        async def open(self, workspace, options):
+            from bashgym.workspace import Workspace
+
+            yield Bare(Workspace(workspace))
+
+    class Plugin:
+        @hookimpl
+        def register_environments(self, register):
+            register("bare", BareEnvironment())
+
+    register_plugin(Plugin(), "bare-environment")
+    done = bashgym_cli("sandbox", "run", "-e", "bare", "--explain", "--", "echo plain; exit 4")
+    assert done.exit_code == 4 and done.stdout == "plain\n" and "bare: exited 4" in done.stderr
