@@ -27,6 +27,7 @@ from bashgym_runners_datadesigner.failures import (
     row_group_of,
 )
 from bashgym_runners_datadesigner.failures import load as load_failures
+from bashgym_runners_datadesigner.seeding import seeded_samplers
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -330,6 +331,7 @@ def generate(
     on_usage: Callable[[str, str, int, int], None] | None = None,
     dataset_name: str = "dataset",
     resume: bool = False,
+    seed: int | None = None,
 ) -> Generation:
     """Run `create()` into `run_dir/datadesigner/<dataset_name>` and load the result.
 
@@ -339,7 +341,7 @@ def generate(
     row count (for progress bars), and once up front with the rows a resume keeps.
     `on_usage(alias, model, input_tokens, output_tokens)` is called for every answered request
     as it is answered (retries and answers that fail to parse included), so usage is true even
-    for a run that is killed.
+    for a run that is killed. `seed` makes the samplers repeat (see `seeding`).
     """
     prepare_environment(settings)
     import data_designer.config as dd
@@ -367,13 +369,14 @@ def generate(
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
         try:
-            results = designer.create(
-                builder,
-                num_records=num_records,
-                dataset_name=dataset_name,
-                on_batch_complete=batch_done,
-                resume=dd.ResumeMode.IF_POSSIBLE if resume else dd.ResumeMode.NEVER,
-            )
+            with seeded_samplers(seed):
+                results = designer.create(
+                    builder,
+                    num_records=num_records,
+                    dataset_name=dataset_name,
+                    on_batch_complete=batch_done,
+                    resume=dd.ResumeMode.IF_POSSIBLE if resume else dd.ResumeMode.NEVER,
+                )
         except DataDesignerGenerationError:
             record_failures(designer)
             empty = all_rows_dropped(designer, num_records, resumed)
@@ -415,7 +418,7 @@ def record_failures(designer: Any, row_group: int | None = None) -> None:
         return
     traces = list(built.task_traces)
     for rg in sorted({t.row_group for t in traces if t.row_group is not None}):
-        earlier = (dataset_dir / FAILURES_DIR / f"rg-{rg:05d}.json")
+        earlier = dataset_dir / FAILURES_DIR / f"rg-{rg:05d}.json"
         raw = json.loads(earlier.read_text()).get("raw", {}) if earlier.is_file() else {}
         for column, records in designer.raw_answers.take(rg).items():
             raw.setdefault(column, []).extend(records)

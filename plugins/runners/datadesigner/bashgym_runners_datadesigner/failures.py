@@ -116,7 +116,7 @@ class RawAnswers:
         """Records per column, of one row group (or all), removed from the log."""
         out: dict[str, list[dict[str, Any]]] = defaultdict(list)
         with self._lock:
-            for (column, rg) in list(self.failed):
+            for column, rg in list(self.failed):
                 if row_group is None or rg == row_group:
                     out[column] += self.failed.pop((column, rg))
         return out

@@ -216,6 +216,7 @@ def run_pipeline(
             on_usage=usage_reporter(run),
             dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
             resume=resume,
+            seed=None if spec.seed is None else spec.seed + number - 1,
         )
         account(run, gen)
         charge_failures(run, gen.failed_requests)
