@@ -385,6 +385,11 @@ class EnvironmentSession(ABC):
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        self.notes: list[str] = []  # what holds less here than asked (e.g. no cgroup)
+
+    def describe(self) -> list[str]:
+        """What this session guarantees, one line each (for `sandbox run --explain`, notes)."""
+        return []
 
     @abstractmethod
     async def run(self, command: str, *, timeout: float | None = None) -> Completed:

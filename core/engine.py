@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,6 +99,7 @@ class Engine:
     run: RunContext
     scrubbing: Scrubbing
     resume: bool
+    _noted: set[str] = field(default_factory=set)
 
     @contextmanager
     def step(self, name: str, total: int | None = None) -> Iterator[None]:
@@ -139,8 +140,6 @@ class Engine:
         left = store.counts("tasks")
         if env.obj.available() is not None:
             raise InputError(f"environment {env.name!r} cannot run here: {env.obj.available()}")
-        if env.name == "local":
-            self.run.note("environment local: commands run unsandboxed (no bubblewrap here)")
         budget = Budget(self.resolved.spec.budget_usd)
 
         async def one(item: Any) -> dict[str, Any]:
@@ -168,6 +167,10 @@ class Engine:
         timeout = self.resolved.spec.task_timeout_s or task.timeout_s
         deadline = time.monotonic() + timeout if timeout else None
         async with env.obj.open(workspace, env.options) as session:
+            for note in getattr(session, "notes", []):
+                if note not in self._noted:  # once a run, not once a task
+                    self._noted.add(note)
+                    self.run.note(f"environment {env.name}: {note}")
             ctx = TaskContext(
                 run=self.run,
                 env=session,

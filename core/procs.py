@@ -197,6 +197,9 @@ async def run(
             stopped = f"timed out after {timeout:g}s"
         if stopped:
             await astop(proc)
+            if proc.stdout is not None:  # read the pipe to its end, so its transport closes
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(proc.stdout.read(), 5)
         code = await proc.wait()
     finally:
         if proc.returncode is None:  # cancelled: never leave the group running
@@ -208,7 +211,7 @@ async def _drain(proc: asyncio.subprocess.Process, capture: _Capture) -> str | N
     assert proc.stdout is not None
     while chunk := await proc.stdout.read(65536):
         if not capture.add(chunk):
-            return f"output over {capture.hard_cap // 1_000_000 or 1} MB: stopped"
+            return f"output over {capture.hard_cap:,} bytes: stopped"
     return None
 
 

@@ -17,7 +17,6 @@ process limit, processes killed at the memory limit).
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import resource
 import shlex
@@ -130,11 +129,6 @@ class SandboxSession(EnvironmentSession):
             timeout=self.options.timeout_s if timeout is None else timeout,
             output_limit=self.options.output_limit,
         )
-        if done.reason.startswith("output over"):
-            # bashgym.procs.run leaves the transport of a process it stopped for output open
-            # (its pipe paused, never at EOF); collected later, with the event loop closed, it
-            # raises "Event loop is closed". Collect it now, while the loop runs (see report).
-            gc.collect()
         return self._explain(done, before)
 
     async def aclose(self) -> None:
