@@ -19,7 +19,7 @@ from bashgym.plugins import PluginHost
 
 DATA = Path(__file__).parent / "data"
 SHOP = DATA / "shop.csv"
-TIGHT = {"cpu_s": 1, "wall_s": 4, "memory_mb": 256, "file_size_mb": 2, "output_limit": 2000}
+TIGHT = {"cpu_s": 1, "wall_s": 20, "memory_mb": 256, "file_size_mb": 2, "output_limit": 2000}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,12 +71,8 @@ def run_in_pool(
     **limits: Any,
 ) -> Any:
     """Start a one-worker pool in `environment` and run `body(pool)` in it."""
-    options = SandboxOptions(
-        environment=environment,
-        workers=1,
-        preload=["pandas", "numpy"],
-        **{**TIGHT, **limits},
-    )
+    fields = {"environment": environment, "workers": 1, "preload": ["pandas", "numpy"]}
+    options = SandboxOptions(**{**fields, **TIGHT, **limits})
 
     async def go() -> Any:
         async with make_pool(choose(registry, options), options, root, csv) as pool:

@@ -37,7 +37,8 @@ def test_an_infinite_loop_stops_at_the_cpu_limit_and_the_worker_goes_on(sandbox)
         after = await cells(pool, "submit(1)")
         return looped[0], after[0], pool.restarts
 
-    looped, after, restarts = sandbox(body)
+    # The wall clock is far off: on a loaded machine 1 CPU second can take many wall seconds.
+    looped, after, restarts = sandbox(body, wall_s=300)
     assert looped.status == "cpu"
     assert "CPU time limit (1 s)" in looped.error
     assert after.submitted and after.answer == 1
