@@ -50,27 +50,33 @@ def stable_index(seed: int, key: str, size: int) -> int:
 
 @dataclass
 class PairSet:
-    """Triplets as columns (fast to build, one DataFrame at the end) and what had none."""
+    """Triplets as rows of PAIR_COLUMNS values (one DataFrame at the end), and the pairs
+    that found no negative, by reason."""
 
-    columns: dict[str, list] = field(default_factory=lambda: {c: [] for c in PAIR_COLUMNS})
+    rows: list[tuple] = field(default_factory=list)
     unpaired: dict[str, int] = field(default_factory=dict)  # reason -> count
 
     def add(self, *values: object) -> None:
-        for column, value in zip(PAIR_COLUMNS, values, strict=True):
-            self.columns[column].append(value)
+        self.rows.append(values)
 
     def __len__(self) -> int:
-        return len(self.columns["anchor"])
+        return len(self.rows)
+
+    @property
+    def columns(self) -> dict[str, list]:
+        if not self.rows:
+            return {c: [] for c in PAIR_COLUMNS}
+        values = zip(*self.rows, strict=True)
+        return {c: list(v) for c, v in zip(PAIR_COLUMNS, values, strict=True)}
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for kind in self.columns["pair_type"]:
-            out[kind] = out.get(kind, 0) + 1
+        for row in self.rows:
+            out[row[3]] = out.get(row[3], 0) + 1
         return out
 
     def extend(self, other: PairSet) -> None:
-        for column in PAIR_COLUMNS:
-            self.columns[column].extend(other.columns[column])
+        self.rows.extend(other.rows)
         for reason, n in other.unpaired.items():
             self.unpaired[reason] = self.unpaired.get(reason, 0) + n
 
@@ -85,9 +91,6 @@ class NegativeSampler:
         self.all_ids = list(graph.nodes)
         self.neighbours = graph.neighbours()
 
-    def _overlaps(self, a: Node, b: Node) -> bool:
-        return a.file == b.file and a.start_line <= b.end_line and b.start_line <= a.end_line
-
     def pick(
         self,
         anchor: str,
@@ -98,16 +101,28 @@ class NegativeSampler:
     ) -> str | None:
         a, p = self.nodes[anchor], self.nodes[positive]
         linked = self.neighbours[anchor]
+        index = zlib.crc32(f"{self.seed}|{key}".encode())
         for pool in pools:
-            if not pool:
+            size = len(pool)
+            if not size:
                 continue
-            start = stable_index(self.seed, key, len(pool))
-            for i in range(min(len(pool), PROBES)):
-                candidate = pool[(start + i) % len(pool)]
+            start = index % size
+            for i in range(min(size, PROBES)):
+                candidate = pool[(start + i) % size]
                 if candidate in (anchor, positive) or candidate in linked:
                     continue
                 node = self.nodes[candidate]
-                if self._overlaps(node, a) or self._overlaps(node, p):
+                if (
+                    node.file == a.file
+                    and node.start_line <= a.end_line
+                    and (a.start_line <= node.end_line)
+                ):
+                    continue  # overlaps the anchor: it contains it, or is contained
+                if (
+                    node.file == p.file
+                    and node.start_line <= p.end_line
+                    and (p.start_line <= node.end_line)
+                ):
                     continue
                 if accept is not None and not accept(node):
                     continue
@@ -116,8 +131,14 @@ class NegativeSampler:
 
     def near(self, anchor: str, positive: str, key: str) -> str | None:
         """From the positive's file, else the anchor's, else anywhere in the repo."""
-        files = dict.fromkeys((self.nodes[positive].file, self.nodes[anchor].file))
-        return self.pick(anchor, positive, key, [*(self.by_file[f] for f in files), self.all_ids])
+        home, other = self.nodes[positive].file, self.nodes[anchor].file
+        by_file = self.by_file
+        pools = (
+            (by_file[home], self.all_ids)
+            if home == other
+            else (by_file[home], by_file[other], self.all_ids)
+        )
+        return self.pick(anchor, positive, key, pools)
 
     def elsewhere(self, anchor: str, positive: str, key: str) -> str | None:
         """From any file but the anchor's."""

@@ -6,6 +6,7 @@ import json
 import re
 
 import pyarrow.parquet as pq
+import pytest
 from bashgym_testing.server import Reply
 
 FOCUS = re.compile(r"Focus node: (\S+)")
@@ -70,6 +71,7 @@ def judged(server) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_answers_citing_nonexistent_nodes_are_rejected(
     scripted_models, bashgym_cli, sample_repo, tmp_path
 ):
