@@ -1,4 +1,6 @@
-"""BashGym scrubber `secrets`: detect-secrets' detectors plus BashGym's own, as typed placeholders.
+"""BashGym scrubber `secrets`: typed placeholders for API keys, tokens, private keys, URL
+passwords and secret-named values, found by detect-secrets' detectors and BashGym's own rules
+behind a multi-pattern prefilter (Hyperscan, RE2 or `re`).
 
 The kernel installs this distribution with itself and runs it by default (settings
 `scrub.scrubbers = ["secrets"]`); it registers like any third-party scrubber would.
@@ -10,12 +12,8 @@ from collections.abc import Sequence
 
 from bashgym import hookimpl
 from bashgym.contracts import Scrubber
-from bashgym_scrubbers_secrets.detect import (
-    PLACEHOLDER,
-    PLACEHOLDER_RE,
-    Scrubber as Redactor,
-    detector_types,
-)
+from bashgym_scrubbers_secrets.detect import PLACEHOLDER, PLACEHOLDER_RE, detector_types
+from bashgym_scrubbers_secrets.detect import Scrubber as Redactor
 
 __all__ = ["PLACEHOLDER", "PLACEHOLDER_RE", "Redactor", "SecretsScrubber", "detector_types"]
 

@@ -5,33 +5,20 @@ Why it matters: agent transcripts are full of secrets (an agent runs `cat .env`,
 engine runs this scrubber over seed rows before any pipeline sees them, over every row before
 the sinks, and over event text; with scrubbing on and no scrubber installed it refuses to write.
 
-How it finds secrets:
-- detect-secrets' own detectors (AWS, GitHub, GitLab, Slack, Stripe, OpenAI, private keys, basic
-  auth in URLs, JWT, the keyword detector, and the rest of its regex detectors). We use their
-  compiled patterns (`plugin.denylist`) with `finditer` instead of `scan_line`/`analyze_string`:
-  those return secret *values*, not positions, go through global settings, and for some plugins
-  return only a capture group (GitHubTokenDetector yields just "ghp"), which cannot drive a
-  redaction. Plugins are never asked to `verify()`: that would send the secret over the network.
-- the entropy detectors (Base64/Hex high entropy) are left out on purpose: they flag git SHAs,
-  UUIDs, content hashes and base64 blobs, which coding transcripts are full of and which are
-  worth keeping in training data. So is IPPublicDetector (an IP address is not a credential).
-  The price: a secret with no known prefix and no secret-looking name next to it is missed.
-- a few extra regexes for key formats detect-secrets 1.5 does not know (each says why below),
-  a PEM-block extension (detect-secrets only matches the `BEGIN ... PRIVATE KEY` header) and a
-  `.env` rule (`NAME=value` where NAME looks secret) for unquoted values its keyword detector
-  skips.
+What it finds (`rules.py`): detect-secrets' detectors, ~80 token formats it lacks, private keys
+(PEM, PuTTY, base64 PEM), JWTs, URL credentials, HTTP auth headers, command-line passwords, and
+values under secret-looking names in any syntax (`assign.py`, `names.py`). Left alone on purpose:
+entropy alone (git SHAs, UUIDs, hashes and base64 blobs are worth keeping in training data).
 
-Speed: Python's `re` scans a regex that begins with a literal at memchr speed, but one that
-begins with a character class or an alternation tries it at every position. So each detector
-has gates (literal-led regexes); its patterns run only if a gate matches, and keyword-led ones
-only on the lines around each match. A short string (most strings of a trace: ids, names,
-short turns) is first tried against all gates as one alternation and skipped if none occurs.
-JSON strings (the `trace` column, tool-call arguments) are parsed, walked and re-serialized
-(only when something changed): scrubbing the JSON text itself would miss `.env` lines and PEM
-blocks whose newlines are `\\n` escapes, and a replacement could cut an escape in half. Walking
-parsed values keeps the output valid JSON and the Trace valid (only string values change).
-Measured (10 MB, one core): ~25 MB/s on source-code cells, ~15 MB/s on code-heavy trace rows,
-against ~150-250 MB/s to read the same rows from Parquet and ~200 MB/s to json.loads them.
+How it stays fast: one multi-pattern scan (`prefilter.py`: Hyperscan, else RE2, else `re`) says
+which rules' gates occur in a string; only those rules run, each checking its gates again itself,
+so the output never depends on the backend (tested). JSON text (the `trace` column, tool-call
+arguments) is not parsed whole: the gates are found in the raw text, and only the string literals
+that hold one (and the values of secret-named keys) are decoded, scrubbed and written back. That
+is exact because a gate never contains a character JSON escapes; a document whose escapes could
+hide one (`\\u0041`, `\\/`) is parsed and walked instead, and text that is not JSON after all is
+scrubbed as text. Scrubbing decoded strings rather than the raw JSON matters: `.env` lines and PEM
+blocks inside JSON have `\\n` escapes for newlines, and a replacement must not cut an escape.
 """
 
 from __future__ import annotations
@@ -39,430 +26,170 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from bashgym_scrubbers_secrets import prefilter as prefilters
+from bashgym_scrubbers_secrets.assign import header_findings
+from bashgym_scrubbers_secrets.names import PLACEHOLDER, PLACEHOLDER_RE, classify, plausible
+from bashgym_scrubbers_secrets.rules import Rule, RuleSet, left_ok, ruleset
+
 if TYPE_CHECKING:
     import pandas as pd
 
-PLACEHOLDER = "[REDACTED:{}]"
-PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+__all__ = ["PLACEHOLDER", "PLACEHOLDER_RE", "Scrubber", "detector_types"]
+
+MIN_SCAN_LEN = 6  # no rule can match a shorter string (`pw=ab1` is the shortest)
+WINDOW = 512  # chars either side of a gate match that a windowed rule looks at
+_FILLER = re.compile(r"([xX*.#0])\1{5,}|\[REDACTED:")  # docs write keys as ghp_xxxxxxxx...
 TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]*")  # a token regex with a fixed length may stop early
-MIN_SCAN_LEN = 8  # no detector can match a shorter string
 
 
-@dataclass
-class Detector:
-    """One kind of secret: its placeholder type, its regexes and the gates that guard them.
+class Context:
+    """One string being scrubbed: where each gate occurs (found once, shared by the rules)."""
 
-    `gates`: regexes that each begin with a literal (so `re` finds them with a fast substring
-    search); the patterns run only where one matches: anywhere in the string, or only on the
-    lines around each gate match when `windowed` (for regexes that begin with a character class
-    or an alternation, which `re` must try at every position). `lower`: gates match the
-    lowercased text. `group`: redact the capture group(s), not the whole match (only the
-    password of a URL). `extend`: widen the match over the rest of a token (fixed-length
-    regexes stop early on longer keys). `span` widens a match its own way; `check` rejects one.
-    `finder` replaces `patterns` for rules that are more than a regex (.env lines, keywords).
-    """
+    def __init__(self, text: str, rules: RuleSet) -> None:
+        self.text, self.rules = text, rules
+        self._lower: str | None = None
+        self._positions: dict[int, list[int]] = {}
+        self._windows: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
 
-    type: str
-    patterns: tuple[re.Pattern[str], ...] = ()
-    gates: tuple[str, ...] = ()
-    lower: bool = False
-    windowed: bool = False
-    priority: int = 60
-    group: bool = False
-    extend: bool = False
-    check: Callable[[str], bool] | None = None
-    span: Callable[[str, int, int], tuple[int, int]] | None = None
-    finder: Callable[[str, list[tuple[int, int]]], Iterable[tuple[int, int, str]]] | None = None
-    gate_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
+    def _gate_positions(self, gate_id: int) -> list[int]:
+        found = self._positions.get(gate_id)
+        if found is not None:
+            return found
+        text, gate = self.text, self.rules.gates[gate_id]
+        literal = prefilters.literal(gate.pattern)
+        if literal is not None and not gate.caseless:
+            found = self._find(text, (literal,))
+        elif literal is not None and self._lower_aligned():
+            found = self._find(self._lower, (literal,), ascii_in=text)  # type: ignore[arg-type]
+        elif gate.words and (not gate.caseless or self._lower_aligned()):
+            hay = self._lower if gate.caseless else text
+            compiled = _compiled(gate.pattern, gate.caseless)
+            starts = self._find(hay, gate.words, ascii_in=text if gate.caseless else None)  # type: ignore[arg-type]
+            found = [p for p in starts if compiled.match(text, p)]
+        else:
+            found = [m.start() for m in _compiled(gate.pattern, gate.caseless).finditer(text)]
+        self._positions[gate_id] = found
+        return found
 
-    def __post_init__(self) -> None:
-        self.gate_res = tuple(re.compile(g) for g in self.gates)
+    @staticmethod
+    def _find(hay: str, words: Sequence[str], ascii_in: str | None = None) -> list[int]:
+        """Every start of every word in `hay`; with `ascii_in` (the text `hay` lowercases),
+        only where that text is ASCII there (`\u212a`, Kelvin, lowercases to an ASCII `k`)."""
+        found = []
+        for word in words:
+            n = len(word)
+            i = hay.find(word)
+            while i != -1:
+                if ascii_in is None or ascii_in[i : i + n].isascii():
+                    found.append(i)
+                i = hay.find(word, i + 1)
+        if len(words) > 1:
+            found.sort()
+        return found
 
-    def regions(self, text: str, lower: str) -> list[tuple[int, int]]:
-        """Where the patterns must run: [] when no gate matches."""
-        if not self.gate_res:
-            return [(0, len(text))]
-        hay = lower if self.lower else text
-        if self.windowed:
-            return _windows(text, [m.start() for g in self.gate_res for m in g.finditer(hay)])
-        return [(0, len(text))] if any(g.search(hay) for g in self.gate_res) else []
+    def _lower_aligned(self) -> bool:
+        """Whether `text.lower()` keeps every character at its index (`İ` lowers to two)."""
+        if self._lower is None:
+            self._lower = self.text.lower()
+        return len(self._lower) == len(self.text)
 
+    def positions(self, gate_ids: Iterable[int]) -> list[int]:
+        """Sorted start offsets of every match of these gates."""
+        out: set[int] = set()
+        for gate_id in gate_ids:
+            out.update(self._gate_positions(gate_id))
+        return sorted(out)
 
-WINDOW = 512  # chars either side of a gate match that a windowed detector looks at
-
-
-def _windows(text: str, hits: list[int]) -> list[tuple[int, int]]:
-    """Merged regions: each hit's line, clipped to WINDOW chars either side."""
-    spans = []
-    for i in hits:
-        nl = text.rfind("\n", max(0, i - WINDOW), i)
-        lo = nl + 1 if nl != -1 else max(0, i - WINDOW)
-        hi = text.find("\n", i, i + WINDOW)
-        spans.append((lo, hi if hi != -1 else min(len(text), i + WINDOW)))
-    return _merge(spans)
-
-
-# ---- detect-secrets plugins ------------------------------------------------------------------
-
-_PEM_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
-_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,-]*")  # a block cut short: eat what looks like body
-
-
-def _pem_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """detect-secrets matches only the `BEGIN ... PRIVATE KEY` header: widen to the block."""
-    begin = text.rfind("-----", max(0, start - 6), start)
-    start = begin if begin != -1 else start
-    close = _PEM_END.search(text, end, end + 20_000)
-    if close is not None:
-        return start, close.end()
-    body = _PEM_BODY.match(text, end, end + 20_000)
-    return start, body.end() if body else end
-
-
-_JWT_SIGNATURE = re.compile(r"[A-Za-z0-9_\-+/=]*")
-
-
-def _jwt_span(text: str, start: int, end: int) -> tuple[int, int]:
-    """detect-secrets' JWT regex ends lazily, so its match stops before the signature."""
-    if text[end - 1 : end] != "." and text[end : end + 1] == ".":
-        end += 1
-    if text[end - 1 : end] == ".":
-        end = _JWT_SIGNATURE.match(text, end).end()  # type: ignore[union-attr]
-    return start, end
-
-
-def _jwt_check(secret: str) -> bool:
-    from detect_secrets.plugins.jwt import JwtTokenDetector
-
-    return JwtTokenDetector.is_formally_valid(".".join(secret.split(".")[:2]))
-
-
-def _artifactory_check(secret: str) -> bool:
-    """Its `AP[0-9A-F]...` password pattern also fits CamelCase names (`APCompressionTool`);
-    real Artifactory keys are long and carry digits."""
-    return len(secret) >= 20 and any(c.isdigit() for c in secret)
+    def windows(
+        self, gate_ids: Sequence[int], before: int = 0, after: int = 0
+    ) -> list[tuple[int, int]]:
+        """Merged regions: each gate match's line, with `before` lines before it and `after`
+        lines after it, clipped to WINDOW chars a line either side of the match."""
+        key = (tuple(gate_ids), before, after)
+        cached = self._windows.get(key)
+        if cached is not None:
+            return cached
+        text, spans = self.text, []
+        for p in self.positions(gate_ids):
+            floor, lo = max(0, p - WINDOW * (before + 1)), p
+            for _ in range(before + 1):
+                nl = text.rfind("\n", floor, lo)
+                if nl == -1:
+                    lo = floor
+                    break
+                lo = nl
+            else:
+                lo += 1  # just after the newline that ends the line before the window
+            limit, hi = min(len(text), p + WINDOW * (after + 1)), p
+            for line in range(after + 1):
+                j = text.find("\n", hi, limit)
+                if j == -1:
+                    hi = limit
+                    break
+                hi = j + 1 if line < after else j
+            spans.append((lo, hi))
+        self._windows[key] = merged = _merge(spans)
+        return merged
 
 
-def _url_password_check(secret: str) -> bool:
-    """`s3://{key}:{secret}@bucket` in an f-string is a template, not a password."""
-    return _plausible_value(secret)
+@lru_cache(maxsize=512)
+def _compiled(pattern: str, caseless: bool) -> re.Pattern[str]:
+    return re.compile(pattern, re.ASCII | (re.IGNORECASE if caseless else 0))
 
 
-# detect-secrets plugin class -> how to run it. Left out on purpose: the entropy detectors and
-# IPPublicDetector (see the module docstring), and the IBM Cloudant/IAM/COS and SoftLayer
-# detectors: keyword-led regexes (`(ibm|cloud|)_?(key|pass|token) = '...'`) that would run on
-# every line mentioning a key, a pass or a token, for `name = 'value'` shapes that the keyword
-# and .env rules below already cover (untyped).
-_DETECT_SECRETS: dict[str, dict[str, Any]] = {
-    "AWSKeyDetector": {},  # split below: access key ids vs. `aws ... key = '40 chars'`
-    "GitHubTokenDetector": {"type": "github-token", "gates": ("gh[pousr]_",), "extend": True},
-    # GitLab (glpat-, gldt-, glrt-, ...) is covered here since detect-secrets 1.5: no extra regex.
-    "GitLabTokenDetector": {"type": "gitlab-token", "gates": ("gl", "GR1348941"), "extend": True},
-    "SlackDetector": {"type": "slack-token", "gates": ("xox", "XOX", "hooks\\.slack\\.com")},
-    "StripeDetector": {"type": "stripe-key", "gates": ("k_live_",), "extend": True},
-    "OpenAIDetector": {"type": "openai-api-key", "gates": ("T3BlbkFJ",), "extend": True},
-    "BasicAuthDetector": {
-        "type": "password",
-        "gates": ("://",),
-        "group": True,
-        "check": _url_password_check,
-    },
-    "JwtTokenDetector": {"type": "jwt", "gates": ("eyJ",), "check": _jwt_check, "span": _jwt_span},
-    "PrivateKeyDetector": {
-        "type": "private-key",
-        "gates": ("PRIVATE KEY", "PuTTY-User-Key"),
-        "priority": 90,
-        "span": _pem_span,
-    },
-    "ArtifactoryDetector": {
-        "type": "artifactory-token",
-        "gates": ("AKC[a-zA-Z0-9]{10}", "AP[0-9A-F][a-zA-Z0-9]{8}"),
-        "windowed": True,
-        "check": _artifactory_check,
-    },
-    "AzureStorageKeyDetector": {"type": "azure-storage-key", "gates": ("AccountKey=",)},
-    "DiscordBotTokenDetector": {
-        "type": "discord-token",
-        "gates": ("\\.[a-zA-Z0-9_-]{6}\\.",),
-        "windowed": True,
-        "extend": True,
-    },
-    "MailchimpDetector": {"type": "mailchimp-key", "gates": ("-us[0-9]",), "windowed": True},
-    "NpmDetector": {"type": "npm-token", "gates": ("_authToken",), "group": True},
-    "PypiTokenDetector": {"type": "pypi-token", "gates": ("pypi-",), "extend": True},
-    "SendGridDetector": {"type": "sendgrid-key", "gates": ("SG\\.",), "extend": True},
-    "SquareOAuthDetector": {"type": "square-oauth-secret", "gates": ("sq0csp-",)},
-    "TelegramBotTokenDetector": {
-        "type": "telegram-token",
-        "gates": (":[0-9A-Za-z_-]{35}",),
-        "windowed": True,
-    },
-    "TwilioKeyDetector": {
-        "type": "twilio-key",
-        "gates": ("AC[a-z0-9]{32}", "SK[a-z0-9]{32}"),
-        "extend": True,
-    },
-}
-_SKIPPED = {
-    "Base64HighEntropyString",
-    "HexHighEntropyString",
-    "IPPublicDetector",
-    "KeywordDetector",  # wired below, windowed, with value filters
-    "CloudantDetector",
-    "IbmCloudIamDetector",
-    "IbmCosHmacDetector",
-    "SoftlayerDetector",
-}
+def run_rule(rule: Rule, text: str, ctx: Context) -> Iterable[tuple[int, int, int, str]]:
+    """(start, end, priority, type) of every finding of `rule` in `text`."""
+    if rule.finder is not None:
+        for start, end, type_ in rule.finder(text, ctx, rule.gate_ids):
+            yield start, end, rule.priority, type_
+        return
+    regions = [(0, len(text))]
+    if rule.windowed:
+        regions = ctx.windows(rule.gate_ids, rule.before, rule.after)
+    for pattern in rule.patterns:
+        for lo, hi in regions:
+            for m in pattern.finditer(text, lo, hi):
+                for start, end in _spans(rule, m, text):
+                    secret = text[start:end]
+                    if len(set(secret)) < rule.min_unique or _FILLER.search(secret):
+                        continue  # too short, or a doc placeholder (ACxxxxxxxx, ghp_xxxxxx)
+                    if rule.bounded and not left_ok(text, start):
+                        continue
+                    if rule.check is None or rule.check(secret):
+                        yield start, end, rule.priority, rule.type
 
 
-def _detect_secrets_detectors() -> list[Detector]:
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+def _spans(rule: Rule, m: re.Match[str], text: str) -> Iterable[tuple[int, int]]:
+    if rule.group and m.re.groups:
+        named = [i for n, i in m.re.groupindex.items() if n.startswith("s")]
+        groups = named or range(1, m.re.groups + 1)
+        yield from _merge([m.span(i) for i in groups if -1 < m.start(i) < m.end(i)])
+        return
+    start, end = m.span()
+    while start < end and text[start] in " \t\r\n\"'=:":  # regexes that match their delimiters
+        start += 1
+    while end > start and text[end - 1] in " \t\r\n\"'":
+        end -= 1
+    if rule.span is not None:
+        start, end = rule.span(text, start, end)
+    elif rule.extend:
+        end = TOKEN_TAIL.match(text, end).end()  # type: ignore[union-attr]
+    yield start, end
 
-    out = []
-    for plugin_class in get_mapping_from_secret_type_to_class().values():
-        name = plugin_class.__name__
-        patterns = tuple(getattr(plugin_class, "denylist", ()) or ())
-        if name in _SKIPPED or not patterns:
-            continue
-        if name == "AWSKeyDetector":
-            out.append(
-                Detector(
-                    "aws-access-key",
-                    patterns[:1],
-                    gates=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-                    extend=True,
-                )
-            )
-            out.append(
-                Detector(
-                    "aws-secret-key",
-                    patterns[1:],
-                    gates=("aws",),
-                    lower=True,
-                    windowed=True,
-                    group=True,
-                )
-            )
-            continue
-        spec = _DETECT_SECRETS.get(name)
-        if spec is None:  # a detector from a later release: run it on everything, typed by name
-            slug = re.sub(r"[^a-z0-9]+", "-", plugin_class.secret_type.lower()).strip("-")
-            out.append(Detector(slug, patterns, group=any(p.groups for p in patterns)))
-            continue
-        out.append(Detector(patterns=patterns, **spec))
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(e, out[-1][1]))
+        else:
+            out.append((s, e))
     return out
-
-
-# ---- formats detect-secrets 1.5 does not know ------------------------------------------------
-
-
-def _extra_detectors() -> list[Detector]:
-    return [
-        # Anthropic: no detector in detect-secrets at all.
-        Detector(
-            "anthropic-api-key",
-            (re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}"),),
-            gates=("sk-ant-",),
-            priority=70,
-        ),
-        # OpenAI project/service-account/admin keys: detect-secrets' OpenAI regex needs the
-        # `T3BlbkFJ` marker with exactly 20 alphanumerics either side, which these keys (with
-        # `-`/`_` in those stretches) do not reliably have.
-        Detector(
-            "openai-api-key",
-            (re.compile(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"),),
-            gates=("sk-",),
-            priority=70,
-        ),
-        # HuggingFace user access tokens: no detector in detect-secrets.
-        Detector(
-            "huggingface-token",
-            (re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),),
-            gates=("hf_",),
-            priority=70,
-            extend=True,
-        ),
-        # Google API keys (Gemini, Maps, Firebase): no detector in detect-secrets.
-        Detector(
-            "google-api-key",
-            (re.compile(r"AIza[0-9A-Za-z_\-]{35}"),),
-            gates=("AIza",),
-            priority=70,
-            extend=True,
-        ),
-        # NVIDIA API catalog / NGC keys: no detector in detect-secrets.
-        Detector(
-            "nvidia-api-key",
-            (re.compile(r"nvapi-[A-Za-z0-9_\-]{40,}"),),
-            gates=("nvapi-",),
-            priority=70,
-        ),
-        # GitHub fine-grained PATs: detect-secrets knows only ghp_/gho_/ghu_/ghs_/ghr_.
-        Detector(
-            "github-token",
-            (re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),),
-            gates=("github_pat_",),
-            priority=70,
-        ),
-        # A PEM block whose header detect-secrets does not list (ENCRYPTED PRIVATE KEY, ...).
-        Detector(
-            "private-key",
-            (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),),
-            gates=("PRIVATE KEY",),
-            priority=90,
-            span=_pem_span,
-        ),
-        Detector(
-            "secret",
-            gates=("KEY", "TOKEN", "SECRET", "PASS", "PWD", "CREDENTIAL"),
-            windowed=True,
-            priority=40,
-            finder=_env_matches,
-        ),
-        Detector(
-            "secret",
-            gates=_KEYWORD_GATES,
-            lower=True,
-            windowed=True,
-            priority=30,
-            finder=_keyword_matches,
-        ),
-    ]
-
-
-# ---- secret-looking names: .env lines, JSON keys, the keyword detector ----------------------
-
-_SECRET_WORDS = {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD"}
-_SECRET_WORDS |= {"CREDENTIAL", "CREDENTIALS", "PASSPHRASE"}
-_PASSWORD_WORDS = {"PASSWORD", "PASSWD", "PASS", "PWD", "PASSPHRASE"}
-# A last word that says the value is *about* a secret, not the secret (SSH_KEY_PATH, ...).
-_NOT_SECRET_LAST = {"PATH", "FILE", "DIR", "NAME", "ID", "TYPE", "LEN", "LENGTH", "SIZE", "URL"}
-_NOT_SECRET_LAST |= {"HOST", "PORT", "USER", "USERNAME", "ENV", "VAR", "FIELD", "HEADER", "ARN"}
-_NOT_SECRET_LAST |= {"PREFIX", "ALGORITHM", "ALG", "TTL", "EXPIRY", "COUNT", "LIMIT", "MODE"}
-_NOT_SECRET_LAST |= {"REGEX", "PATTERN", "HASH", "FORMAT", "SCHEME", "ENDPOINT", "KIND"}
-_NOT_SECRET_FIRST = {"PUBLIC", "PUBLISHABLE", "MAX", "MIN", "NUM"}
-
-
-@lru_cache(maxsize=4096)
-def secret_name_type(name: str, *, strict: bool = False) -> str | None:
-    """`password`/`secret` when `name` (API_KEY, db-password) names a secret, else None.
-
-    `strict` (JSON keys): a bare `key` or `token` does not count, as in `{"key": "ArrowUp"}`.
-    """
-    words = [w for w in re.split(r"[_\-.\s]+", name.upper()) if w]
-    if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
-        return None
-    hits = [w for w in words if w in _SECRET_WORDS]
-    if not hits:
-        return None
-    if strict and len(words) == 1 and words[0] in {"KEY", "TOKEN"}:
-        return None
-    return "password" if any(w in _PASSWORD_WORDS for w in hits) else "secret"
-
-
-_NOT_A_VALUE = re.compile(
-    r"""^(?:true|false|none|null|nil|undefined|yes|no|\d+|\*+|x+|\.+|changeme|redacted
-    |your[-_a-z]*|<.*>|\{.*\}|\$.*|%.*%|.*\$\{.*|os\.environ.*|process\.env.*)$""",
-    re.I | re.X,
-)
-
-
-def _plausible_value(value: str) -> bool:
-    """Not a reference, template, placeholder, flag or number (detect-secrets' own heuristics
-    plus a few for .env/JSON values)."""
-    from detect_secrets.filters.heuristic import is_sequential_string
-
-    v = value.strip()
-    return (
-        len(v) >= 4
-        and not PLACEHOLDER_RE.fullmatch(v)
-        and not _NOT_A_VALUE.match(v)
-        and any(c.isalnum() for c in v)
-        and not is_sequential_string(v)
-    )
-
-
-_ENV_LINE = re.compile(
-    r"""^[ \t]*(?:export[ \t]+)?(?P<name>[A-Z][A-Z0-9_]*)=
-    (?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'\#;|&()`]+))""",
-    re.M | re.X,
-)
-
-
-def _env_matches(text: str, regions: list[tuple[int, int]]) -> Iterable[tuple[int, int, str]]:
-    """`.env`/shell lines, `NAME=value` with no spaces around `=` (so `x = f(y)` in code is not
-    one), where NAME names a secret: detect-secrets' keyword detector needs quotes."""
-    for lo, hi in regions:
-        for m in _ENV_LINE.finditer(text, lo, hi):
-            type_ = secret_name_type(m.group("name"))
-            group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
-            if type_ and _plausible_value(m.group(group)):
-                yield m.start(group), m.end(group), type_
-
-
-@lru_cache(maxsize=1)
-def _keyword_table() -> tuple[re.Pattern[str], list[tuple[re.Pattern[str], int]], list]:
-    """detect-secrets' KeywordDetector regexes for quoted values (`password = "..."`,
-    `"api_key": "..."`): the table it uses when it does not know the file type. Its unquoted
-    (config-file) table is left out: in prose it takes `password: see the docs` for a secret.
-
-    Split for speed: the regexes that begin with the keyword are tried (`match`) only where a
-    keyword starts, found by one scan, instead of each scanning the text.
-    """
-    from detect_secrets.plugins.keyword import (
-        DENYLIST_REGEX,
-        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-    )
-
-    starts = re.compile(DENYLIST_REGEX, re.I)
-    led = [(r, g) for r, g in QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items()]
-    keyword_led = [(r, g) for r, g in led if r.pattern.startswith(DENYLIST_REGEX)]
-    others = [(r, g) for r, g in led if not r.pattern.startswith(DENYLIST_REGEX)]
-    return starts, keyword_led, others
-
-
-# Where detect-secrets' keyword regexes can match: its DENYLIST reduced to five literals (fewer
-# scans beat narrower windows: each gate is one pass over the text).
-_KEYWORD_GATES = ("key", "pass", "pwd", "secret", "contrase")
-
-
-def _keyword_matches(text: str, regions: list[tuple[int, int]]) -> Iterable[tuple[int, int, str]]:
-    starts, keyword_led, others = _keyword_table()
-    for lo, hi in regions:
-        if not _QUOTE.search(text, lo, hi):
-            continue
-        matches = [
-            (m, g)
-            for k in starts.finditer(text, lo, hi)
-            for r, g in keyword_led
-            if (m := r.match(text, k.start(), hi)) is not None
-        ]
-        matches += [(m, g) for r, g in others for m in r.finditer(text, lo, hi)]
-        for m, group in matches:
-            value = m.group(group)
-            if not value or not _plausible_value(value) or _WORDS_ONLY.match(value):
-                continue
-            words = m.group(0).lower()
-            type_ = "password" if ("pass" in words or "pwd" in words) else "secret"
-            yield m.start(group), m.end(group), type_
-
-
-# In code, `api_key = "api_key"`, `PASS = "pass"` or `key: "UserAPIKeyAuth | None"` (enum
-# values, header names, type names in quotes) is the keyword detector's main false positive. A
-# quoted value with no digit, made of letters, spaces and name punctuation only, is taken for a
-# name, not a secret: a letters-only password next to a secret-looking name in code is missed,
-# which we accept to keep ordinary code intact in training data.
-_WORDS_ONLY = re.compile(r"^[A-Za-z_\-.:/ |`,()\[\]]+$")
-
-_QUOTE = re.compile("['\"`]")  # every keyword regex used needs a quoted value
-
-
-# ---- the scrubber ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -476,6 +203,9 @@ class _Allow:
         patterns = tuple(re.compile(e[3:]) for e in entries if e.startswith("re:"))
         return cls(literals, patterns)
 
+    def __bool__(self) -> bool:
+        return bool(self.literals or self.patterns)
+
     def ranges(self, text: str) -> list[tuple[int, int]]:
         out = []
         for lit in self.literals:
@@ -488,65 +218,131 @@ class _Allow:
         return out
 
 
+# ---- JSON text ---------------------------------------------------------------------------------
+
+_JSON_START = re.compile(r"\s*[\[{]")
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# Escapes that could hide a gate in raw JSON text: `\u0041` for `A`, `\/` for `/`.
+_HIDING_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]|\\/")
+_PAIR_KEYS = {"name", "key", "parameterkey", "parametername", "secretname"}
+_WS = " \t\r\n"
+
+
+def _open_quote(text: str, p: int) -> int:
+    """The unescaped `"` nearest before `p` (the opening quote of the literal around `p`)."""
+    i = p
+    while True:
+        q = text.rfind('"', 0, i)
+        if q < 0:
+            return -1
+        k = q
+        while k > 0 and text[k - 1] == "\\":
+            k -= 1
+        if (q - k) % 2 == 0:
+            return q
+        i = q
+
+
+def _literal_before(text: str, i: int, sep: str) -> tuple[int, str] | None:
+    """The string literal that ends, followed by `sep`, right before index `i`: its start and
+    decoded value."""
+    c = _prev(text, i)
+    if c < 0 or text[c] != sep:
+        return None
+    k = _prev(text, c)
+    q = _open_quote(text, k) if k >= 0 and text[k] == '"' else -1
+    if q < 0:
+        return None
+    try:
+        value = json.loads(text[q : k + 1])
+    except ValueError:
+        return None
+    return (q, value) if isinstance(value, str) else None
+
+
+def _pair_name_before(text: str, q: int) -> str | None:
+    """In `{"name": "DB_PASSWORD", "value": ...}`, seen from the `"value"` key at `q`: the
+    secret-looking name, or None."""
+    named = _literal_before(text, q, ",")
+    if named is None or classify(named[1]) is None:
+        return None
+    key = _literal_before(text, named[0], ":")
+    return named[1] if key is not None and key[1].lower() in _PAIR_KEYS else None
+
+
+def _prev(text: str, i: int) -> int:
+    """Index of the last non-whitespace character before `i` (-1 if none)."""
+    i -= 1
+    while i >= 0 and text[i] in _WS:
+        i -= 1
+    return i
+
+
+def _next(text: str, i: int) -> int:
+    """Index of the first non-whitespace character at or after `i` (len(text) if none)."""
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
 @dataclass
 class Scrubber:
     """Finds secrets in strings (and everything nested in lists, dicts and JSON text) and
     replaces each with a typed placeholder, counting what it redacted per type.
 
     `allow`: literal strings, or regexes written `re:PATTERN`; a finding inside a match of one
-    is kept as-is.
+    is kept as-is. `backend`: the prefilter (`hyperscan`, `re2`, `python`, or `none` to run every
+    rule on every string); by default the fastest installed (or `BASHGYM_SCRUB_PREFILTER`).
     """
 
     allow: Sequence[str] = ()
     counts: Counter[str] = field(default_factory=Counter)
+    backend: str | None = None
 
     def __post_init__(self) -> None:
         self._allow = _Allow.parse(self.allow)
-        self._detectors = _detectors()
+        self._rules = ruleset()
+        self._prefilter = _prefilter(self.backend)
+        self.backend = self._prefilter.name if self._prefilter is not None else "none"
 
     # -- text ----------------------------------------------------------------------------------
 
-    def findings(
-        self, text: str, detectors: Sequence[Detector] | None = None
-    ) -> list[tuple[int, int, str]]:
-        """Non-overlapping (start, end, type) spans to redact, in text order."""
+    def _fired(self, text: str) -> Sequence[int]:
+        if self._prefilter is None:
+            return range(len(self._rules.gates))
+        return sorted(self._prefilter.fired(text))
+
+    def findings(self, text: str) -> list[tuple[int, int, str]]:
+        """Non-overlapping (start, end, type) spans to redact in `text` read as plain text."""
         if len(text) < MIN_SCAN_LEN:
             return []
-        lower = text.lower()
-        if len(text) < QUICK_REJECT_LEN and (quick := _quick_reject()) and not quick.search(lower):
-            return []
-        found: list[tuple[int, int, int, str]] = []  # start, end, priority, type
-        for det in self._detectors if detectors is None else detectors:
-            regions = det.regions(text, lower)
-            if not regions:
-                continue
-            if det.finder is not None:
-                found.extend((s, e, det.priority, t) for s, e, t in det.finder(text, regions))
-                continue
-            for pattern in det.patterns:
-                for lo, hi in regions:
-                    for m in pattern.finditer(text, lo, hi):
-                        for start, end in _spans(det, m, text):
-                            secret = text[start:end]
-                            if len(set(secret)) < 5 or PLACEHOLDER_RE.fullmatch(secret):
-                                continue  # too short, or a doc placeholder (ACxxxxxxxx...)
-                            if det.check is None or det.check(secret):
-                                found.append((start, end, det.priority, det.type))
+        return self._findings(text, self._rules.fired(self._fired(text)))
+
+    def _findings(self, text: str, rules: Sequence[Rule]) -> list[tuple[int, int, str]]:
+        ctx = Context(text, self._rules)
+        found = [f for rule in rules for f in run_rule(rule, text, ctx)]
         if not found:
             return []
-        allowed = self._allow.ranges(text) if (self._allow.literals or self._allow.patterns) else []
-        chosen: list[tuple[int, int, str]] = []
-        for start, end, _, type_ in sorted(found, key=lambda f: (-f[2], f[0] - f[1], f[0])):
-            if any(a <= start and end <= b for a, b in allowed):
-                continue
-            if any(start < e and s < end for s, e, _ in chosen):
-                continue  # a more specific (or longer) finding already covers it
-            chosen.append((start, end, type_))
-        return sorted(chosen)
+        if self._allow:
+            allowed = self._allow.ranges(text)
+            found = [f for f in found if not any(a <= f[0] and f[1] <= b for a, b in allowed)]
+        # Overlapping findings merge into one redaction (typed by the most specific, then the
+        # longest), so no part of either survives.
+        found.sort()
+        groups: list[list[Any]] = []
+        for start, end, priority, type_ in found:
+            best = (priority, end - start)
+            if groups and start < groups[-1][1]:
+                group = groups[-1]
+                group[1] = max(group[1], end)
+                if best > group[3]:
+                    group[2], group[3] = type_, best
+            else:
+                groups.append([start, end, type_, best])
+        return [(s, e, t) for s, e, t, _ in groups]
 
-    def text(self, text: str, detectors: Sequence[Detector] | None = None) -> str:
-        """`text` with every finding replaced by `[REDACTED:type]`."""
-        spans = self.findings(text, detectors)
+    def _replace(self, text: str, spans: list[tuple[int, int, str]]) -> str:
         if not spans:
             return text
         parts, last = [], 0
@@ -557,24 +353,26 @@ class Scrubber:
         parts.append(text[last:])
         return "".join(parts)
 
+    def text(self, text: str) -> str:
+        """`text` with every secret replaced by `[REDACTED:type]` (JSON text stays JSON)."""
+        return self._string(text)
+
     # -- values --------------------------------------------------------------------------------
 
-    def value(self, value: Any, detectors: Sequence[Detector] | None = None) -> Any:
-        """A scrubbed copy of `value`, or `value` itself (the same object) when nothing changed.
-
-        `detectors`: the only ones that can match (what a JSON text as a whole gates in)."""
+    def value(self, value: Any) -> Any:
+        """A scrubbed copy of `value`, or `value` itself (the same object) when nothing changed."""
         if isinstance(value, str):
-            return self._string(value, detectors)
+            return self._string(value)
         if isinstance(value, dict):
-            return self._dict(value, detectors)
+            return self._dict(value)
         if isinstance(value, list | tuple):
-            new = [self.value(v, detectors) for v in value]
+            new = [self.value(v) for v in value]
             if all(n is v for n, v in zip(new, value, strict=True)):
                 return value
             return type(value)(new) if isinstance(value, tuple) else new
         if getattr(getattr(value, "dtype", None), "kind", None) == "O" and value.ndim == 1:
             # object arrays: how pyarrow hands back list columns
-            new = [self.value(v, detectors) for v in value]
+            new = [self.value(v) for v in value]
             if all(n is v for n, v in zip(new, value, strict=True)):
                 return value
             out = value.copy()
@@ -582,54 +380,121 @@ class Scrubber:
             return out
         return value
 
-    def _dict(self, value: dict[Any, Any], detectors: Sequence[Detector] | None) -> dict[Any, Any]:
+    def _dict(self, value: dict[Any, Any]) -> dict[Any, Any]:
         changed = False
         out: dict[Any, Any] = {}
+        pair = _pair_name(value)
         for k, v in value.items():
-            key = self._string(k, detectors) if isinstance(k, str) else k
-            type_ = secret_name_type(k, strict=True) if isinstance(k, str) else None
-            if type_ and isinstance(v, str) and _plausible_value(v) and not self._allowed(v):
-                new: Any = self._string(v, detectors)
-                if new is v:  # no detector took it: the key says it is a secret anyway
-                    new = PLACEHOLDER.format(type_)
-                    self.counts[type_] += 1
+            key = self._string(k) if isinstance(k, str) else k
+            if isinstance(k, str) and isinstance(v, str):
+                name = pair if pair is not None and k.lower() == "value" else k
+                new: Any = self._keyed(name, v)
             else:
-                new = self.value(v, detectors)
+                new = self.value(v)
             changed = changed or new is not v or key is not k
             out[key] = new
         return out if changed else value
 
-    def _allowed(self, text: str) -> bool:
-        return any(a <= 0 and len(text) <= b for a, b in self._allow.ranges(text))
+    def _keyed(self, key: str, value: str) -> str:
+        """A string under `key`: scrubbed, and replaced whole when the key names a secret."""
+        new = self._string(value)
+        kind = classify(key)
+        if kind is None or new is not value or self._allowed(value):
+            return new
+        if kind.header:
+            spans = [(s, e, t) for s, e, t in header_findings(value, 0)]
+            return self._replace(value, spans)
+        if plausible(value, kind):
+            self.counts[kind.type] += 1
+            return PLACEHOLDER.format(kind.type)
+        return value
 
-    def _string(self, text: str, detectors: Sequence[Detector] | None = None) -> str:
+    def _allowed(self, text: str) -> bool:
+        return bool(self._allow) and any(
+            a <= 0 and len(text) <= b for a, b in self._allow.ranges(text)
+        )
+
+    def _string(self, text: str) -> str:
         if len(text) < MIN_SCAN_LEN:
             return text
-        if text.lstrip()[:1] in ("{", "["):
-            # JSON (a trace, tool-call arguments): walk the parsed strings, each gated on its
-            # own. Gating the whole text first costs a pass per detector over all of it, more
-            # than parsing (json.loads runs at 100+ MB/s) and quick-rejecting short strings.
-            if len(text) < QUICK_REJECT_LEN and not self.findings_possible(text):
-                return text
+        fired = self._fired(text)
+        rules = self._rules.fired(fired)
+        if not rules:
+            return text
+        if _JSON_START.match(text):
+            out = self._json(text, fired)
+            if out is not None:
+                return out
+        return self._replace(text, self._findings(text, rules))
+
+    def _json(self, text: str, fired: Sequence[int]) -> str | None:
+        """JSON text scrubbed literal by literal (see the module docstring); None when `text`
+        is not JSON after all."""
+        if self._rules.always or "\\/" in text or ("\\u00" in text and _HIDING_ESCAPE.search(text)):
+            return self._walk_json(text)
+        hits = None if self._prefilter is None else self._prefilter.starts(text, fired)
+        if hits is None:
+            hits = Context(text, self._rules).positions(fired)
+        jobs: dict[tuple[int, int], tuple[str, str | None]] = {}  # literal -> (its string, key)
+        last = (-1, -1)
+        for p in hits:
+            if last[0] < p < last[1]:
+                continue
+            q = _open_quote(text, p)
+            m = _JSON_STRING.match(text, q) if q >= 0 else None
+            if m is None or m.end() <= p:
+                return None
+            e = m.end()
+            before, after = _prev(text, q), _next(text, e)
+            if before < 0 or text[before] not in "{[,:":
+                return None
+            if after < len(text) and text[after] not in ":,]}":
+                return None
             try:
-                parsed = json.loads(text)
+                decoded = json.loads(text[q:e])
             except ValueError:
-                parsed = None
-            if isinstance(parsed, dict | list):
-                new = self.value(parsed, detectors)
-                if new is parsed:
-                    return text
-                compact = '":' in text and '": ' not in text
-                seps = (",", ":") if compact else (", ", ": ")
-                return json.dumps(new, ensure_ascii=False, separators=seps)
-        return self.text(text, detectors)
+                return None
+            last = (q, e)
+            if (q, e) not in jobs:
+                jobs[(q, e)] = (decoded, None)
+            if after < len(text) and text[after] == ":":  # a key: its value goes by its name
+                name = decoded if classify(decoded) is not None else None
+                if name is None and decoded.lower() == "value":
+                    name = _pair_name_before(text, q)  # {"name": "DB_PASSWORD", "value": ...}
+                span = self._value_literal(text, after + 1) if name is not None else None
+                if span is not None:
+                    jobs[span] = (json.loads(text[span[0] : span[1]]), name)
+                    last = span
+        out, done = [], 0
+        for (q, e), (decoded, key) in sorted(jobs.items()):
+            new = self._keyed(key, decoded) if key is not None else self._string(decoded)
+            if new is not decoded:
+                out += [text[done:q], json.dumps(new, ensure_ascii=False)]
+                done = e
+        if not out:
+            return text
+        out.append(text[done:])
+        return "".join(out)
 
     @staticmethod
-    def findings_possible(text: str) -> bool:
-        """False when no detector's gate, nor a secret-naming JSON key, occurs in `text`."""
-        quick = _quick_reject()
-        lower = text.lower()
-        return quick is None or bool(quick.search(lower))
+    def _value_literal(text: str, i: int) -> tuple[int, int] | None:
+        j = _next(text, i)
+        m = _JSON_STRING.match(text, j) if j < len(text) and text[j] == '"' else None
+        return m.span() if m is not None else None
+
+    def _walk_json(self, text: str) -> str | None:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(parsed, dict | list):
+            return None
+        new = self.value(parsed)
+        if new is parsed:
+            return text
+        compact = '":' in text and '": ' not in text
+        seps = (",", ":") if compact else (", ", ": ")
+        return json.dumps(new, ensure_ascii=False, separators=seps)
 
     # -- datasets ------------------------------------------------------------------------------
 
@@ -662,55 +527,24 @@ class Scrubber:
         return out, int(touched.sum())
 
 
-def _spans(det: Detector, m: re.Match[str], text: str) -> Iterable[tuple[int, int]]:
-    if det.group and m.re.groups:
-        spans = [m.span(i) for i in range(1, m.re.groups + 1) if m.start(i) < m.end(i)]
-        yield from _merge(spans)
-        return
-    start, end = m.span()
-    while start < end and text[start] in " \t\r\n\"'=:":  # regexes that match their delimiters
-        start += 1
-    while end > start and text[end - 1] in " \t\r\n\"'":
-        end -= 1
-    if det.span is not None:
-        start, end = det.span(text, start, end)
-    elif det.extend:
-        end = TOKEN_TAIL.match(text, end).end()  # type: ignore[union-attr]
-    yield start, end
-
-
-def _merge(spans: list[tuple[int, int]], gap: int = 0) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s, e in sorted(spans):
-        if out and s <= out[-1][1] + gap:
-            out[-1] = (out[-1][0], max(e, out[-1][1]))
-        else:
-            out.append((s, e))
-    return out
-
-
-QUICK_REJECT_LEN = 2048  # below this, one alternation beats thirty calls
-
-
-@lru_cache(maxsize=1)
-def _quick_reject() -> re.Pattern[str] | None:
-    """Every detector's gates, lowercased, as one alternation run on the lowercased text: a
-    short string it does not match cannot hold a finding (most strings of a trace: ids, names,
-    short messages), so it costs one regex call instead of one per detector. Lowercasing a gate
-    only widens it (no gate uses a case-carrying escape such as `\\S`). None if a detector
-    has no gate."""
-    detectors = _detectors()
-    if any(not d.gates for d in detectors):
+def _pair_name(value: dict[Any, Any]) -> str | None:
+    """The secret name a `{"name": "DB_PASSWORD", "value": ...}` dict holds its value under."""
+    if not any(isinstance(k, str) and k.lower() == "value" for k in value):
         return None
-    return re.compile("|".join(sorted({g.lower() for d in detectors for g in d.gates})))
+    for k, v in value.items():
+        if isinstance(k, str) and k.lower() in _PAIR_KEYS and isinstance(v, str) and classify(v):
+            return v
+    return None
 
 
-@lru_cache(maxsize=1)
-def _detectors() -> tuple[Detector, ...]:
-    """Most specific first; built once (compiling the gates costs a few milliseconds)."""
-    return (*_extra_detectors(), *_detect_secrets_detectors())
+@lru_cache(maxsize=8)
+def _prefilter(backend: str | None) -> Any:
+    if backend == "none":
+        return None
+    return prefilters.build(ruleset().gates, backend)
 
 
 def detector_types() -> list[str]:
     """Every placeholder type this build can emit (for docs and tests)."""
-    return sorted({d.type for d in _detectors()} | {"password"})
+    types = {r.type for r in ruleset().rules}
+    return sorted(types | {"password", "secret", "aws-secret-key", "basic-auth", "bearer-token"})

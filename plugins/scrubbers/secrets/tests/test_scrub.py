@@ -4,23 +4,22 @@ on ordinary code, the allow-list, and a real `bashgym run` whose output holds no
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from bashgym_scrubbers_secrets import PLACEHOLDER_RE, detector_types
+from bashgym_scrubbers_secrets import Redactor as Scrubber
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bashgym import hookimpl
 from bashgym.contracts import Source
-from bashgym.records import Message, ToolCall, Trace, trace_from_row, trace_to_row
 from bashgym.plugins import PluginHost
+from bashgym.records import Message, ToolCall, Trace, trace_from_row, trace_to_row
 from bashgym.scrubbing import Scrubbing
 from bashgym.settings import ScrubSettings
-from bashgym_scrubbers_secrets import PLACEHOLDER_RE, detector_types
-from bashgym_scrubbers_secrets import Redactor as Scrubber
 
 
 def scrub_dataset(dataset: pd.DataFrame, settings: ScrubSettings) -> tuple[pd.DataFrame, dict]:
@@ -107,11 +106,11 @@ def test_pem_block_url_password_env_and_keyword_rules():
         "url=postgres://app_user:[REDACTED:password]@db.internal:5432/prod\n"
         "DJANGO_SECRET_KEY=[REDACTED:secret]\n"
         "REDIS_PASSWORD='[REDACTED:password]'\n"
-        "export AWS_SECRET_ACCESS_KEY=[REDACTED:secret]\n"
+        "export AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-key]\n"
         "DEBUG=true\nPORT=8000\n"
         'password = "[REDACTED:password]"\n'
     )
-    assert scrubber.counts == {"private-key": 1, "password": 3, "secret": 2}
+    assert scrubber.counts == {"private-key": 1, "password": 3, "secret": 1, "aws-secret-key": 1}
 
 
 def test_a_pem_block_cut_short_is_still_redacted():

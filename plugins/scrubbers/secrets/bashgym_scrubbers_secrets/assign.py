@@ -1,0 +1,173 @@
+"""Secrets found by their names: `NAME <separator> VALUE` in every syntax a transcript mixes.
+
+One finder covers INI (`aws_secret_access_key = ...`), YAML (`password: ...`), TOML, `.env` and
+shell (`export API_KEY=...`), JSON text (`"client_secret": "..."`), code (`api_key="..."`,
+`os.environ["TOKEN"] = ...`, `password: str = "..."`), query and connection strings
+(`?access_token=...&`, `Password=...;`), command-line flags (`--password ...`), Dockerfile
+`ENV NAME value` and HTTP headers (`Authorization: Bearer ...`, `X-Api-Key: ...`); `pairs` covers
+names and values written apart (Kubernetes `- name: DB_PASSWORD` / `value: ...`, XML elements,
+NuGet's `<add key="Password" value="..."/>`). It starts from each occurrence of a name gate
+(`names.NAME_GATES`), widens it to the whole name, and reads what follows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from bashgym_scrubbers_secrets.names import (
+    NameClass,
+    basic_credentials,
+    classify,
+    plausible,
+)
+
+if TYPE_CHECKING:
+    from bashgym_scrubbers_secrets.detect import Context
+
+Finding = tuple[int, int, str]
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.\-]*")
+# After the name: its closing quote or bracket (`"password":`, `environ["KEY"] =`), an optional
+# type annotation (`token: str = ...`), then `=`, `:=`, `=>` or a `:` that is followed by a
+# space or a quote (so `a::b`, `arn:aws:...` and `http://` are not assignments).
+_SEP = re.compile(
+    r"""(?:\\?["'`])?\]?
+    (?:[ \t]*:[ \t]*[A-Za-z_][\w\[\]., |]*?[ \t]*(?==(?![=~>])))?
+    [ \t]*(?::=|=>|=(?![=~>])|:(?=[ \t]|\\?["'`]))[ \t]*""",
+    re.X,
+)
+_FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
+_DOCKER_ENV = re.compile(r"^[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
+_VALUE = re.compile(
+    r"""\\(?P<eq>["'])(?P<ev>(?:(?!\\(?P=eq))[^\n])*)(?:\\(?P=eq)|$)
+    |(?P<q>["'`])(?P<qv>(?:\\.|(?!(?P=q))[^\\\n])*)(?:(?P=q)|$)
+    |(?P<bare>(?:[^\s'"`;&,<>\\]|\\(?![nrt"'\\])|[;&,](?![ \t]*[A-Za-z_][\w.\- ]*=))+)""",
+    re.X | re.M,
+)
+_HEADER_VALUE = re.compile(
+    r"""(?:\\?["'`])?(?:(?P<scheme>[A-Za-z][\w-]*)[ \t]+)?(?P<cred>[^\s'"`,;\\]+)"""
+)
+_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def assignments(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
+    seen: set[int] = set()
+    for p in ctx.positions(gate_ids):
+        lo = p
+        while lo > 0 and p - lo < 128 and text[lo - 1] in _NAME_CHARS:
+            lo -= 1
+        if lo in seen:
+            continue
+        seen.add(lo)
+        hi = _NAME_TAIL.match(text, p).end()  # type: ignore[union-attr]
+        name = text[lo:hi]
+        kind = classify(name)
+        if kind is not None:
+            yield from value_after(text, lo, hi, name, kind)
+
+
+_FLAG_OR_ENV = re.compile(r"(?:(?:ENV|ARG|env|arg)[ \t]+)?(?P<n>[A-Za-z0-9_.\-]+)")
+
+
+def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
+    """`--password VALUE` and Dockerfile `ENV NAME VALUE`: a name, whitespace, a value."""
+    for p in ctx.positions(gate_ids):
+        m = _FLAG_OR_ENV.match(text, p)
+        if m is None:
+            continue
+        kind = classify(m.group("n"))
+        if kind is not None:
+            yield from value_after(text, m.start("n"), m.end("n"), m.group("n"), kind)
+
+
+def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iterable[Finding]:
+    m = _SEP.match(text, hi)
+    if m is None:
+        if name.startswith("-") or _DOCKER_ENV.search(text, max(0, lo - 40), lo):
+            m = _FLAG_SEP.match(text, hi)
+        if m is None:
+            return
+    if kind.header:
+        yield from header_findings(text, m.end())
+        return
+    found = read_value(text, m.end())
+    if found is None:
+        return
+    start, end, bare = found
+    value = text[start:end]
+    if plausible(value, kind, bare=bare):
+        aws = kind.type == "secret" and "AWS" in name.upper() and _AWS_SECRET.fullmatch(value)
+        yield start, end, "aws-secret-key" if aws else kind.type
+
+
+def read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
+    """(start, end, unquoted) of the value at `pos`: a quoted string's contents, or a bare
+    token up to whitespace, a quote, or a `;`/`&`/`,` that starts the next `name=` pair."""
+    m = _VALUE.match(text, pos)
+    if m is None:
+        return None
+    for group in ("ev", "qv", "bare"):
+        if m.group(group) is not None:
+            start, end = m.span(group)
+            break
+    if group != "bare":
+        return start, end, False
+    while end > start and text[end - 1] in ",;":
+        end -= 1
+    while end > start and text[end - 1] in _CLOSERS:
+        if _CLOSERS[text[end - 1]] in text[start : end - 1]:
+            break
+        end -= 1
+    return start, end, True
+
+
+def header_findings(text: str, pos: int) -> Iterable[Finding]:
+    """`Authorization: <scheme> <credentials>`: the credentials, typed by the scheme."""
+    m = _HEADER_VALUE.match(text, pos)
+    if m is None:
+        return
+    scheme = (m.group("scheme") or "").lower()
+    cred = m.group("cred")
+    if scheme == "digest":  # `Digest username="...", response="..."`: a hash, not a secret
+        return
+    if scheme == "basic":
+        ok = basic_credentials(cred) or plausible(cred, NameClass("password"))
+    else:
+        ok = plausible(cred, NameClass("secret"))
+    if ok:
+        type_ = {"basic": "basic-auth", "bearer": "bearer-token"}.get(scheme, "secret")
+        yield m.start("cred"), m.end("cred"), type_
+
+
+# Names and values written apart. Each regex's `n` group is the name, the value follows.
+_PAIRS = (
+    # Kubernetes env / AWS tags / GitHub secrets: `name: X` + `value: Y` (next line or `,`)
+    re.compile(
+        r"""(?:name|key|Name|Key|NAME|KEY)["']?[ \t]*[:=][ \t]*["']?(?P<n>[A-Za-z_][\w.\-]*)["']?
+        [ \t]*(?:,[ \t]*|\r?\n[ \t]*(?:-[ \t]+)?)["']?(?:value|Value|VALUE)["']?[ \t]*[:=][ \t]*""",
+        re.X,
+    ),
+    # NuGet.config `<add key="ClearTextPassword" value="..." />`, appSettings
+    re.compile(r"""key=["'](?P<n>[^"'\n]+)["'][ \t]+value=(?=["'])"""),
+)
+_XML = re.compile(r"<(?P<n>[A-Za-z_][\w.\-]*)(?:[ \t][^<>\n]*)?>(?P<s>[^<\n]{1,500})</(?P=n)>")
+
+
+def pairs(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
+    for lo, hi in ctx.windows(gate_ids, before=1):
+        for pattern in _PAIRS:
+            for m in pattern.finditer(text, lo, hi):
+                kind = classify(m.group("n"))
+                if kind is None:
+                    continue
+                found = read_value(text, m.end())
+                if found is not None and plausible(text[found[0] : found[1]], kind):
+                    yield found[0], found[1], kind.type
+        for m in _XML.finditer(text, lo, hi):
+            kind = classify(m.group("n"))
+            if kind is not None and plausible(m.group("s"), kind):
+                yield m.start("s"), m.end("s"), kind.type

@@ -1,0 +1,191 @@
+"""Secret-looking names and plausible secret values: the heuristics behind every rule that finds
+a secret by what it is called (`password: ...`, `API_KEY=...`, `{"client_secret": ...}`).
+
+detect-secrets' KeywordDetector answers part of this (quoted values after a keyword), but it
+needs quotes or a known file type, takes `password: see the docs` in prose for a secret, and
+returns values, not positions. Transcripts mix INI, YAML, TOML, .env, JSON, shell, HTTP headers
+and code in one string, so the naming rule is written here once and used by every rule and the
+JSON walk. Its value filters reuse detect-secrets' `is_sequential_string`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+PLACEHOLDER = "[REDACTED:{}]"
+PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+# Every secret-looking name contains one of these (case-insensitive): the gates of every rule
+# that finds secrets by name. `classify` never accepts a name without one (tested).
+NAME_GATES = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig")
+
+_NAME = re.compile(r"[A-Za-z0-9_.\-$@:]+")
+_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+_NOT_PASS = {"BYPASS", "COMPASS", "SURPASS", "ENCOMPASS", "TRESPASS", "OVERPASS", "UNDERPASS"}
+_KEY_WORDS = {  # one word that names a secret key (apikey, secretAccessKey -> ACCESSKEY, ...)
+    "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "MASTERKEY", "ACCOUNTKEY", "AUTHKEY",
+    "LICENSEKEY", "SIGNINGKEY", "ENCRYPTIONKEY", "SUBSCRIPTIONKEY", "CLIENTKEY", "APPKEY",
+    "SERVICEKEY", "ADMINKEY", "APIKEYS",
+}  # fmt: skip
+_CRED_WORDS = {"CREDENTIAL", "CREDENTIALS", "CREDS", "CRED"}
+# Words beside KEY that make it a credential (API_KEY, ACCESS_KEY); with other words a `key` is
+# as likely a cache/dict/primary key, so its value must look random (see `looks_random`).
+_KEY_QUALIFIERS = {
+    "API", "ACCESS", "SECRET", "PRIVATE", "MASTER", "ACCOUNT", "AUTH", "CLIENT", "APP",
+    "APPLICATION", "SERVICE", "SIGNING", "ENCRYPTION", "LICENSE", "SUBSCRIPTION", "ADMIN",
+    "WEBHOOK", "DEPLOY", "SESSION", "SHARED", "HMAC", "JWT", "ROOT", "STORAGE", "OPENAI",
+    "ANTHROPIC", "STRIPE", "GEMINI", "GOOGLE", "AWS", "AZURE", "GCP", "MAPS", "SSH", "GPG",
+}  # fmt: skip
+# Words beside TOKEN that make it a pagination cursor, an LLM token or a count, not a credential.
+_TOKEN_NOT = {
+    "NEXT", "PAGE", "CONTINUATION", "CSRF", "XSRF", "CANCEL", "CANCELLATION", "SYNC", "RESUME",
+    "START", "END", "EOS", "BOS", "PAD", "UNK", "SEP", "CLS", "MASK", "SPECIAL", "STOP", "INPUT",
+    "OUTPUT", "TOTAL", "PROMPT", "COMPLETION", "CACHE", "CACHED", "REASONING", "THINKING",
+    "LAST", "FIRST", "CURRENT", "PREV", "PREVIOUS", "DELIMITER", "SPLIT", "BUDGET",
+}  # fmt: skip
+# A last word that says the value is *about* a secret, not the secret (SSH_KEY_PATH, ...).
+_NOT_SECRET_LAST = {
+    "PATH", "FILE", "FILES", "DIR", "NAME", "NAMES", "ID", "IDS", "TYPE", "LEN", "LENGTH", "SIZE",
+    "URL", "URI", "HOST", "PORT", "USER", "USERNAME", "ENV", "VAR", "FIELD", "HEADER", "ARN",
+    "PREFIX", "SUFFIX", "ALGORITHM", "ALG", "TTL", "EXPIRY", "EXPIRES", "EXPIRATION", "AT",
+    "COUNT", "LIMIT", "MODE", "REGEX", "PATTERN", "HASH", "HASHED", "FORMAT", "SCHEME",
+    "ENDPOINT", "KIND", "STDIN", "PROMPT", "REQUIRED", "POLICY", "HINT", "STRENGTH", "CONFIRM",
+    "CONFIRMATION", "RESET", "AGE", "ROTATION", "MANAGER", "HELPER", "LOCATION", "KEYS",
+    "ENABLED", "DISABLED", "VERSION", "LABEL", "DESCRIPTION", "TEXT", "MESSAGE", "ERROR",
+    "INPUT", "FIELDS", "COLUMN", "PARAM", "PARAMS", "STATUS", "VALID", "VALIDATOR", "SOURCE",
+    "STORE", "PROVIDER", "METHOD", "TEMPLATE", "CMD", "COMMAND", "SCRIPT", "CLASS", "ENCODING",
+}  # fmt: skip
+_NOT_SECRET_FIRST = {"PUBLIC", "PUBLISHABLE", "PUB", "MAX", "MIN", "NUM", "IS", "HAS", "USE"}
+
+
+@dataclass(frozen=True)
+class NameClass:
+    """What a name says about its value: the placeholder type, whether the value must also
+    look random to count (`strict`: bare `key`, `token`, `auth`), and whether it is an HTTP
+    `Authorization` header (`scheme credentials`)."""
+
+    type: str
+    strict: bool = False
+    header: bool = False
+
+
+@lru_cache(maxsize=8192)
+def classify(name: str) -> NameClass | None:
+    """The NameClass of `name` (API_KEY, db-password, clientSecret, PGPASSWORD), or None."""
+    if len(name) > 80 or not _NAME.fullmatch(name):
+        return None
+    words = [w.upper() for w in _SPLIT.split(name.strip("-_.$@:")) if w]
+    if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
+        return None
+    if any(_is_password_word(w) for w in words):
+        return NameClass("password")
+    if words[-1] in ("AUTHORIZATION", "AUTHENTICATION") or words == ["PROXY", "AUTHORIZATION"]:
+        return NameClass("secret", header=True)
+    others = set(words)
+    if any("SECRET" in w and w != "SECRETARY" for w in words):
+        return NameClass("secret")
+    if any(w in _KEY_WORDS or w in _CRED_WORDS for w in words):
+        return NameClass("secret")
+    tokens = [w for w in words if "TOKEN" in w and not w.startswith("TOKENI") and w != "TOKENS"]
+    if tokens:
+        compound = any(w != "TOKEN" for w in tokens)  # ACCESSTOKEN, authToken -> AUTH TOKEN
+        if compound or (len(words) > 1 and not others & _TOKEN_NOT):
+            return NameClass("secret")
+        return NameClass("secret", strict=True)
+    if "KEY" in others:
+        return NameClass("secret", strict=not others & _KEY_QUALIFIERS)
+    if others & {"AUTH", "SIG", "SIGNATURE", "APIAUTH"}:
+        return NameClass("secret", strict=True)
+    return None
+
+
+def _is_password_word(w: str) -> bool:
+    if "PASSWORD" in w or "PASSWD" in w or "PASSPHRASE" in w or "PASSCODE" in w:
+        return True
+    if w in ("PASS", "PWD", "PW", "PSWD", "PASWD"):
+        return True
+    return w.endswith("PWD") or (w.endswith("PASS") and w not in _NOT_PASS)
+
+
+# ---- values ---------------------------------------------------------------------------------
+
+# A template or a reference, not a value: ${X}, {{ x }}, {x}, %(x)s, %s, <x>, $X, %X%, $(cmd).
+_TEMPLATE = re.compile(
+    r"\$\{|\{\{|\{%|\$\(|%\([A-Za-z_]\w*\)[sdr]|%[sdrv]\b|\{[A-Za-z_][\w.\[\]'\"]*\}|"
+    r"^<[^<>]*>$|^<[A-Za-z_]|^\$[A-Za-z_]|^%[A-Za-z_]\w*%$|^@[A-Za-z_]\w*@$"
+)
+# A placeholder, flag, number or word that stands in for a secret in docs and configs.
+_NOT_A_VALUE = re.compile(
+    r"""(?:true|false|none|null|nil|undefined|yes|no|on|off|\d{1,5}|[*xX.\-_#]+|…|changeme
+    |change[-_ ]?me|change[-_ ]?this|replace[-_ ]?me|your[-_a-z0-9 ]*|my[-_ ]?(?:api[-_ ]?key
+    |token|secret|password)|redacted|example|placeholder|dummy|sample|secret|password|passwd
+    |token|api[-_ ]?key|test|testing|todo|tbd|fixme|empty|hidden|masked|omitted|removed
+    |required|optional|string|str|int|bool|any|object|default|unknown|value|env|environment
+    |insert[-_ a-z]*|enter[-_ a-z]*|put[-_ a-z]*here|<[^>]*>|\[[^\]]*\]|\.\.\.+|(?:x{3,}|\*{3,})\S*
+    |(?:sk|pk|ghp|gho|xox[a-z]|AKIA|npm|hf|glpat)[-_][.x*]+|os\.environ.*|process\.env.*
+    |getenv.*|env\(.*|secrets?\..*|vault:.*|arn:aws:.*|ENC\[.*)""",
+    re.I | re.X,
+)
+_NAME_LIKE = re.compile(r"[A-Za-z_\-.:/ |`,()\[\]!?@]+")  # words and names: no digit, no symbol
+_CODE = re.compile(r"[()\[\]{}]|==|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
+_RANDOM_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~%]+")  # % for URL-encoded base64
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def looks_random(v: str) -> bool:
+    """A token-shaped value: 16+ token characters with letters and digits; not a UUID or a bare
+    hex digest (commit SHAs, content hashes and ids sit under `key`/`token` names too)."""
+    return (
+        len(v) >= 16
+        and _RANDOM_CHARS.fullmatch(v) is not None
+        and any(c.isdigit() for c in v)
+        and any(c.isalpha() for c in v)
+        and _UUID.fullmatch(v) is None
+        and _HEX.fullmatch(v) is None
+    )
+
+
+def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) -> bool:
+    """Whether `value`, found next to a secret-looking name, is a secret and not a reference,
+    template, placeholder, flag, number, name or (for unquoted values, `bare`) code."""
+    from detect_secrets.filters.heuristic import is_sequential_string
+
+    v = value.strip()
+    password = kind is not None and kind.type == "password"
+    if len(v) < (4 if password else 6) or PLACEHOLDER_RE.search(v):
+        return False
+    if _TEMPLATE.search(v) or _NOT_A_VALUE.fullmatch(v) or is_sequential_string(v):
+        return False
+    if not any(c.isalnum() for c in v):
+        return False
+    if v.isdigit():
+        return password and len(v) >= 6
+    if _NAME_LIKE.fullmatch(v):
+        return False
+    if bare and _CODE.search(v):
+        return False
+    return not (kind is not None and kind.strict) or looks_random(v) or basic_credentials(v)
+
+
+def basic_credentials(v: str) -> bool:
+    """`v` is base64 of `user:password` (HTTP Basic auth, docker's config.json `auth`)."""
+    if len(v) < 8 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", v):
+        return False
+    try:
+        decoded = base64.b64decode(v + "=" * (-len(v) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, sep, password = decoded.partition(":")
+    return bool(sep and password) and decoded.isprintable() and " " not in user
+
+
+# Well-known stand-ins in URL credentials (`postgres://user:password@localhost`).
+URL_PLACEHOLDERS = {
+    "password", "pass", "passwd", "pwd", "secret", "changeme", "pw", "token", "user",
+    "username", "guest", "example", "test", "xxx", "foo", "bar", "dbpass", "mypassword",
+}  # fmt: skip

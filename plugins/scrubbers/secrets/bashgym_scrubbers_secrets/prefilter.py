@@ -1,0 +1,243 @@
+"""Which gates occur in a string, in one pass: the prefilter in front of every rule.
+
+A gate is a small regex (a token prefix, a full token shape, a keyword) that every match of its
+rule contains. The scrubber runs a rule only on strings where one of its gates occurs, and the
+rule then checks its gates again itself, so a backend may report more gates than occur (only
+costing time) but never fewer: the output does not depend on the backend.
+
+Backends, fastest first, chosen at import: Hyperscan (Intel's multi-regex DFA engine, ~1.5 GB/s,
+one call per string scans for every gate at once), RE2's `Set` (google-re2, ~400 MB/s), and plain
+`re` (one search per gate; where neither wheel exists). Gates use ASCII classes only and are
+matched with ASCII semantics everywhere (`re.ASCII`; Hyperscan without UCP; RE2's classes are
+ASCII), on UTF-8 for the DFA engines so `.` and negated classes see characters, not bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+BACKENDS = ("hyperscan", "re2", "python")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """`pattern` (ASCII, no anchors or lookarounds); `caseless`; `words`: literals one of which
+    starts every match (lowercase when caseless), so a match can be found by looking up the
+    words (memchr speed) and trying the pattern only there."""
+
+    pattern: str
+    caseless: bool = False
+    words: tuple[str, ...] = ()
+
+    def compile(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.ASCII | (re.IGNORECASE if self.caseless else 0))
+
+
+@lru_cache(maxsize=512)
+def literal(pattern: str) -> str | None:
+    """The text a gate pattern matches when it is a plain literal (`://`, `PRIVATE KEY`)."""
+    if re.fullmatch(r"(?:[A-Za-z0-9 _\-~:/=@%!,;'\"#&<>]|\\[^A-Za-z0-9])*", pattern) is None:
+        return None
+    return re.sub(r"\\(.)", r"\1", pattern)
+
+
+class PythonPrefilter:
+    """One `re` search per gate; a literal gate is first looked up with `in` (memchr speed)."""
+
+    name = "python"
+
+    def starts(self, text: str, gate_ids: Sequence[int]) -> list[int] | None:
+        return None  # the scrubber finds them itself
+
+    def __init__(self, gates: Sequence[Gate]) -> None:
+        self.gates = list(gates)
+        self._compiled = [g.compile() for g in gates]
+        self._literal = [
+            None if (lit := literal(g.pattern)) is None else lit.lower() if g.caseless else lit
+            for g in gates
+        ]
+
+    def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
+        lower = None
+        out = set()
+        for i in range(len(self.gates)) if among is None else among:
+            gate = self.gates[i]
+            if gate.words:
+                if gate.caseless:
+                    lower = text.lower() if lower is None else lower
+                if word_match(text, lower if gate.caseless else text, gate, self._compiled[i]):
+                    out.add(i)
+                continue
+            literal = self._literal[i]
+            if literal is not None:
+                if self.gates[i].caseless:
+                    lower = text.lower() if lower is None else lower
+                    if literal not in lower:  # lower() maps every ASCII letter: no false "no"
+                        continue
+                elif literal not in text:
+                    continue
+            if self._compiled[i].search(text):
+                out.add(i)
+        return out
+
+
+def word_match(text: str, hay: str, gate: Gate, compiled: re.Pattern[str]) -> bool:
+    """Whether `compiled` matches `text` at some occurrence of one of the gate's words in
+    `hay` (`text`, or `text.lower()` for a caseless gate; any index where lowering changed the
+    length is covered by also trying a plain search)."""
+    if gate.caseless and len(hay) != len(text):
+        return compiled.search(text) is not None
+    for word in gate.words:
+        i = hay.find(word)
+        while i != -1:
+            if compiled.match(text, i):
+                return True
+            i = hay.find(word, i + 1)
+    return False
+
+
+class HyperscanPrefilter:
+    name = "hyperscan"
+
+    def __init__(self, gates: Sequence[Gate]) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self.gates = list(gates)
+        self._fallback = PythonPrefilter(gates)
+        base = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_UTF8
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(
+            expressions=[g.pattern.encode() for g in gates],
+            ids=list(range(len(gates))),
+            elements=len(gates),
+            flags=[base | _caseless(hyperscan, g) for g in gates],
+        )
+        self._local = threading.local()  # scratch space is per thread
+        self._som: Any = None
+
+    def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: not valid UTF-8, which Hyperscan needs
+            return self._fallback.fired(text, among)
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hs.Scratch(self._db)
+        out: set[int] = set()
+        self._db.scan(data, match_event_handler=_collect, context=out, scratch=scratch)
+        return out
+
+    def starts(self, text: str, gate_ids: Sequence[int]) -> list[int] | None:
+        """Where matches of these gates start: for every match end, the leftmost start of a
+        match ending there (a subset of all starts that lies in the same tokens: enough to find
+        the JSON string literals holding a match). None where Hyperscan cannot scan `text`."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        som, scratch = self._som_db()
+        wanted = set(gate_ids)
+        found: set[int] = set()
+
+        def collect(gate: int, start: int, _end: int, _flags: int, _ctx: Any) -> None:
+            if gate in wanted:
+                found.add(start)
+
+        som.scan(data, match_event_handler=collect, scratch=scratch)
+        offsets = sorted(found)
+        if not offsets or text.isascii():
+            return offsets
+        chars, byte, char = [], 0, 0  # UTF-8 byte offsets -> str indices
+        for offset in offsets:
+            char += len(data[byte:offset].decode("utf-8"))
+            byte = offset
+            chars.append(char)
+        return chars
+
+    def _som_db(self) -> tuple[Any, Any]:
+        """The gates compiled again with start-of-match reporting, on first use (~0.4 s)."""
+        hs = self._hs
+        if self._som is None:
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(
+                expressions=[g.pattern.encode() for g in self.gates],
+                ids=list(range(len(self.gates))),
+                elements=len(self.gates),
+                flags=[
+                    hs.HS_FLAG_SOM_LEFTMOST | hs.HS_FLAG_UTF8 | _caseless(hs, g) for g in self.gates
+                ],
+            )
+            self._som = db
+        scratch = getattr(self._local, "som_scratch", None)
+        if scratch is None:
+            scratch = self._local.som_scratch = hs.Scratch(self._som)
+        return self._som, scratch
+
+
+def _caseless(hs: Any, gate: Gate) -> int:
+    return hs.HS_FLAG_CASELESS if gate.caseless else 0
+
+
+def _collect(gate: int, _start: int, _end: int, _flags: int, out: set[int]) -> None:
+    out.add(gate)
+
+
+class Re2Prefilter:
+    name = "re2"
+
+    def starts(self, text: str, gate_ids: Sequence[int]) -> list[int] | None:
+        return None
+
+    def __init__(self, gates: Sequence[Gate]) -> None:
+        import re2
+
+        self.gates = list(gates)
+        self._fallback = PythonPrefilter(gates)
+        self._set = re2.Set.SearchSet(re2.Options())
+        for gate in gates:
+            self._set.Add(("(?i)" if gate.caseless else "") + gate.pattern)
+        self._set.Compile()
+
+    def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
+        try:
+            return set(self._set.Match(text) or ())
+        except UnicodeError:
+            return self._fallback.fired(text, among)
+
+
+_CLASSES = {"hyperscan": HyperscanPrefilter, "re2": Re2Prefilter, "python": PythonPrefilter}
+
+
+def available() -> list[str]:
+    """The backends that import here, fastest first."""
+    out = []
+    for name, module in (("hyperscan", "hyperscan"), ("re2", "re2")):
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        out.append(name)
+    return [*out, "python"]
+
+
+def build(gates: Sequence[Gate], backend: str | None = None) -> PythonPrefilter:
+    """A prefilter over `gates`: `backend` if given, else `BASHGYM_SCRUB_PREFILTER` if set,
+    else the fastest available. An explicitly requested backend that cannot load raises."""
+    wanted = backend or os.environ.get("BASHGYM_SCRUB_PREFILTER") or None
+    if wanted is not None:
+        if wanted not in _CLASSES:
+            raise ValueError(f"unknown prefilter backend {wanted!r} (one of {', '.join(BACKENDS)})")
+        return _CLASSES[wanted](gates)  # type: ignore[return-value]
+    for name in available():
+        try:
+            return _CLASSES[name](gates)  # type: ignore[return-value]
+        except Exception:  # noqa: BLE001 -- a broken native wheel: use the next backend
+            continue
+    return PythonPrefilter(gates)
