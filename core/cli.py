@@ -187,6 +187,9 @@ def run_command(
         ),
     ] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Run directory.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", min=1, help="Tasks run at once.")
+    ] = None,
     sets: Annotated[
         list[str] | None,
         typer.Option("--set", help="ROLE.KEY=VALUE option, e.g. source.path=data/ (repeatable)."),
@@ -262,6 +265,7 @@ def run_command(
         for key, value in (
             ("num_records", num_records),
             ("out", out_dir),
+            ("concurrency", concurrency),
             ("seed", seed),
             ("top_up", top_up),
             ("fresh", fresh),

@@ -62,6 +62,8 @@ class RunInterrupted(KeyboardInterrupt):
     def __init__(self, run_dir: Path, why: str) -> None:
         super().__init__(why)
         self.run_dir, self.why = run_dir, why
+
+
 EXIT_EMPTY = 3  # a run that kept no rows: not an error in the config, not a success either
 
 
@@ -159,11 +161,11 @@ class Engine:
 
     async def run_one(self, task: Task, step: Step, env: Step, budget: Budget) -> dict[str, Any]:
         from bashgym.contracts import TaskContext
-        from bashgym.work import run_task
+        from bashgym.work import changed_files, prepare_workspace, run_task
 
+        spec = self.resolved.spec.workspace
         workspace = self.run.run_dir / "workspaces" / task.id
-        shutil.rmtree(workspace, ignore_errors=True)  # an attempt cut short starts clean
-        workspace.mkdir(parents=True)
+        await prepare_workspace(workspace, spec)
         timeout = self.resolved.spec.task_timeout_s or task.timeout_s
         deadline = time.monotonic() + timeout if timeout else None
         async with env.obj.open(workspace, env.options) as session:
@@ -178,10 +180,11 @@ class Engine:
                 deadline=deadline,
             )
             result = await run_task(step.obj, step.name, task, step.options, ctx)
-        if result.success:
-            shutil.rmtree(workspace, ignore_errors=True)
-        else:
+        files = await changed_files(workspace)
+        if spec.keep == "all" or (spec.keep == "failed" and not result.success):
             result = result.model_copy(update={"workspace": str(workspace)})
+        else:
+            shutil.rmtree(workspace, ignore_errors=True)
         self.host.hook.on_trace(trace=result.trace, run=self.run)
         self.run.emit(RowsGenerated(step="executor", n=1))
         return {
@@ -190,6 +193,7 @@ class Engine:
             "status": result.status,
             "reason": result.reason,
             "workspace": result.workspace,
+            "workspace_files": files,
         }
 
     # -- pipeline and judges ------------------------------------------------------------------

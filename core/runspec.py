@@ -21,7 +21,7 @@ import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -44,6 +44,19 @@ class StepSpec(BaseModel):
 
     plugin: str
     options: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkspaceSpec(BaseModel):
+    """Where each task of an agent run starts: an empty folder, a template or a git clone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template: Path | None = Field(default=None, description="Folder copied into each workspace.")
+    repo: str | None = Field(default=None, description="Git repository (path or URL) to clone.")
+    ref: str | None = Field(default=None, description="Branch, tag or commit of `repo`.")
+    keep: Literal["failed", "all", "none"] = Field(
+        default="failed", description="Workspaces left after their task (for a look)."
+    )
 
 
 class RunSpec(BaseModel):
@@ -81,6 +94,7 @@ class RunSpec(BaseModel):
     budget_usd: float | None = Field(
         default=None, gt=0, description="Cost cap of the whole run's executor work."
     )
+    workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)
 
     def steps(self, role: str) -> list[StepSpec]:
         value = getattr(self, PLURAL_KEYS.get(role, role))
@@ -179,14 +193,19 @@ def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
     for item in assignments:
         target, sep, raw = item.partition("=")
         parts = target.strip().split(".")
-        if sep and len(parts) == 2 and parts[0] == "designer":
-            spec.designer[parts[1]] = parse_value(raw.strip())
+        if sep and len(parts) == 2 and parts[0] in ("designer", "workspace"):
+            table = getattr(spec, parts[0])
+            value = parse_value(raw.strip())
+            if isinstance(table, dict):
+                table[parts[1]] = value
+            else:
+                spec = _with_workspace(spec, {**table.model_dump(), parts[1]: value}, item)
             continue
         if not sep or len(parts) < 2 or parts[0] not in ROLES:
             raise RunConfigError(
                 f"--set {item!r}: expected ROLE.KEY=VALUE with ROLE one of "
-                f"{', '.join([*ROLES, 'designer'])} (e.g. --set source.path=data/ or --set "
-                "sink.val_fraction=0.1)"
+                f"{', '.join([*ROLES, 'designer', 'workspace'])} (e.g. --set "
+                "source.path=data/ or --set sink.val_fraction=0.1)"
             )
         role, rest = parts[0], parts[1:]
         steps = spec.steps(role)
@@ -202,6 +221,13 @@ def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
             steps, rest = named, rest[1:]
         _assign(steps[0].options, rest, parse_value(raw.strip()))
     return spec
+
+
+def _with_workspace(spec: RunSpec, table: dict[str, Any], item: str) -> RunSpec:
+    try:
+        return spec.model_copy(update={"workspace": WorkspaceSpec.model_validate(table)})
+    except ValidationError as exc:
+        raise RunConfigError(f"--set {item!r}: {explain_validation(exc)}") from None
 
 
 def _assign(options: dict[str, Any], path: list[str], value: Any) -> None:

@@ -20,12 +20,12 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from bashgym_testing.server import Fault, Reply
 
 from bashgym import hookimpl
 from bashgym.contracts import Pipeline, Runtime, ServedModel
 from bashgym.models import PROVIDERS, MissingKeyError, ModelError, ModelSession
 from bashgym.settings import ModelAlias, Settings
-from bashgym_testing.server import Fault, Reply
 
 SECRET = "sk-scripted-secret-value"
 
@@ -527,9 +527,8 @@ def test_pipeline_run_makes_no_outbound_connection(
 def test_without_a_bundled_tokenizer_counts_are_estimated_not_downloaded(
     monkeypatch, bashgym_env, outbound, cold_tokenizer
 ):
-    from data_designer.engine.utils import token_counting
-
     import bashgym_runners_datadesigner.designer as designer
+    from data_designer.engine.utils import token_counting
 
     monkeypatch.setattr(designer, "_bundled_tiktoken_dir", lambda: None)
     designer.prepare_environment(Settings())

@@ -230,3 +230,51 @@ def test_find_files_reads_file_folder_and_glob_the_same_way(tmp_path):
         tmp_path / "a" / "deep" / "z.txt"
     ]  # a file named explicitly is taken as named
     assert find_files(str(tmp_path / "missing")) == []
+
+
+def test_a_misspelled_hook_is_an_error_naming_the_plugin(tmp_path):
+    plugin = tmp_path / "typo_plugin.py"
+    plugin.write_text(
+        "from bashgym import hookimpl\n\n@hookimpl\ndef register_sorces(register):\n    pass\n"
+    )
+    host = PluginHost(entry_points=False)
+    with pytest.raises(PluginLoadError, match=r"typo_plugin.*register_sorces"):
+        host.load(str(plugin))
+    assert "typo_plugin" not in host.infos
+
+
+class Clash:
+    @hookimpl
+    def register_commands(self, app):
+        app.command("run")(lambda: None)  # taken by a built-in
+
+        @app.command("hello")
+        def hello() -> None:
+            """Say hello."""
+            print("hello")
+
+
+class SourcesClash:
+    @hookimpl
+    def register_sources(self, register):
+        register("files", ListSource())
+
+
+def test_a_clashing_command_is_refused_by_name_and_the_rest_still_works(
+    bashgym_cli, register_plugin
+):
+    register_plugin(Clash(), "clash")
+    assert bashgym_cli("hello").stdout.strip() == "hello"
+    listing = json.loads(bashgym_cli("plugins", "--json").stdout)
+    (info,) = [p for p in listing if p["name"] == "clash"]
+    assert info["registers"]["commands"] == ["hello"]
+    assert "'run' refused" in info["error"]
+
+
+def test_plugins_lists_everything_even_when_two_clash(bashgym_cli, register_plugin):
+    register_plugin(SourcesClash(), "copycat")
+    result = bashgym_cli("plugins", "--json")
+    assert result.exit_code == 1  # the clash is an error...
+    names = {p["name"] for p in json.loads(result.stdout)}
+    assert {"copycat", "sources-files", "sinks-parquet"} <= names  # ...after the full list
+    assert "registered by both" in result.stderr

@@ -12,9 +12,9 @@ import pytest
 
 from bashgym.plugins import PluginHost
 from bashgym.resume import RunInUseError, choose, config_hash, input_hash
-from bashgym.store import owner_token
 from bashgym.runspec import RunSpec, StepSpec, resolve
 from bashgym.settings import Settings
+from bashgym.store import owner_token
 
 
 @pytest.fixture

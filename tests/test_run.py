@@ -335,3 +335,23 @@ def test_map_flag_renames_source_columns(bashgym_cli, bashgym_env, tasks_csv):
     assert bad.exit_code == 2
     assert "column(s) ['nope'] not found" in bad.output and "Traceback" not in bad.output
     assert json.loads((out / "x" / "run.json").read_text())["status"] == "failed"
+
+
+def test_scrubbing_on_without_its_scrubber_refuses_to_write(bashgym_cli, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("BASHGYM_SCRUB__SCRUBBERS", '["not-installed"]')
+    out = bashgym_cli.env.root / "run"
+    result = bashgym_cli("run", "examples/slice.toml", "--out", str(out))
+    assert result.exit_code == 2
+    assert "scrubber 'not-installed' is not installed" in result.output
+    assert not out.exists()  # refused before anything was written
+
+
+def test_an_unwritable_out_is_one_line(bashgym_cli, repo, monkeypatch, tmp_path):
+    monkeypatch.chdir(repo)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = bashgym_cli("run", "examples/slice.toml", "--out", str(blocker / "run"))
+    assert result.exit_code == 2
+    assert result.output.startswith("error: cannot write the run directory")
+    assert "Traceback" not in result.output

@@ -18,10 +18,9 @@ import anthropic
 import jsonschema
 import openai
 import pytest
-from pydantic import BaseModel, Field
-
 from bashgym_testing import Fault, Reply, ScriptedModelServer, ToolUse
 from bashgym_testing.server import schema_instance
+from pydantic import BaseModel, Field
 
 USER = [{"role": "user", "content": "Say hello"}]
 

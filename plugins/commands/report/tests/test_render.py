@@ -396,3 +396,21 @@ def test_report_renders_in_headless_chromium(frames, tmp_path):
     orange = sum(n for pixel, n in counts.items() if near(pixel, "#E69F00"))
     assert blue > 5000, blue  # funnel and kept bars were painted
     assert orange > 1000, orange  # dropped bars (hatched orange) were painted
+
+
+def test_bashgym_report_rewrites_the_page_from_the_run_dir(bashgym_cli, repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    out = bashgym_cli.env.root / "run"
+    assert bashgym_cli("run", "examples/slice.toml", "--out", str(out)).exit_code == 0
+    page = out / "report.html"
+    first = page.read_text()
+    assert json.loads((out / "run.json").read_text())["artifacts"]["report"] == str(page)
+    page.unlink()
+    result = bashgym_cli("report", str(out))
+    assert result.exit_code == 0, result.output
+    again = page.read_text()
+    # the same page from what the run dir holds (only the run's total time moved on since)
+    assert len(again.splitlines()) == len(first.splitlines())
+    for piece in ("<div class='k'>Kept rows</div><div class='v'>12</div>", "difficulty", "style"):
+        assert piece in first and piece in again
+    assert bashgym_cli("report", str(out / "nope")).exit_code == 2

@@ -1,0 +1,127 @@
+"""Events: one path for every count. The log, the tally, redaction, progress and on_event."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+from rich.console import Console
+
+from bashgym import hookimpl
+from bashgym.contracts import RunContext
+from bashgym.events import (
+    EventBus,
+    Note,
+    RowDropped,
+    RowsGenerated,
+    SinkWrote,
+    StepFinished,
+    StepStarted,
+    Tally,
+    TaskFinished,
+    TaskStarted,
+    UsageCharged,
+    read_events,
+)
+from bashgym.progress import RunProgress
+from bashgym.records import Usage
+from bashgym.settings import Settings
+
+
+def test_the_tally_counts_what_the_events_say(tmp_path):
+    tally = Tally()
+    for event in (
+        RowDropped(by="judge j", reason="too short", n=2),
+        RowDropped(reason="no by"),
+        UsageCharged.of(Usage(input_tokens=10, output_tokens=2), 0.5, model="m", alias="a"),
+        UsageCharged.of(Usage(input_tokens=5), None, model="m2", alias="a"),
+        TaskStarted(task_id="t1", executor="x"),
+        TaskStarted(task_id="t2", executor="x"),
+        TaskFinished(task_id="t1", status="success"),
+        SinkWrote(sink="parquet", rows=7, paths=["p"]),
+        SinkWrote(sink="jsonl", rows=6, paths=["q"]),
+        StepFinished(step="sink parquet", duration_s=0.25),
+    ):
+        tally(event)
+    summary = tally.summary()
+    assert summary["counts"]["dropped"] == {"judge j: too short": 2, "no by": 1}
+    assert summary["counts"]["kept"] == 6  # the fewest any sink wrote
+    assert summary["usage"]["input_tokens"] == 15 and summary["cost_usd"] == 0.5
+    assert summary["usage_by_alias"]["a"]["requests"] == 2
+    assert summary["usage_by_model"]["m2"]["input_tokens"] == 5
+    assert summary["cost_unknown_for"] == ["m2"]  # never guessed
+    assert summary["tasks"] == {"success": 1, "running": 1}
+    assert summary["timings_s"] == {"sink parquet": 0.25}
+    unknown = Tally()
+    unknown(SinkWrote(sink="third-party", rows=None))
+    assert unknown.summary()["counts"]["kept"] is None
+
+
+def test_the_bus_appends_redacted_events_that_read_back(tmp_path):
+    path = tmp_path / "events.jsonl"
+    seen = []
+    bus = EventBus(path, redact=lambda text: text.replace("sk-secret", "[REDACTED]"))
+    bus.subscribe(seen.append)
+    bus.emit(Note(text="key sk-secret leaked"))
+    bus.emit(RowsGenerated(step="pipeline", n=3, total=9))
+    bus.close()
+    with path.open("a") as fh:
+        fh.write('{"type": "note", "te')  # a torn last line, as after a kill
+    assert "sk-secret" not in path.read_text()
+    events = read_events(path)
+    assert [type(e).__name__ for e in events] == ["Note", "RowsGenerated"]
+    assert events[0].text == "key [REDACTED] leaked" == seen[0].text
+
+
+def test_progress_prints_plain_lines_when_not_a_terminal():
+    buffer = io.StringIO()
+    tally = Tally()
+    progress = RunProgress(Console(file=buffer, width=120), tally, interval=0.05)
+    with progress:
+        for event in (StepStarted(step="pipeline", total=4), RowsGenerated(step="pipeline", n=3)):
+            tally(event)
+            progress(event)
+        time.sleep(0.3)  # no event for a while: a line every interval all the same
+        done = StepFinished(step="pipeline", duration_s=0.3)
+        tally(done)
+        progress(done)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].endswith("pipeline: started")
+    assert any("pipeline: 3/4 done" in line for line in lines)
+    assert lines[-1].endswith("pipeline: done in 0.3s (3 done)")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events = []
+
+    @hookimpl
+    def on_event(self, event, run):
+        self.events.append(event)
+
+
+def test_on_event_sees_every_event_a_run_logs(bashgym_cli, register_plugin, repo, monkeypatch):
+    recorder = Recorder()
+    register_plugin(recorder, "recorder")
+    monkeypatch.chdir(repo)
+    out = bashgym_cli.env.root / "run"
+    result = bashgym_cli("run", "examples/slice.toml", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    logged = read_events(out / "events.jsonl")
+    assert [e.type for e in recorder.events] == [e.type for e in logged]
+    types = [e.type for e in logged]
+    assert types[0] == "run_started" and "run_finished" in types
+    after = types[types.index("run_finished") + 1 :]
+    assert after == ["artifact"]  # report.html, written by its plugin once the run ended
+    summary = json.loads((out / "run.json").read_text())
+    wrote = [e for e in logged if e.type == "sink_wrote"]
+    assert wrote[0].rows == summary["counts"]["kept"] == 12
+
+
+def test_a_context_without_a_bus_still_counts(tmp_path):
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    run.count("x", 2)
+    run.drop("why")
+    run.note("hello")
+    assert run.counts == {"x": 2} and run.dropped == {"why": 1} and run.notes == ["hello"]
