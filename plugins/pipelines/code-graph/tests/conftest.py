@@ -54,6 +54,3 @@ def repo_factory():
     """`repo_factory(target, broken=True)`: the sample repository, committed, at `target`."""
     return make_repo
 
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes over 10 s (deselect with -m 'not slow')")
