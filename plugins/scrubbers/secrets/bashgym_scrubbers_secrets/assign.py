@@ -60,8 +60,8 @@ def assignments(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Fi
         lo = p
         while lo > 0 and p - lo < 128 and text[lo - 1] in _NAME_CHARS:
             lo -= 1
-        if lo in seen:
-            continue
+        if lo in seen or text.endswith("[REDACTED:", max(0, lo - 10), lo):
+            continue  # a name seen already, or a placeholder's type (`[REDACTED:aws-key]=`)
         seen.add(lo)
         hi = _NAME_TAIL.match(text, p).end()  # type: ignore[union-attr]
         name = text[lo:hi]

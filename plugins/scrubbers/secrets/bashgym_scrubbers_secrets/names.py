@@ -161,7 +161,7 @@ def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) 
         return False
     if _TEMPLATE.search(v) or _NOT_A_VALUE.fullmatch(v) or is_sequential_string(v):
         return False
-    if not any(c.isalnum() for c in v):
+    if not any(c.isalnum() for c in v) or len(set(v)) < 3:
         return False
     if v.isdigit():
         return password and len(v) >= 6
