@@ -138,3 +138,22 @@ def test_the_budget_stops_the_llm_stage(scripted_models, bashgym_cli, sample_rep
     assert counts["qa.accepted"] == len(asked)
     assert any("budget was reached" in n for n in summary["notes"])
     assert counts["pairs.calls"] == 9  # structural pairs are always written
+
+
+def test_a_dollar_budget_prices_tokens_with_the_models_list_price(
+    scripted_models, bashgym_cli, sample_repo, tmp_path, monkeypatch
+):
+    # the scripted server answers any model id: name one litellm has a price for
+    monkeypatch.setenv("BASHGYM_MODELS__DEFAULT__MODEL", "gpt-4o-mini")
+    monkeypatch.setenv("BASHGYM_MODELS__JUDGE__MODEL", "gpt-4o-mini")
+    script(scripted_models.server)
+    summary = run_qa(
+        bashgym_cli, sample_repo, tmp_path / "run",
+        "--set", "pipeline.budget_usd=0.0000001",
+        "--set", "designer.buffer_size=1", "--set", "designer.max_concurrent_row_groups=1",
+    )  # fmt: skip
+    counts = summary["counts"]
+    asked = [r for r in scripted_models.server.completions if is_question(r)]
+    assert {r.model for r in asked} == {"gpt-4o-mini"}
+    assert 1 <= len(asked) < 19 and counts["qa.skipped_budget"] == 19 - len(asked)
+    assert summary["cost_usd"] > 0
