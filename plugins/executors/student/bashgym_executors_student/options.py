@@ -7,10 +7,10 @@ from pydantic import Field
 from bashgym.contracts import Options
 
 SYSTEM_PROMPT = """\
-You are a coding agent working in a project folder. Use the tools to look at the files, change \
-them and run commands; paths are relative to the project folder. Work step by step: call one or \
-more tools, read their results, continue. When the task is done, answer with a short summary \
-and no tool call."""
+You are a coding agent working in a project folder. Use the tools to read files, write or edit \
+them, and run commands; paths are relative to the project folder. Call tools until the task is \
+done. A tool's result only tells you what happened: never write it into a file. When the task is \
+done, reply with a one-line summary and call no tool."""
 
 
 class StudentOptions(Options):
@@ -35,5 +35,8 @@ class StudentOptions(Options):
         default=None, ge=0, description="Sampling temperature; default: the alias's."
     )
     max_tokens: int | None = Field(
-        default=None, ge=1, description="Tokens per model answer; default: the alias's."
+        default=1024,
+        ge=1,
+        description="Tokens per model answer (None: the alias's): a tool call or a summary is "
+        "short, and a small local model stuck repeating itself must not run for minutes.",
     )

@@ -288,12 +288,27 @@ def _grammar(response_format: dict[str, Any] | None) -> str | None:
         raise RequestError(f"unsupported response_format schema: {exc}") from None
 
 
-def _tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:
+BARE_CALL = re.compile(r"^\s*(?:```(?:json)?\s*)?(\{.*\})\s*(?:```)?\s*$", re.S)
+
+
+def _tool_calls(
+    text: str, names: frozenset[str] = frozenset()
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """Tool calls in Qwen's `<tool_call>{...}</tool_call>` format; or, when a whole answer is
+    one bare JSON object naming one of the request's tools (`names`) with its arguments, that
+    call: small Qwen models often drop the tags, and the student loop would read the call as
+    a final answer."""
+    found = [m.group(1) for m in TOOL_CALL.finditer(text)]
+    bare = BARE_CALL.match(text) if not found and names else None
+    if bare is not None:
+        found = [bare.group(1)]
     calls = []
-    for i, match in enumerate(TOOL_CALL.finditer(text)):
+    for i, raw in enumerate(found):
         try:
-            call = json.loads(match.group(1))
+            call = json.loads(raw)
         except ValueError:
+            continue
+        if not isinstance(call, dict) or (bare is not None and call.get("name") not in names):
             continue
         args = call.get("arguments", {})
         calls.append(
@@ -306,8 +321,16 @@ def _tool_calls(text: str) -> tuple[str | None, list[dict[str, Any]]]:
                 },
             }
         )
-    content = text.split("<tool_call>", 1)[0].strip() if calls else text
+    content = text.split("<tool_call>", 1)[0].strip() if calls and bare is None else text
+    if bare is not None and calls:
+        content = ""
     return (content or None) if calls else content, calls
+
+
+def _tool_names(tools: list[dict[str, Any]] | None) -> frozenset[str]:
+    return frozenset(
+        str((t.get("function") or {}).get("name")) for t in tools or [] if isinstance(t, dict)
+    )
 
 
 def _post(loop: asyncio.AbstractEventLoop, events: asyncio.Queue[Any], item: Any) -> None:
@@ -387,7 +410,9 @@ def build_app(engine: Engine, model_id: str) -> Any:
                         break
             finally:
                 job.cancelled.set()  # no-op when finished; frees the slot if the client left
-            content, calls = _tool_calls(payload["text"]) if tools else (payload["text"], [])
+            content, calls = (
+                _tool_calls(payload["text"], _tool_names(tools)) if tools else (payload["text"], [])
+            )
             message: dict[str, Any] = {"role": "assistant", "content": content}
             if calls:
                 message["tool_calls"] = calls
@@ -427,7 +452,7 @@ def build_app(engine: Engine, model_id: str) -> Any:
                     elif kind == "done":
                         reason = payload["reason"]
                         if tools:  # tool calls are parsed from the whole text, sent at once
-                            content, calls = _tool_calls(payload["text"])
+                            content, calls = _tool_calls(payload["text"], _tool_names(tools))
                             delta: dict[str, Any] = {"content": content}
                             if calls:
                                 delta["tool_calls"] = [
