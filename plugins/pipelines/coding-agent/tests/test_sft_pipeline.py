@@ -10,16 +10,31 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from bashgym_pipelines_coding_agent_sft import testing as t
-from bashgym_pipelines_coding_agent_sft.options import SftOptions
-from bashgym_pipelines_coding_agent_sft.pipeline import CodingAgentSft
+from bashgym_pipelines_coding_agent.options import SftOptions
+from bashgym_pipelines_coding_agent.sft import CodingAgentSft
+from bashgym_runners_datadesigner import generate, read_drops
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError
-from bashgym_runners_datadesigner import generate
-from bashgym_runners_datadesigner import read_drops
+
+
+def _load_scripting():
+    """The shared scripted-answer helpers beside this file (test modules import no siblings
+    in pytest's importlib mode)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).with_name("scripting.py")
+    spec = importlib.util.spec_from_file_location("coding_agent_scripting", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+t = _load_scripting()
 
 REPO = Path(__file__).resolve().parents[4]
 TRANSCRIPTS = REPO / "examples" / "transcripts"

@@ -10,7 +10,7 @@ since DataDesigner rejects a template naming a column that does not exist.
 
 from __future__ import annotations
 
-from bashgym_pipelines_coding_agent_sft.trajectory import TOOLS
+from bashgym_pipelines_coding_agent.trajectory import TOOLS
 
 TASK_SYSTEM_PROMPT = (
     "You write realistic requests that software developers give to an autonomous coding agent "

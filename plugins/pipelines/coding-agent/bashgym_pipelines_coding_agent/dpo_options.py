@@ -9,8 +9,9 @@ pairs where the judge clearly prefers one side: a 1-point gap is within an LLM j
 
 from __future__ import annotations
 
-from bashgym_pipelines_coding_agent_sft.options import CodingAgentOptions
 from pydantic import Field
+
+from bashgym_pipelines_coding_agent.options import CodingAgentOptions
 
 
 class DpoOptions(CodingAgentOptions):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pandas as pd
 from bashgym_judges_llm_rubric import Rubric
-from bashgym_pipelines_coding_agent_sft import columns, prompts, reshape
 
-from bashgym_pipelines_coding_agent_dpo.options import DpoOptions
+from bashgym_pipelines_coding_agent import columns, prompts, reshape
+from bashgym_pipelines_coding_agent.dpo_options import DpoOptions
 
 PAIR_COLUMNS = ["prompt", "chosen", "rejected", "chosen_score", "rejected_score"]
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from bashgym_judges_code import add_validation, valid_rule
 
 from bashgym.contracts import RunContext
-from bashgym_pipelines_coding_agent_sft import prompts, seeds
-from bashgym_pipelines_coding_agent_sft.models import role_models
-from bashgym_pipelines_coding_agent_sft.options import CodingAgentOptions
-from bashgym_pipelines_coding_agent_sft.trajectory import Trajectory, render_template
+from bashgym_pipelines_coding_agent import prompts, seeds
+from bashgym_pipelines_coding_agent.models import role_models
+from bashgym_pipelines_coding_agent.options import CodingAgentOptions
+from bashgym_pipelines_coding_agent.trajectory import Trajectory, render_template
 
 if TYPE_CHECKING:
     import pandas as pd

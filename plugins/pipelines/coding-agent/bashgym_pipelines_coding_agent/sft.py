@@ -15,9 +15,9 @@ from bashgym_judges_filter import add_filter
 from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
 
 from bashgym.contracts import Pipeline, RunContext
-from bashgym_pipelines_coding_agent_sft import columns, prompts, reshape, seeds
-from bashgym_pipelines_coding_agent_sft.options import SftOptions
-from bashgym_pipelines_coding_agent_sft.trajectory import python_file_template
+from bashgym_pipelines_coding_agent import columns, prompts, reshape, seeds
+from bashgym_pipelines_coding_agent.options import SftOptions
+from bashgym_pipelines_coding_agent.trajectory import python_file_template
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from bashgym_judges_filter import FilterRule, add_filter
 from bashgym_judges_llm_rubric import get_rubric, judge_column, total_score_expr
-from bashgym_pipelines_coding_agent_sft import columns, seeds
-from bashgym_pipelines_coding_agent_sft.trajectory import either_python_file_template
 
 from bashgym.contracts import Pipeline, RunContext
-from bashgym_pipelines_coding_agent_dpo.options import DpoOptions
-from bashgym_pipelines_coding_agent_dpo.reshape import dpo_rows
+from bashgym_pipelines_coding_agent import columns, seeds
+from bashgym_pipelines_coding_agent.dpo_options import DpoOptions
+from bashgym_pipelines_coding_agent.dpo_reshape import dpo_rows
+from bashgym_pipelines_coding_agent.trajectory import either_python_file_template
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,14 +11,29 @@ import re
 import pandas as pd
 import pytest
 import yaml
-from bashgym_pipelines_coding_agent_dpo.options import DpoOptions
-from bashgym_pipelines_coding_agent_dpo.pipeline import CodingAgentDpo
-from bashgym_pipelines_coding_agent_sft import testing as t
+from bashgym_pipelines_coding_agent.dpo import CodingAgentDpo
+from bashgym_pipelines_coding_agent.dpo_options import DpoOptions
+from bashgym_runners_datadesigner import generate, read_drops
 from pydantic import ValidationError
 
-from bashgym_runners_datadesigner import generate
-from bashgym_runners_datadesigner import read_drops
 from bashgym.records import Message, Trace, trace_to_row
+
+
+def _load_scripting():
+    """The shared scripted-answer helpers beside this file (test modules import no siblings
+    in pytest's importlib mode)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).with_name("scripting.py")
+    spec = importlib.util.spec_from_file_location("coding_agent_scripting", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+t = _load_scripting()
 
 SIDE_RE = re.compile(r"\[side (a|b)\]")
 SIDE_OF_TEMPERATURE = {0.2: "a", 1.0: "b"}

@@ -17,7 +17,7 @@ import pandas as pd
 from bashgym_judges_llm_rubric import Rubric, scores_of
 
 from bashgym.text import plain
-from bashgym_pipelines_coding_agent_sft.trajectory import NO_FILE
+from bashgym_pipelines_coding_agent.trajectory import NO_FILE
 
 ID_COLUMNS = ("record_id", "seed_id", "seed_source")
 
