@@ -311,6 +311,9 @@ def run_command(
         for p in paths:
             out.print(f"  {name}: {p}", highlight=False)
     if empty:
+        err.print(
+            f"[yellow]warning:[/] {escape(summary['warning'])}", highlight=False, soft_wrap=True
+        )
         raise typer.Exit(EXIT_EMPTY)
 
 

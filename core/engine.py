@@ -320,8 +320,13 @@ def execute(
                 raise RunInterrupted(run_dir, why) from None
             raise
         status = "ok" if run.tally.kept != 0 else "empty"
-        run.emit(RunFinished(status=status))
-        return finish(recorder, host, run, status=status, extra=_extra(engine, generated))
+        extra = _extra(engine, generated)
+        if status == "empty":
+            top = run.tally.dropped.most_common(3)
+            why = "; ".join(f"{n} × {reason}" for reason, n in top) or "no rows came in"
+            extra["warning"] = f"no rows were kept. Top drop reasons: {why}"
+        run.emit(RunFinished(status=status, error=extra.get("warning")))
+        return finish(recorder, host, run, status=status, extra=extra)
     finally:
         bus.close()
         if run._store is not None:

@@ -355,3 +355,31 @@ def test_an_unwritable_out_is_one_line(bashgym_cli, repo, monkeypatch, tmp_path)
     assert result.exit_code == 2
     assert result.output.startswith("error: cannot write the run directory")
     assert "Traceback" not in result.output
+
+
+class DropAll:
+    @hookimpl
+    def register_judges(self, register):
+        from bashgym.contracts import Judge
+
+        class Nope(Judge):
+            def verdicts(self, dataset, options, run):
+                import pandas as pd
+
+                return pd.Series(["never good enough"] * len(dataset), index=dataset.index)
+
+        register("drop-all", Nope())
+
+
+def test_a_run_that_keeps_nothing_is_not_ok(bashgym_cli, register_plugin, repo, monkeypatch):
+    register_plugin(DropAll(), "drop-all-plugin")
+    monkeypatch.chdir(repo)
+    out = bashgym_cli.env.root / "run"
+    result = bashgym_cli("run", "examples/slice.toml", "-j", "drop-all", "--out", str(out))
+    assert result.exit_code == 3
+    assert "12 × judge drop-all: never good enough" in result.stderr
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["status"] == "empty" and summary["counts"]["kept"] == 0
+    assert "Top drop reasons: 12 × judge drop-all: never good enough" in summary["warning"]
+    page = (out / "report.html").read_text()
+    assert "badge bad'>empty" in page and "never good enough" in page

@@ -54,6 +54,8 @@ class ReportColumns:
     samplers: list[str]  # category-like columns: value distributions
     judges: dict[str, list[str]]  # judge column -> criterion names: score histograms
     numbers: list[str] = field(default_factory=list)  # other numeric columns: histograms
+    # (judge column, criterion) -> the lowest score the config keeps (from its filter rules)
+    thresholds: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def columns_of(builder: Any) -> ReportColumns:
@@ -78,13 +80,21 @@ def columns_of(builder: Any) -> ReportColumns:
             judges[config.name] = [score.name for score in getattr(config, "scores", [])]
         elif kind == "expression" and _enum_text(getattr(config, "dtype", "")) in ("int", "float"):
             numbers.append(config.name)
-    return ReportColumns(samplers=samplers, judges=judges, numbers=numbers)
+    thresholds = {}
+    for processor in getattr(builder, "get_processor_configs", list)():
+        for rule in getattr(processor, "rules", None) or []:
+            mark = _mapping(getattr(rule, "threshold", None) or _mapping(rule).get("threshold"))
+            if mark.get("column") and mark.get("criterion") and mark.get("min") is not None:
+                thresholds[(str(mark["column"]), str(mark["criterion"]))] = mark["min"]
+    return ReportColumns(samplers, judges, numbers, thresholds)
 
 
 def columns_from_config(doc: Mapping[str, Any]) -> ReportColumns:
     """`columns_of` for a saved DataDesigner config (`builder_config.json` in a run dir)."""
-    configs = _mapping(_mapping(doc).get("data_designer")).get("columns") or []
+    config = _mapping(_mapping(doc).get("data_designer"))
+    configs = config.get("columns") or []
     builder = SimpleNamespace(
+        get_processor_configs=lambda: list(config.get("processors") or []),
         get_column_configs=lambda: [
             SimpleNamespace(
                 **{k: v for k, v in _mapping(c).items() if k != "scores"},
@@ -94,7 +104,7 @@ def columns_from_config(doc: Mapping[str, Any]) -> ReportColumns:
             )
             for c in configs
             if isinstance(c, Mapping) and "name" in c
-        ]
+        ],
     )
     return columns_of(builder)
 
@@ -133,7 +143,7 @@ def render_report(
         _funnel(counts),
         _rounds(summary.get("rounds")),
         _drops(counts, dropped),
-        _judges(columns.judges, rows),
+        _judges(columns.judges, rows, columns.thresholds),
         _samplers(columns.samplers, rows),
         _numbers(columns.numbers, rows),
         _usage(summary),
@@ -218,7 +228,7 @@ def _number(row: Mapping[str, Any], column: str) -> float | None:
 
 def _header(summary: Mapping[str, Any]) -> str:
     status = str(summary.get("status") or "unknown")
-    badge = {"ok": "ok", "failed": "bad", "running": "warn"}.get(status, "warn")
+    badge = {"ok": "ok", "failed": "bad", "empty": "bad"}.get(status, "warn")
     started, ended = summary.get("started_at"), summary.get("ended_at")
     facts = [
         ("Run directory", f"<code>{_e(summary.get('run_dir') or '?')}</code>"),
@@ -241,6 +251,7 @@ def _header(summary: Mapping[str, Any]) -> str:
                 f"<span class='chip'><b>{_e(role)}</b> {_e(item.get('name', '?'))}{source}</span>"
             )
     error = summary.get("error")
+    warning = summary.get("warning")
     return (
         "<header><div class='title'><h1>BashGym run report</h1>"
         f"<span class='badge {badge}'>{_e(status)}</span></div>"
@@ -249,6 +260,7 @@ def _header(summary: Mapping[str, Any]) -> str:
         + "</dl>"
         + (f"<div class='chips'>{''.join(plugins)}</div>" if plugins else "")
         + (f"<div class='error'><b>Run failed:</b> {_e(error)}</div>" if error else "")
+        + (f"<div class='error'><b>Warning:</b> {_e(warning)}</div>" if warning else "")
         + "</header>"
     )
 
@@ -359,7 +371,9 @@ def _drops(counts: Mapping[str, Any], dropped: Sequence[DroppedRow]) -> str:
     return _section(f"Dropped rows by reason · {total:,}", _hbars(bars))
 
 
-def _judges(judges: Mapping[str, list[str]], rows: _Rows) -> str:
+def _judges(
+    judges: Mapping[str, list[str]], rows: _Rows, thresholds: Mapping[tuple[str, str], float]
+) -> str:
     charts, empty = [], []
     for column, criteria in judges.items():
         for criterion in criteria:
@@ -368,7 +382,7 @@ def _judges(judges: Mapping[str, list[str]], rows: _Rows) -> str:
                 empty.append(f"{column}.{criterion}")
                 continue
             bins = _score_bins(kept + dropped)
-            threshold = _threshold(kept, dropped)
+            threshold = thresholds.get((column, criterion))  # from the config, never the data
             numeric = [v for v in kept if isinstance(v, int | float)]
             mean = f"mean kept {sum(numeric) / len(numeric):.2f} · " if numeric else ""
             charts.append(
@@ -572,19 +586,6 @@ def _score_bins(values: Iterable[Any]) -> list[Any]:
         lo, hi = min(min(values), 1), max(max(values), 5)
         return list(range(lo, hi + 1)) if hi - lo <= 20 else sorted(values)
     return sorted(values, key=lambda v: (not isinstance(v, int | float), str(v)))
-
-
-def _threshold(kept: list[Any], dropped: list[Any]) -> int | None:
-    """The lowest kept score, when some dropped row scored below it: where the cut seems to be.
-
-    Only a hint: a row may be dropped for another criterion, so it is drawn as "kept ≥ n".
-    """
-    ints = [v for v in kept if isinstance(v, int) and not isinstance(v, bool)]
-    if not ints or len(ints) != len(kept):
-        return None
-    low = min(ints)
-    below = any(isinstance(v, int | float) and v < low for v in dropped)
-    return low if below else None
 
 
 def _number_bins(values: list[float]) -> tuple[list[str], Any]:

@@ -26,6 +26,7 @@ COLUMNS = ReportColumns(
     samplers=["task_category", "difficulty"],
     judges={"quality": ["correctness", "style"]},
     numbers=["temperature"],
+    thresholds={("quality", "correctness"): 3},  # as the config's filter rule says
 )
 # (task_category, difficulty, correctness, style): the filter keeps correctness >= 3.
 ROWS = [

@@ -22,11 +22,16 @@ from bashgym_judges_code import (
 )
 from bashgym_judges_code.shell import check_shell
 from bashgym_judges_code.validators import tool_name
+from bashgym_runners_datadesigner import (
+    PLACEHOLDER_PROVIDER,
+    generate,
+    prepare_environment,
+    read_drops,
+    seed_frame,
+)
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext
-from bashgym_runners_datadesigner import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
-from bashgym_runners_datadesigner import read_drops
 from bashgym.settings import Settings
 
 GOOD_PY = "def f(x):\n    return x + 1\n"

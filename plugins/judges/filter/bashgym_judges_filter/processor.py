@@ -2,8 +2,8 @@
 
 It runs at DataDesigner's after-generation stage, the only stage allowed to change the row
 count, so every batch has been generated (and judged) before any row is dropped. Dropped rows
-are written to `bashgym_runners_datadesigner.record_drops` under the dataset folder, where the BashGym engine counts them
-by reason; nothing is dropped without a record.
+are written with `bashgym_runners_datadesigner.record_drops` under the dataset folder, where
+the runner counts them by reason; nothing is dropped without a record.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from bashgym_runners_datadesigner import record_drops
 from data_designer.engine.processing.processors.base import Processor
 
-from bashgym_runners_datadesigner import record_drops
 from bashgym_judges_filter.config import FilterProcessorConfig
 from bashgym_judges_filter.rules import RuleEvaluator, row_record
 

@@ -29,6 +29,10 @@ class FilterRule(BaseModel):
         description="Jinja condition over the row, e.g. '{{ quality.correctness.score >= 3 }}'."
     )
     reason: str = Field(min_length=1, description="Why a row failing the condition is dropped.")
+    threshold: dict[str, str | int | float] | None = Field(
+        default=None,
+        description="What a score rule checks, for reports: {column, criterion, min}.",
+    )
 
     @field_validator("keep")
     @classmethod

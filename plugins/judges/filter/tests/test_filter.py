@@ -10,11 +10,16 @@ import pandas as pd
 import pytest
 from bashgym_judges_filter import FilterJudge, FilterOptions, FilterRule, add_filter
 from bashgym_judges_filter.rules import is_truthy, row_record
+from bashgym_runners_datadesigner import (
+    PLACEHOLDER_PROVIDER,
+    generate,
+    prepare_environment,
+    read_drops,
+    seed_frame,
+)
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
-from bashgym_runners_datadesigner import PLACEHOLDER_PROVIDER, generate, prepare_environment, seed_frame
-from bashgym_runners_datadesigner import read_drops
 from bashgym.settings import Settings
 
 
@@ -192,7 +197,7 @@ def test_config_with_the_filter_serializes_and_loads_back(tmp_path, settings):
         {
             "name": "f",
             "processor_type": "bashgym-filter",
-            "rules": [{"keep": "{{ n > 1 }}", "reason": "one"}],
+            "rules": [{"keep": "{{ n > 1 }}", "reason": "one", "threshold": None}],
         }
     ]
     loaded = dd.DataDesignerConfigBuilder.from_config(path)

@@ -136,6 +136,7 @@ def threshold_rules(
         FilterRule(
             keep=f"{{{{ {score_expr(column, name)} >= {value} }}}}",
             reason=f"{rubric.name}: {name} below {value}",
+            threshold={"column": column, "criterion": name, "min": value},
         )
         for name, value in resolve_thresholds(rubric, thresholds).items()
     ]

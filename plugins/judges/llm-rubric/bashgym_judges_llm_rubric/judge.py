@@ -1,7 +1,8 @@
 """The `llm-rubric` judge: a rubric's judge column on any pipeline, plus a threshold filter.
 
 Rows below a threshold are dropped inside DataDesigner by the `bashgym-filter` processor, which
-records each one with its criterion (`bashgym_runners_datadesigner.record_drops`), so the run reports why every row went.
+records each one with its criterion (`bashgym_runners_datadesigner.record_drops`), so the run
+reports why every row went.
 """
 
 from __future__ import annotations

@@ -14,9 +14,7 @@ from bashgym_judges_llm_rubric import (
     scores_of,
     total_score_expr,
 )
-
-from bashgym_runners_datadesigner import generate, seed_frame
-from bashgym_runners_datadesigner import read_drops
+from bashgym_runners_datadesigner import generate, read_drops, seed_frame
 from bashgym_testing.server import Reply
 
 RESPONSE_RE = re.compile(r"<response>\s*(.*?)\s*</response>", re.DOTALL)
