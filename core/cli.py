@@ -104,8 +104,13 @@ def plugins_command(
 def options_command(
     role: Annotated[str, typer.Argument(help=f"One of: {', '.join(ROLES)}, router, scrubber.")],
     name: Annotated[str, typer.Argument(help="The registered name, e.g. files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Show the options a plugin accepts, with types, defaults and descriptions."""
+    """Show the options a plugin accepts: type (allowed values too), default and meaning.
+
+    Read from the plugin's pydantic model through its JSON schema, so what is shown is what
+    `--set ROLE.OPTION=VALUE` and run files accept.
+    """
     extra = {"router": "routers", "runtime": "runtimes", "scrubber": "scrubbers"}
     kind = ROLES.get(role) or extra.get(role)
     if kind is None:
@@ -114,25 +119,45 @@ def options_command(
         registered = current_host().registry.get(kind, name)
     except UnknownNameError as exc:
         raise fail(str(exc)) from None
-    model = registered.obj.Options
+    schema = registered.obj.Options.model_json_schema()
+    rows = [
+        {
+            "option": f"{role}.{key}",
+            "type": _schema_type(prop, schema.get("$defs", {})),
+            "default": "required" if key in schema.get("required", []) else prop.get("default"),
+            "description": prop.get("description", ""),
+        }
+        for key, prop in schema.get("properties", {}).items()
+    ]
+    if as_json:
+        typer.echo(json.dumps({"plugin": registered.plugin, "options": rows}, indent=2))
+        return
     out.print(
         f"[bold]{role} {name}[/] (from plugin {registered.plugin}): {registered.obj.summary()}"
     )
     table = Table("option", "type", "default", "description")
-    for field_name, field in model.model_fields.items():
-        default = (
-            "required"
-            if field.is_required()
-            else repr(field.get_default(call_default_factory=True))
-        )
-        annotation = getattr(field.annotation, "__name__", None) or str(field.annotation)
-        table.add_row(
-            f"{role}.{field_name}",
-            annotation.replace("typing.", ""),
-            default,
-            field.description or "",
-        )
+    for row in rows:
+        default = row["default"] if row["default"] == "required" else json.dumps(row["default"])
+        table.add_row(row["option"], escape(row["type"]), escape(default), row["description"])
     out.print(table)
+
+
+def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    """A JSON-schema property as a short type: `"a" | "b"` for a Literal or enum."""
+    if "$ref" in prop:
+        prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in prop or "const" in prop:
+        return " | ".join(json.dumps(v) for v in prop.get("enum", [prop.get("const")]))
+    if "anyOf" in prop:
+        return " | ".join(_schema_type(p, defs) for p in prop["anyOf"])
+    kind = prop.get("type", "any")
+    if kind == "array":
+        return f"list[{_schema_type(prop.get('items', {}), defs)}]"
+    if kind == "object" and "additionalProperties" in prop:
+        return f"dict[str, {_schema_type(prop['additionalProperties'], defs)}]"
+    return {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}.get(
+        kind, str(kind)
+    )
 
 
 def config_show(
@@ -379,6 +404,9 @@ def models_check(
         settings = load_settings()
     except SettingsError as exc:
         raise fail(str(exc)) from None
+    if alias is not None and alias not in settings.models:
+        known = ", ".join(settings.models) or "none"
+        raise fail(f"unknown model alias {alias!r}; configured aliases: {known}")
     names = [alias] if alias else list(settings.models)
     failed = False
     with ModelSession(settings, current_host().registry) as session:

@@ -184,6 +184,13 @@ def test_options_command_shows_option_table(bashgym_cli):
     assert "sink.shard_rows" in result.stdout and "Rows per shard" in result.stdout
     bad = bashgym_cli("options", "sink", "parquett")
     assert bad.exit_code == 2 and "Did you mean 'parquet'" in bad.output
+    doc = json.loads(bashgym_cli("options", "sink", "parquet", "--json").stdout)
+    options = {o["option"]: o for o in doc["options"]}
+    # a Literal shows its allowed values; defaults and types come from the JSON schema
+    assert options["sink.compression"]["type"] == '"zstd" | "snappy" | "gzip" | "none"'
+    assert options["sink.compression"]["default"] == "zstd"
+    assert options["sink.shard_rows"]["type"] == "int | null"
+    assert doc["plugin"] == "sinks-parquet"
 
 
 def test_no_options_plugins_reject_any_option():
@@ -278,3 +285,20 @@ def test_plugins_lists_everything_even_when_two_clash(bashgym_cli, register_plug
     names = {p["name"] for p in json.loads(result.stdout)}
     assert {"copycat", "sources-files", "sinks-parquet"} <= names  # ...after the full list
     assert "registered by both" in result.stderr
+
+
+def test_register_plugin_takes_an_installed_plugin_too(bashgym_cli, register_plugin):
+    """The README's testing example registers the plugin module under test, which in a plugin's
+    own repository is also installed through its entry point."""
+    import bashgym_sinks_parquet
+
+    register_plugin(bashgym_sinks_parquet)
+    listing = json.loads(bashgym_cli("plugins", "--json").stdout)
+    names = [p["name"] for p in listing if p.get("registers", {}).get("sinks") == ["parquet"]]
+    assert names == ["bashgym_sinks_parquet"]
+
+
+def test_models_check_refuses_an_unknown_alias(bashgym_cli):
+    result = bashgym_cli("models", "check", "nosuch")
+    assert result.exit_code == 2
+    assert "unknown model alias 'nosuch'; configured aliases: default" in result.output

@@ -91,15 +91,19 @@ def bashgym_host() -> Iterator[PluginHost]:
 
 @pytest.fixture
 def register_plugin(bashgym_host: PluginHost) -> Iterator[Any]:
-    """`register_plugin(obj, name=None)` adds a plugin for this test only; returns its name."""
-    added: list[str] = []
+    """`register_plugin(obj, name=None)` adds a plugin for this test only; returns its name.
+    A plugin that is also installed is taken out of the host for the test."""
 
     def register(plugin: Any, name: str | None = None) -> str:
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
+        installed = bashgym_host.pm.get_name(plugin)
+        if installed is not None:  # also installed (an entry point): the test's name wins
+            bashgym_host.remove(installed)  # (the host is this test's own)
         bashgym_host.add(plugin, name)
         added.append(name)
         return name
 
+    added: list[str] = []
     yield register
     for name in added:
         if name in bashgym_host.infos:
