@@ -238,5 +238,5 @@ def results(run: RunContext, questions: dict[str, dict[str, Any]]) -> list[dict[
             rows.append(item.result)
         else:
             error = (item.error if item is not None else None) or "not finished"
-            run.drop(f"csv-triangulation: question failed: {error}", by="pipeline", row_id=key)
+            run.drop(f"csv-triangulation: question failed: {error}", row_id=key)
     return rows

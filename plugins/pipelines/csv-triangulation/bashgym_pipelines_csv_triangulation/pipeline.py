@@ -19,6 +19,13 @@ How it splits over the kernel's pipeline contract, and why:
 
 Every row, verified or not, is also written to RUN_DIR/csv-triangulation/episodes.jsonl,
 scrubbed, since the judge keeps only the verified ones for the sinks.
+
+Top-up rounds (`--top-up`: rounds until `num_records` rows pass the judge) call `build()` again
+with no round number, and template questions are deterministic, so the pipeline remembers, per
+run directory and in this process, the questions it has finalized: a later round's seed rows
+start after them, and a question asked again is dropped with a reason instead of being kept
+twice. A resumed run starts that memory empty and rebuilds it round by round, as the first
+attempt did, so its rounds see the same seed rows.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_QUESTIONS = 10
+MAX_TEMPLATES = 500  # template candidates offered to DataDesigner; it takes num_records of them
 EPISODES = "episodes.jsonl"
 COLUMNS = [
     "question_id", "kind", "source", "question", "answer_format", "hint", "answer_type", "code",
@@ -73,6 +81,9 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
     Options = CsvTriangulationOptions
     output_format = "chat"
 
+    def __init__(self) -> None:
+        self._asked: dict[str, set[str]] = {}  # run dir -> question keys finalized (top-up)
+
     def build(
         self, options: CsvTriangulationOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
@@ -89,10 +100,12 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
         builder = dd.DataDesignerConfigBuilder(
             model_configs=[run.models.model_config(options.question_model)]
         )
+        offset = len(self._asked.get(str(run.run_dir), ()))  # questions of earlier rounds
         if options.questions == "llm":
-            rows = llm_seed_rows(prof, options.kinds, n, run.seed)
+            rows = llm_seed_rows(prof, options.kinds, n + offset, run.seed)[offset:]
         else:
-            rows = template_seed_rows(prof, options.kinds, n, run.seed)
+            rows = template_seed_rows(prof, options.kinds, MAX_TEMPLATES, run.seed)
+            rows = rows[offset:] + rows[:offset]
             if not rows:
                 raise InputError(
                     f"{NAME}: no {'/'.join(options.kinds)} template fits {prof.name}: it needs "
@@ -130,6 +143,11 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
 
         prof = load_profile(options)
         questions = read_questions(dataset, options, run, prof.sha256)
+        asked = self._asked.setdefault(str(run.run_dir), set())
+        for key in [k for k in questions if k in asked]:
+            run.drop(f"{NAME}: asked in an earlier round", row_id=key)
+            del questions[key]
+        asked.update(questions)
         if questions:
             teachers = make_teachers(options, run)
             ep.run_async(

@@ -67,12 +67,22 @@ CSV_PATH (read-only). pandas (pd), numpy (np) and scipy are installed; there is 
 
 How to work:
 - Each reply contains exactly one ```python code block. It runs in a persistent session \
-(variables survive between replies) and you are shown what it prints.
-- Print what you need to see; keep printed output short.
+(variables survive between replies), like a notebook cell: you are shown what it prints and \
+the value of its last line.
+- Look at what you need; keep printed output short.
 - When you know the answer, call submit(answer) in a code block. That ends the task. Submit \
-the value itself in the requested format (a number, text, list, dict or DataFrame): a printed \
-answer does not count.
+the value itself in the requested format (a number, text, list, dict or DataFrame): an answer \
+that is only printed or written in words does not count.
 - hook(value, name="...") records an intermediate value worth checking.
+
+A reply looks like this:
+```python
+df["some_column"].describe()
+```
+and, once you know the answer:
+```python
+submit(round(df["some_column"].mean(), 2))
+```
 
 {profile}"""
 

@@ -113,14 +113,14 @@ def read_questions(
                 "source": "template",
             }
         if not q["question"]:
-            run.drop(f"{NAME}: no question", by="pipeline")
+            run.drop(f"{NAME}: no question")
             continue
         if not q["hint"]:
-            run.drop(f"{NAME}: no hint for the gold run", by="pipeline")
+            run.drop(f"{NAME}: no hint for the gold run")
             continue
         key = question_key(q, csv_sha256)
         if key in found:
-            run.drop(f"{NAME}: duplicate question", by="pipeline")
+            run.drop(f"{NAME}: duplicate question")
             continue
         found[key] = q
     return found

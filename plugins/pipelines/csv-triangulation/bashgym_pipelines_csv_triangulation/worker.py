@@ -25,6 +25,9 @@ and the size of a submitted answer. The environment around this process (bubblew
 network, read-only file system but the scratch folder, own PID namespace) is the isolation;
 these limits keep one bad cell from taking a warm worker down.
 
+A cell's last expression, when it ends with one, is shown as a notebook shows it (its repr),
+because that is how models write exploratory code; it is never a submission.
+
 Output capture: the child's stdout and stderr (fds 1 and 2, so subprocesses are captured too)
 point at one memfd this parent created, which it reads after each cell, even after killing the
 child. The request and reply pipes are private to the child and closed on exec.
@@ -37,6 +40,7 @@ only: this module must import nothing from BashGym but the protocol and answer m
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import ctypes
 import json
@@ -142,10 +146,14 @@ class Episode:
             budget = min(budget, hard)
         status, error = "ok", None
         try:
-            compiled = compile(code, name, "exec")
+            body, last = _split(code, name)
             resource.setrlimit(resource.RLIMIT_CPU, (budget, hard))
             self.running = True
-            exec(compiled, self.namespace)
+            exec(body, self.namespace)
+            if last is not None:  # a notebook shows its last expression: so does a cell here
+                value = eval(last, self.namespace)
+                if value is not None:
+                    print(repr(value))
         except Submitted:
             pass
         except CpuLimit:
@@ -163,6 +171,16 @@ class Episode:
                 sys.stdout.flush()
                 sys.stderr.flush()
         return {"status": status, "error": error, "cpu_s": round(_cpu_used() - used, 4)}
+
+
+def _split(code: str, name: str) -> tuple[Any, Any]:
+    """The cell compiled without its last statement when that is an expression, and that
+    expression compiled apart (None otherwise), so its value can be shown."""
+    tree = ast.parse(code, name, "exec")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = compile(ast.Expression(tree.body.pop().value), name, "eval")
+    return compile(tree, name, "exec"), last
 
 
 def _cpu_used() -> float:

@@ -60,11 +60,27 @@ def test_finalize_triangulates_and_a_second_call_resumes_from_the_store(
     assert run.counts["csv-triangulation.verified"] == 1
     assert run.usage.output_tokens > 0
 
-    again = pipeline.finalize(rows, opts, run)  # every question is done in the store
+    again = CsvTriangulationPipeline().finalize(rows, opts, run)  # a resumed attempt: done
     assert len(scripted_models.server.completions) == requests  # no model call repeated
     pd.testing.assert_frame_equal(again, out)
     episodes = (run.run_dir / "csv-triangulation" / "episodes.jsonl").read_text().splitlines()
     assert [json.loads(e)["verified"] for e in episodes] == [True, False]
+
+
+def test_a_top_up_round_asks_new_questions_and_drops_repeated_ones(run, scripted_models, shop):
+    pipeline, opts = CsvTriangulationPipeline(), options(shop, consistency_runs=1)
+    scripted_models.server.add_rule(
+        lambda r: "data analyst" in r.system_text, Reply("```python\nsubmit(0)\n```")
+    )
+    first_seed = pipeline.build(opts, run, None).get_seed_config()
+    rows = question_rows(shop, 2)
+    pipeline.finalize(rows, opts, run)
+    repeated = pipeline.finalize(rows, opts, run)  # the same questions in a second round
+    assert repeated.empty
+    assert run.dropped["csv-triangulation: asked in an earlier round"] == 2
+    later = pipeline.build(opts, run, None).get_seed_config().source.df
+    earlier = first_seed.source.df
+    assert list(later["template_question"][:3]) == list(earlier["template_question"][2:5])
 
 
 def test_a_failed_gold_run_skips_the_consistency_runs(run, scripted_models, shop):

@@ -20,10 +20,13 @@ def test_a_cell_sees_df_and_submits_through_the_protocol(sandbox):
         return await cells(
             pool,
             "total = df.revenue.sum()\nprint(df.shape)",
+            "int(df.units.max())",
             "hook(total, name='total')\nsubmit(df.groupby('region').units.sum())",
         )
 
-    first, second = sandbox(body)
+    first, shown, second = sandbox(body)
+    assert shown.status == "ok" and shown.output == "20\n"  # a last expression is shown,
+    assert not shown.submitted  # as in a notebook, and is not an answer
     assert first.status == "ok" and first.output.strip() == "(24, 6)"
     assert second.submitted and second.answer_type == "dict"
     assert second.answer == {"East": 56, "North": 67, "South": 59, "West": 70}

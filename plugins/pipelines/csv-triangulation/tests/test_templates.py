@@ -3,6 +3,8 @@ gets the answer pandas gets on the host."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from bashgym_pipelines_csv_triangulation.answers import normalize
@@ -90,3 +92,55 @@ def test_every_template_runs_in_the_sandbox_as_on_the_host(
     for q, result in zip(questions, results, strict=True):
         assert result.submitted, (q.question, result.error)
         assert values_match(result.answer, on_host(q.code), MatchOptions(float_tolerance=0)), q
+
+
+def test_unusable_and_repeated_questions_are_dropped_with_their_reason(shop, tmp_path, bashgym_env):
+    from bashgym_pipelines_csv_triangulation.options import CsvTriangulationOptions
+    from bashgym_pipelines_csv_triangulation.questions import read_questions
+
+    from bashgym.contracts import RunContext
+    from bashgym.settings import Settings
+
+    good = {"question": "How many rows?", "answer_format": "an integer", "hint": "len(df)",
+            "answer_type": "number"}  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "kind": ["aggregation"] * 5,
+            "proposal": [
+                good,
+                json.dumps(good),  # the same question, as JSON text
+                {**good, "question": "  "},
+                {**good, "question": "Other?", "hint": ""},
+                "not json",
+            ],
+        }
+    )
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    found = read_questions(rows, CsvTriangulationOptions(csv=str(shop)), run, "sha")
+    assert [q["question"] for q in found.values()] == ["How many rows?"]
+    assert dict(run.dropped) == {
+        "csv-triangulation: duplicate question": 1,
+        "csv-triangulation: no question": 2,
+        "csv-triangulation: no hint for the gold run": 1,
+    }
+
+
+def test_reworded_questions_lose_labels_and_quotes_and_fall_back_to_the_template(shop, tmp_path):
+    from bashgym_pipelines_csv_triangulation.options import CsvTriangulationOptions
+    from bashgym_pipelines_csv_triangulation.questions import read_questions
+
+    from bashgym.contracts import RunContext
+    from bashgym.settings import Settings
+
+    base = {"answer_format": "an integer", "hint": "h", "code": "submit(1)", "kind": "filtering"}
+    rows = pd.DataFrame(
+        [
+            {**base, "template_question": "T1?", "question": 'Reworded question: "How many?"'},
+            {**base, "template_question": "T2?", "question": ""},
+        ]
+    )
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    options = CsvTriangulationOptions(csv=str(shop), questions="templates")
+    found = read_questions(rows, options, run, "sha")
+    assert [q["question"] for q in found.values()] == ["How many?", "T2?"]
+    assert run.counts["csv-triangulation.reworded_empty"] == 1
