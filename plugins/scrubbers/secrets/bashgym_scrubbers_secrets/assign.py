@@ -70,18 +70,19 @@ def assignments(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Fi
             yield from value_after(text, lo, hi, name, kind)
 
 
-_FLAG_OR_ENV = re.compile(r"(?:(?:ENV|ARG|env|arg)[ \t]+)?(?P<n>[A-Za-z0-9_.\-]+)")
+# `--password VALUE` (a flag, then whitespace) and Dockerfile `ENV NAME VALUE`.
+_FLAG = re.compile(r"""(?:^|(?<=[\s'"`]))(?P<n>--?[A-Za-z][A-Za-z0-9_.\-]*)[ \t]+""", re.M)
+_DOCKER_ENV_NAME = re.compile(r"^[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M)
 
 
 def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
-    """`--password VALUE` and Dockerfile `ENV NAME VALUE`: a name, whitespace, a value."""
-    for p in ctx.positions(gate_ids):
-        m = _FLAG_OR_ENV.match(text, p)
-        if m is None:
-            continue
-        kind = classify(m.group("n"))
-        if kind is not None:
-            yield from value_after(text, m.start("n"), m.end("n"), m.group("n"), kind)
+    """A name, whitespace, a value: on the lines where a flag or ENV gate matched."""
+    for lo, hi in ctx.windows(gate_ids):
+        for pattern in (_FLAG, _DOCKER_ENV_NAME):
+            for m in pattern.finditer(text, lo, hi):
+                kind = classify(m.group("n"))
+                if kind is not None:
+                    yield from value_after(text, m.start("n"), m.end("n"), m.group("n"), kind)
 
 
 def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iterable[Finding]:

@@ -42,24 +42,38 @@ if TYPE_CHECKING:
 __all__ = ["PLACEHOLDER", "PLACEHOLDER_RE", "Scrubber", "detector_types"]
 
 MIN_SCAN_LEN = 6  # no rule can match a shorter string (`pw=ab1` is the shortest)
-WINDOW = 512  # chars either side of a gate match that a windowed rule looks at
 _FILLER = re.compile(r"([xX*.#0])\1{5,}|\[REDACTED:")  # docs write keys as ghp_xxxxxxxx...
 TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]*")  # a token regex with a fixed length may stop early
 
 
 class Context:
-    """One string being scrubbed: where each gate occurs (found once, shared by the rules)."""
+    """One string being scrubbed: where each gate occurs (found once, shared by the rules).
 
-    def __init__(self, text: str, rules: RuleSet) -> None:
-        self.text, self.rules = text, rules
+    A gate's positions come from the prefilter's one scan where it can (`anchors`: a position
+    inside each match), else from `re` here (each match's start). The two differ, but only
+    within a match, so every user of positions depends only on what they share: the lines
+    holding a match (`windows`), the name a match is in (`assign.py`), the JSON string literal
+    a match is in (`Scrubber._json`)."""
+
+    def __init__(self, text: str, rules: RuleSet, prefilter: Any = None) -> None:
+        self.text, self.rules, self._prefilter = text, rules, prefilter
         self._lower: str | None = None
         self._positions: dict[int, list[int]] = {}
-        self._windows: dict[tuple[tuple[int, ...], int], list[tuple[int, int]]] = {}
+        self._anchors: dict[int, list[int]] | None = None
+        self._windows: dict[tuple[tuple[int, ...], int, int], list[tuple[int, int]]] = {}
 
     def _gate_positions(self, gate_id: int) -> list[int]:
         found = self._positions.get(gate_id)
         if found is not None:
             return found
+        if self._prefilter is not None:
+            if self._anchors is None:
+                scanned = self._prefilter.anchors(self.text)
+                self._anchors = scanned[1] if scanned is not None else {}
+                if scanned is None:
+                    self._prefilter = None
+            if self._prefilter is not None:
+                return self._anchors.get(gate_id, [])
         text, gate = self.text, self.rules.gates[gate_id]
         literal = prefilters.literal(gate.pattern)
         if literal is not None and not gate.caseless:
@@ -108,28 +122,30 @@ class Context:
     def windows(
         self, gate_ids: Sequence[int], before: int = 0, after: int = 0
     ) -> list[tuple[int, int]]:
-        """Merged regions: each gate match's line, with `before` lines before it and `after`
-        lines after it, clipped to WINDOW chars a line either side of the match."""
+        """Merged regions: each line holding a gate match, with `before` lines before it and
+        `after` lines after it (a gate never spans lines)."""
         key = (tuple(gate_ids), before, after)
         cached = self._windows.get(key)
         if cached is not None:
             return cached
         text, spans = self.text, []
         for p in self.positions(gate_ids):
-            floor, lo = max(0, p - WINDOW * (before + 1)), p
+            if spans and p < spans[-1][1]:
+                continue  # on a line already taken
+            lo = p
             for _ in range(before + 1):
-                nl = text.rfind("\n", floor, lo)
+                nl = text.rfind("\n", 0, lo)
                 if nl == -1:
-                    lo = floor
+                    lo = 0
                     break
                 lo = nl
             else:
                 lo += 1  # just after the newline that ends the line before the window
-            limit, hi = min(len(text), p + WINDOW * (after + 1)), p
+            hi = p
             for line in range(after + 1):
-                j = text.find("\n", hi, limit)
+                j = text.find("\n", hi)
                 if j == -1:
-                    hi = limit
+                    hi = len(text)
                     break
                 hi = j + 1 if line < after else j
             spans.append((lo, hi))
@@ -320,7 +336,7 @@ class Scrubber:
         return self._findings(text, self._rules.fired(self._fired(text)))
 
     def _findings(self, text: str, rules: Sequence[Rule]) -> list[tuple[int, int, str]]:
-        ctx = Context(text, self._rules)
+        ctx = Context(text, self._rules, self._prefilter)
         found = [f for rule in rules for f in run_rule(rule, text, ctx)]
         if not found:
             return []
@@ -417,22 +433,28 @@ class Scrubber:
     def _string(self, text: str) -> str:
         if len(text) < MIN_SCAN_LEN:
             return text
-        fired = self._fired(text)
+        hits = None
+        if _JSON_START.match(text) and self._prefilter is not None:
+            found = self._prefilter.anchors(text)  # one scan: which gates, and where
+            if found is not None:
+                fired, by_gate = found
+                hits = sorted({p for positions in by_gate.values() for p in positions})
+        if hits is None:
+            fired = self._fired(text)
         rules = self._rules.fired(fired)
         if not rules:
             return text
         if _JSON_START.match(text):
-            out = self._json(text, fired)
+            out = self._json(text, fired, hits)
             if out is not None:
                 return out
         return self._replace(text, self._findings(text, rules))
 
-    def _json(self, text: str, fired: Sequence[int]) -> str | None:
+    def _json(self, text: str, fired: Sequence[int], hits: list[int] | None) -> str | None:
         """JSON text scrubbed literal by literal (see the module docstring); None when `text`
-        is not JSON after all."""
+        is not JSON after all. `hits`: a position inside each gate match (else found here)."""
         if self._rules.always or "\\/" in text or ("\\u00" in text and _HIDING_ESCAPE.search(text)):
             return self._walk_json(text)
-        hits = None if self._prefilter is None else self._prefilter.starts(text, fired)
         if hits is None:
             hits = Context(text, self._rules).positions(fired)
         jobs: dict[tuple[int, int], tuple[str, str | None]] = {}  # literal -> (its string, key)

@@ -34,6 +34,7 @@ class Gate:
     pattern: str
     caseless: bool = False
     words: tuple[str, ...] = ()
+    tail: bool = False  # matches run on past the name, over quotes (see `_name_end`)
 
     def compile(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.ASCII | (re.IGNORECASE if self.caseless else 0))
@@ -52,8 +53,8 @@ class PythonPrefilter:
 
     name = "python"
 
-    def starts(self, text: str, gate_ids: Sequence[int]) -> list[int] | None:
-        return None  # the scrubber finds them itself
+    def anchors(self, text: str) -> tuple[set[int], dict[int, list[int]]] | None:
+        return None  # the scrubber finds gates and their positions itself
 
     def __init__(self, gates: Sequence[Gate]) -> None:
         self.gates = list(gates)
@@ -120,7 +121,7 @@ class HyperscanPrefilter:
             flags=[base | _caseless(hyperscan, g) for g in gates],
         )
         self._local = threading.local()  # scratch space is per thread
-        self._som: Any = None
+        self._ends: Any = None
 
     def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
         try:
@@ -134,51 +135,63 @@ class HyperscanPrefilter:
         self._db.scan(data, match_event_handler=_collect, context=out, scratch=scratch)
         return out
 
-    def starts(self, text: str, gate_ids: Sequence[int]) -> list[int] | None:
-        """Where matches of these gates start: for every match end, the leftmost start of a
-        match ending there (a subset of all starts that lies in the same tokens: enough to find
-        the JSON string literals holding a match). None where Hyperscan cannot scan `text`."""
+    def anchors(self, text: str) -> tuple[set[int], dict[int, list[int]]] | None:
+        """One scan: the gates that occur, and for each gate a sorted position inside each of
+        its matches (the match's last character, or for a gate with a `tail` the last
+        character of the name before it). None where Hyperscan cannot scan `text`."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
             return None
-        som, scratch = self._som_db()
-        wanted = set(gate_ids)
-        found: set[int] = set()
+        db, scratch = self._ends_db()
+        ends: list[tuple[int, int]] = []  # (byte offset of a match's last byte, gate)
 
-        def collect(gate: int, start: int, _end: int, _flags: int, _ctx: Any) -> None:
-            if gate in wanted:
-                found.add(start)
+        def collect(gate: int, _start: int, end: int, _flags: int, _ctx: Any) -> None:
+            ends.append((end - 1, gate))
 
-        som.scan(data, match_event_handler=collect, scratch=scratch)
-        offsets = sorted(found)
-        if not offsets or text.isascii():
-            return offsets
-        chars, byte, char = [], 0, 0  # UTF-8 byte offsets -> str indices
-        for offset in offsets:
-            char += len(data[byte:offset].decode("utf-8"))
-            byte = offset
-            chars.append(char)
-        return chars
+        db.scan(data, match_event_handler=collect, scratch=scratch)
+        ends.sort()
+        ascii_text = text.isascii()
+        byte = char = 0
+        out: dict[int, list[int]] = {}
+        for offset, gate in ends:
+            if not ascii_text:  # UTF-8 byte offsets -> str indices
+                char += len(data[byte:offset].decode("utf-8"))
+                byte = offset
+            i = offset if ascii_text else char
+            out.setdefault(gate, []).append(_name_end(text, i) if self.gates[gate].tail else i)
+        for gate, positions in out.items():
+            out[gate] = sorted(set(positions))
+        return set(out), out
 
-    def _som_db(self) -> tuple[Any, Any]:
-        """The gates compiled again with start-of-match reporting, on first use (~0.4 s)."""
+    def _ends_db(self) -> tuple[Any, Any]:
+        """The gates compiled again to report every match end, on first use."""
         hs = self._hs
-        if self._som is None:
+        if self._ends is None:
             db = hs.Database(mode=hs.HS_MODE_BLOCK)
             db.compile(
                 expressions=[g.pattern.encode() for g in self.gates],
                 ids=list(range(len(self.gates))),
                 elements=len(self.gates),
-                flags=[
-                    hs.HS_FLAG_SOM_LEFTMOST | hs.HS_FLAG_UTF8 | _caseless(hs, g) for g in self.gates
-                ],
+                flags=[hs.HS_FLAG_UTF8 | _caseless(hs, g) for g in self.gates],
             )
-            self._som = db
-        scratch = getattr(self._local, "som_scratch", None)
+            self._ends = db
+        scratch = getattr(self._local, "ends_scratch", None)
         if scratch is None:
-            scratch = self._local.som_scratch = hs.Scratch(self._som)
-        return self._som, scratch
+            scratch = self._local.ends_scratch = hs.Scratch(self._ends)
+        return self._ends, scratch
+
+
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _name_end(text: str, i: int) -> int:
+    """From the `:`/`=` that ends a name gate's match, back over quotes, brackets, spaces and
+    `\\t` escapes to the name's last character."""
+    i -= 1
+    while i > 0 and (text[i] not in _NAME_CHARS or (text[i] == "t" and text[i - 1] == "\\")):
+        i -= 1
+    return i
 
 
 def _caseless(hs: Any, gate: Gate) -> int:
@@ -192,7 +205,7 @@ def _collect(gate: int, _start: int, _end: int, _flags: int, out: set[int]) -> N
 class Re2Prefilter:
     name = "re2"
 
-    def starts(self, text: str, gate_ids: Sequence[int]) -> list[int] | None:
+    def anchors(self, text: str) -> tuple[set[int], dict[int, list[int]]] | None:
         return None
 
     def __init__(self, gates: Sequence[Gate]) -> None:

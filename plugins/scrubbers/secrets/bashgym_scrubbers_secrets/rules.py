@@ -497,6 +497,7 @@ NAME_GATE = Gate(
     rf"""(?:{_W})[A-Za-z0-9_.\-]*(?:\\*["'`]|\])*(?:[ \t]|\\+t)*[:=]""",
     caseless=True,
     words=NAME_GATES,
+    tail=True,
 )  # a secret-looking name, then `=`, `:`, `:=`, `=>` (after a closing quote or bracket)
 FLAG_GATE = Gate(
     rf"--[A-Za-z0-9_.\-]*(?:{_W})[A-Za-z0-9_.\-]*(?:[ \t]|\\+t)+[^\s-]",
@@ -509,7 +510,7 @@ ENV_GATE = Gate(
     words=("env", "arg"),
 )  # Dockerfile ENV NAME VALUE
 PAIR_GATE = Gate(
-    r"""value(?:\\*["'])?(?:[ \t]|\\+t)*[:=]""", caseless=True, words=("value",)
+    r"""value(?:\\*["'])?(?:[ \t]|\\+t)*[:=]""", caseless=True, words=("value",), tail=True
 )  # name: DB_PASSWORD / value: ...
 XML_GATE = Gate("</")
 
