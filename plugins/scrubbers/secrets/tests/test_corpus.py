@@ -158,3 +158,27 @@ def test_random_surroundings_same_output_on_every_backend(planted, before, after
     doc = json.dumps({"a": text, "b": [before, after]})
     docs = {b: Redactor(backend=b).text(doc) for b in [*available(), "none"]}
     assert len(set(docs.values())) == 1, docs
+
+
+def test_every_backend_agrees_on_generated_transcripts(repo, tmp_path):
+    """Claude Code sessions as the bench generates them (bench/_claude_corpus.py), with
+    secrets planted through the trace JSON: the same rows out of every backend."""
+    import sys
+
+    sys.path.insert(0, str(repo / "bench"))
+    try:
+        from _claude_corpus import generate
+        from scrub_throughput import plant, read_rows
+    finally:
+        sys.path.remove(str(repo / "bench"))
+    generate(tmp_path / "projects", 1_500_000, seed=3)
+    rows, planted = plant(read_rows(tmp_path / "projects"), every_kb=4, seed=3)
+    assert planted > 50
+    outs = {}
+    for backend in [*available(), "none"]:
+        scrubber = Redactor(backend=backend)
+        outs[backend], touched = scrubber.frame(rows)
+        assert touched == len(rows) and sum(scrubber.counts.values()) >= planted
+    reference = outs.pop("none")
+    for backend, out in outs.items():
+        assert out.equals(reference), backend
