@@ -23,6 +23,7 @@ blocks inside JSON have `\\n` escapes for newlines, and a replacement must not c
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections import Counter
@@ -458,10 +459,9 @@ class Scrubber:
         if hits is None:
             hits = Context(text, self._rules).positions(fired)
         jobs: dict[tuple[int, int], tuple[str, str | None]] = {}  # literal -> (its string, key)
-        last = (-1, -1)
-        for p in hits:
-            if last[0] < p < last[1]:
-                continue
+        i = 0
+        while i < len(hits):
+            p = hits[i]
             q = _open_quote(text, p)
             m = _JSON_STRING.match(text, q) if q >= 0 else None
             if m is None or m.end() <= p:
@@ -476,7 +476,7 @@ class Scrubber:
                 decoded = json.loads(text[q:e])
             except ValueError:
                 return None
-            last = (q, e)
+            i = bisect.bisect_left(hits, e, i + 1)  # the next hit past this literal
             if (q, e) not in jobs:
                 jobs[(q, e)] = (decoded, None)
             if after < len(text) and text[after] == ":":  # a key: its value goes by its name
@@ -486,7 +486,7 @@ class Scrubber:
                 span = self._value_literal(text, after + 1) if name is not None else None
                 if span is not None:
                     jobs[span] = (json.loads(text[span[0] : span[1]]), name)
-                    last = span
+                    i = bisect.bisect_left(hits, span[1], i)
         out, done = [], 0
         for (q, e), (decoded, key) in sorted(jobs.items()):
             new = self._keyed(key, decoded) if key is not None else self._string(decoded)
