@@ -58,7 +58,9 @@ _NOT_SECRET_LAST = {
     "ENABLED", "DISABLED", "VERSION", "LABEL", "DESCRIPTION", "TEXT", "MESSAGE", "ERROR",
     "INPUT", "FIELDS", "COLUMN", "PARAM", "PARAMS", "STATUS", "VALID", "VALIDATOR", "SOURCE",
     "STORE", "PROVIDER", "METHOD", "TEMPLATE", "CMD", "COMMAND", "SCRIPT", "CLASS", "ENCODING",
+    "SOCK", "SOCKET", "DOMAIN", "REGION", "ROLE", "GROUP", "ACCOUNT", "EMAIL", "LOGIN",
 }  # fmt: skip
+_SHELL_VARS = {"PWD", "OLDPWD", "$PWD", "$OLDPWD"}  # the working directory, in every env dump
 _NOT_SECRET_FIRST = {"PUBLIC", "PUBLISHABLE", "PUB", "MAX", "MIN", "NUM", "IS", "HAS", "USE"}
 
 
@@ -76,7 +78,7 @@ class NameClass:
 @lru_cache(maxsize=8192)
 def classify(name: str) -> NameClass | None:
     """The NameClass of `name` (API_KEY, db-password, clientSecret, PGPASSWORD), or None."""
-    if len(name) > 80 or not _NAME.fullmatch(name):
+    if len(name) > 80 or not _NAME.fullmatch(name) or name.upper() in _SHELL_VARS:
         return None
     words = [w.upper() for w in _SPLIT.split(name.strip("-_.$@:")) if w]
     if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
@@ -130,6 +132,10 @@ _NOT_A_VALUE = re.compile(
     |getenv.*|env\(.*|secrets?\..*|vault:.*|arn:aws:.*|ENC\[.*)""",
     re.I | re.X,
 )
+_PATH = re.compile(  # a file path (PWD=/home/me/proj2, SSH_AUTH_SOCK=/tmp/ssh-x/agent.1)
+    r"(?:~|\.\.?|/(?:home|Users|tmp|var|etc|usr|opt|run|root|mnt|srv|app|data|workspace|private)"
+    r"|[A-Za-z]:)[/\\]"
+)
 _NAME_LIKE = re.compile(r"[A-Za-z_\-.:/ |`,()\[\]!?@]+")  # words and names: no digit, no symbol
 _CODE = re.compile(r"[()\[\]{}]|==|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
 _RANDOM_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~%]+")  # % for URL-encoded base64
@@ -137,17 +143,22 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
+_WORDY = re.compile(r"[a-z]+[0-9]*(?:[_\-.:/][a-z0-9]+)+|[A-Z]+[0-9]*(?:[_\-.:/][A-Z0-9]+)+")
+
+
 def looks_random(v: str) -> bool:
-    """A token-shaped value: 16+ token characters with letters and digits; not a UUID or a bare
-    hex digest (commit SHAs, content hashes and ids sit under `key`/`token` names too)."""
-    return (
-        len(v) >= 16
-        and _RANDOM_CHARS.fullmatch(v) is not None
-        and any(c.isdigit() for c in v)
-        and any(c.isalpha() for c in v)
-        and _UUID.fullmatch(v) is None
-        and _HEX.fullmatch(v) is None
-    )
+    """A token-shaped value: 16+ token characters with digits, and both cases (base62/base64)
+    or 32+ characters (long lowercase or hex secrets); not a UUID, not a bare 32/40/64-digit
+    hex digest (commit SHAs, content hashes and ids sit under `key`/`token` names too), not
+    words joined by `_`, `-`, `.` (`user_profile_cache_v2`)."""
+    if len(v) < 16 or _RANDOM_CHARS.fullmatch(v) is None or not any(c.isdigit() for c in v):
+        return False
+    if _UUID.fullmatch(v) or _WORDY.fullmatch(v):
+        return False
+    if _HEX.fullmatch(v) and len(v) in (32, 40, 64, 128):
+        return False
+    mixed = any(c.isupper() for c in v) and any(c.islower() for c in v)
+    return mixed or len(v) >= 32
 
 
 def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) -> bool:
@@ -161,7 +172,7 @@ def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) 
         return False
     if _TEMPLATE.search(v) or _NOT_A_VALUE.fullmatch(v) or is_sequential_string(v):
         return False
-    if not any(c.isalnum() for c in v) or len(set(v)) < 3:
+    if not any(c.isalnum() for c in v) or len(set(v)) < 3 or _PATH.match(v):
         return False
     if v.isdigit():
         return password and len(v) >= 6

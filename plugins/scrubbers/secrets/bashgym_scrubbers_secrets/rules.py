@@ -123,6 +123,16 @@ def _has_digit_and_letter(secret: str) -> bool:
     return any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
 
 
+def _sk_check(secret: str) -> bool:
+    """`sk-` then a key (mixed case with digits, or 32+ hex), not kebab-case words
+    (`sk-tree-shaker-plugin-v2`)."""
+    body = secret[3:]
+    if re.fullmatch(r"[a-z]+[0-9]*(?:-[a-z0-9]+)+", body):
+        return False
+    mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return (mixed and any(c.isdigit() for c in body)) or re.search(r"[0-9a-f]{32}", body) is not None
+
+
 def _base64_pem_check(secret: str) -> bool:
     """Base64 of a PEM block (kubeconfig `client-key-data`, k8s Secrets): a private key, not a
     certificate."""
@@ -270,7 +280,7 @@ _TOKENS: list[_T] = [
     # OpenAI project/service-account/admin keys: `-`/`_` where the legacy regex wants [A-Za-z0-9]
     ("openai-api-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}", False, False, None),
     # OpenRouter, DeepSeek, Moonshot and most OpenAI-compatible providers: sk-<32+>
-    ("api-key", r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{30,}", True, False, _has_digit_and_letter),
+    ("api-key", r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{30,}", True, False, lambda s: _sk_check(s)),
     ("huggingface-token", r"hf_[A-Za-z0-9]{30,}", True, False, None),
     ("huggingface-token", r"api_org_[A-Za-z0-9]{30,}", True, False, None),
     ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", False, False, None),

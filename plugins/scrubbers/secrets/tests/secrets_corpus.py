@@ -320,4 +320,13 @@ LOOKALIKES: list[str] = [
     "Account SID (ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx) and AKIAXXXXXXXXXXXXXXXX",
     "monkey = Monkey(); keyboard.press('a'); turkey = 3",
     "Basic usage: run `bearer-auth --help`. Bearer tokens expire after 1h.",
+    # shell environments and names with digits
+    "PWD=/home/dev/project2\nOLDPWD=/home/dev/project1\nSSH_AUTH_SOCK=/tmp/ssh-XYZ12/agent.42\n"
+    "GIT_ASKPASS=/usr/lib/git-core/git-gui--askpass\nHOME=/home/dev",
+    'cache_key = "user_profile_cache_2024"\nredis_key: "users:v2:profile:42"',
+    'idempotency_key = "3f786850e387550fdab836ed7e6dc881de23001b"',
+    '{"token": "Hello", "logprob": -0.12}\n{"next_page_token": "CAESBggBEAEYAQ"}',
+    "npm install sk-tree-shaker-plugin-v2-beta-release-candidate",
+    "openssl req -new --key-file ./certs/server2.pem --password-file ~/.secrets/pw1.txt",
+    "- name: Checkout\n  uses: actions/checkout@v4\n  with:\n    token: ${{ secrets.GH_PAT }}",
 ]
