@@ -130,7 +130,8 @@ def _sk_check(secret: str) -> bool:
     if re.fullmatch(r"[a-z]+[0-9]*(?:-[a-z0-9]+)+", body):
         return False
     mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
-    return (mixed and any(c.isdigit() for c in body)) or re.search(r"[0-9a-f]{32}", body) is not None
+    hexed = re.search(r"[0-9a-f]{32}", body) is not None
+    return (mixed and any(c.isdigit() for c in body)) or hexed
 
 
 def _base64_pem_check(secret: str) -> bool:
