@@ -266,7 +266,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="50,250", help="Corpus sizes in MB, comma-separated.")
     parser.add_argument("--repeat", type=int, default=1, help="Keep the best of N runs.")
-    parser.add_argument("--plant-kb", type=float, default=20, help="One secret per N KB (0: none).")
+    parser.add_argument("--plant-kb", type=float, default=100, help="One secret per N KB; 0: none.")
     parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument(
         "--variants",

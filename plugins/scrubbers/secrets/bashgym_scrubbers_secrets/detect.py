@@ -325,10 +325,11 @@ class Scrubber:
 
     # -- text ----------------------------------------------------------------------------------
 
-    def _fired(self, text: str) -> Sequence[int]:
+    def _fired(self, text: str, among: Sequence[int] | None = None) -> Sequence[int]:
+        """The gates that occur in `text` (`among`: the only ones that can)."""
         if self._prefilter is None:
-            return range(len(self._rules.gates))
-        return sorted(self._prefilter.fired(text))
+            return range(len(self._rules.gates)) if among is None else among
+        return sorted(self._prefilter.fired(text, among))
 
     def findings(self, text: str) -> list[tuple[int, int, str]]:
         """Non-overlapping (start, end, type) spans to redact in `text` read as plain text."""
@@ -412,9 +413,9 @@ class Scrubber:
             out[key] = new
         return out if changed else value
 
-    def _keyed(self, key: str, value: str) -> str:
+    def _keyed(self, key: str, value: str, among: Sequence[int] | None = None) -> str:
         """A string under `key`: scrubbed, and replaced whole when the key names a secret."""
-        new = self._string(value)
+        new = self._string(value, among)
         kind = classify(key)
         if kind is None or new is not value or self._allowed(value):
             return new
@@ -431,7 +432,7 @@ class Scrubber:
             a <= 0 and len(text) <= b for a, b in self._allow.ranges(text)
         )
 
-    def _string(self, text: str) -> str:
+    def _string(self, text: str, among: Sequence[int] | None = None) -> str:
         if len(text) < MIN_SCAN_LEN:
             return text
         hits = None
@@ -441,7 +442,7 @@ class Scrubber:
                 fired, by_gate = found
                 hits = sorted({p for positions in by_gate.values() for p in positions})
         if hits is None:
-            fired = self._fired(text)
+            fired = self._fired(text, among)
         rules = self._rules.fired(fired)
         if not rules:
             return text
@@ -489,7 +490,12 @@ class Scrubber:
                     i = bisect.bisect_left(hits, span[1], i)
         out, done = [], 0
         for (q, e), (decoded, key) in sorted(jobs.items()):
-            new = self._keyed(key, decoded) if key is not None else self._string(decoded)
+            # A gate in a literal's string is also in the JSON text (no escape hides one here):
+            # only the gates found in the text can occur in it.
+            if key is not None:
+                new = self._keyed(key, decoded, fired)
+            else:
+                new = self._string(decoded, fired)
             if new is not decoded:
                 out += [text[done:q], json.dumps(new, ensure_ascii=False)]
                 done = e

@@ -35,6 +35,7 @@ class Gate:
     caseless: bool = False
     words: tuple[str, ...] = ()
     tail: bool = False  # matches run on past the name, over quotes (see `_name_end`)
+    needs: tuple[str, ...] = ()  # literals every match contains (a quick "no" for `re`)
 
     def compile(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.ASCII | (re.IGNORECASE if self.caseless else 0))
@@ -48,8 +49,33 @@ def literal(pattern: str) -> str | None:
     return re.sub(r"\\(.)", r"\1", pattern)
 
 
+_LITERAL_CHAR = re.compile(r"[A-Za-z0-9 _\-~:/=@%!,;'\"#&<>]|\\[^A-Za-z0-9]")
+_TOP_ALTERNATION = re.compile(r"\(\?:((?:[A-Za-z0-9_]+\|)+[A-Za-z0-9_]+)\)")
+
+
+def leading_words(pattern: str) -> tuple[str, ...]:
+    """Literals one of which starts every match of `pattern` (its leading literal text, or the
+    branches of a leading `(?:a|b|c)` of plain words); () when it starts otherwise."""
+    alternation = _TOP_ALTERNATION.match(pattern)
+    if alternation is not None:
+        branches = alternation.group(1).split("|")
+        rest = pattern[alternation.end() :]
+        if rest[:1] in ("?", "*", "{"):
+            return ()
+        return tuple(branches)
+    chars, i = [], 0
+    while (m := _LITERAL_CHAR.match(pattern, i)) is not None:
+        chars.append(m.group()[-1])
+        i = m.end()
+    if pattern[i : i + 1] in ("?", "*", "{") and chars:
+        chars.pop()  # `ab?`: the b is optional
+    return ("".join(chars),) if len(chars) >= 2 else ()
+
+
 class PythonPrefilter:
-    """One `re` search per gate; a literal gate is first looked up with `in` (memchr speed)."""
+    """`re` on the UTF-8 bytes: a gate's words are looked up with `bytes.find` (memchr speed;
+    `bytes.lower()` folds ASCII only, as the gates do) and its regex tried only where one
+    starts; a gate without words is searched whole, once what it `needs` is found."""
 
     name = "python"
 
@@ -59,47 +85,47 @@ class PythonPrefilter:
     def __init__(self, gates: Sequence[Gate]) -> None:
         self.gates = list(gates)
         self._compiled = [g.compile() for g in gates]
-        self._literal = [
-            None if (lit := literal(g.pattern)) is None else lit.lower() if g.caseless else lit
-            for g in gates
+        self._bytes = [
+            re.compile(g.pattern.encode(), re.IGNORECASE if g.caseless else 0) for g in gates
         ]
+        self._words = [tuple(w.encode() for w in g.words or _literal_words(g)) for g in gates]
 
     def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
-        lower = None
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: search the text itself
+            return {
+                i
+                for i in (range(len(self.gates)) if among is None else among)
+                if self._compiled[i].search(text)
+            }
+        lower: bytes | None = None
         out = set()
         for i in range(len(self.gates)) if among is None else among:
-            gate = self.gates[i]
-            if gate.words:
-                if gate.caseless:
-                    lower = text.lower() if lower is None else lower
-                if word_match(text, lower if gate.caseless else text, gate, self._compiled[i]):
+            gate, words, compiled = self.gates[i], self._words[i], self._bytes[i]
+            if gate.caseless:
+                lower = data.lower() if lower is None else lower
+            hay = lower if gate.caseless else data
+            assert hay is not None
+            if words:
+                if any(_starts_match(hay, data, word, compiled) for word in words):
                     out.add(i)
-                continue
-            literal = self._literal[i]
-            if literal is not None:
-                if self.gates[i].caseless:
-                    lower = text.lower() if lower is None else lower
-                    if literal not in lower:  # lower() maps every ASCII letter: no false "no"
-                        continue
-                elif literal not in text:
-                    continue
-            if self._compiled[i].search(text):
+            elif all(n.encode() in data for n in gate.needs) and compiled.search(data):
                 out.add(i)
         return out
 
 
-def word_match(text: str, hay: str, gate: Gate, compiled: re.Pattern[str]) -> bool:
-    """Whether `compiled` matches `text` at some occurrence of one of the gate's words in
-    `hay` (`text`, or `text.lower()` for a caseless gate; any index where lowering changed the
-    length is covered by also trying a plain search)."""
-    if gate.caseless and len(hay) != len(text):
-        return compiled.search(text) is not None
-    for word in gate.words:
-        i = hay.find(word)
-        while i != -1:
-            if compiled.match(text, i):
-                return True
-            i = hay.find(word, i + 1)
+def _literal_words(gate: Gate) -> tuple[str, ...]:
+    lit = literal(gate.pattern)
+    return () if lit is None else (lit.lower() if gate.caseless else lit,)
+
+
+def _starts_match(hay: bytes, data: bytes, word: bytes, compiled: re.Pattern[bytes]) -> bool:
+    i = hay.find(word)
+    while i != -1:
+        if compiled.match(data, i):
+            return True
+        i = hay.find(word, i + 1)
     return False
 
 
