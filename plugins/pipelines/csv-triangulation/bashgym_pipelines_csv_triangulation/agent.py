@@ -1,11 +1,12 @@
 """One teacher episode: code -> sandboxed output -> code ... -> submit, through a model alias.
 
 The loop is deliberately plain (mini-swe-agent's shape: a linear message history, one action
-per turn): each reply must hold a ```python block; the block runs in the episode's sandbox
-namespace; what it printed goes back as the next user turn; the episode ends when a cell calls
-`submit()`. A reply with no code block ends the episode as a protocol violation, whatever it
-says: an answer in prose or printed output is never parsed as a submission. So does running out
-of turns, or a cell that breaks the protocol (two submissions).
+per turn): each reply must hold a ```python block, or be nothing but Python (small models drop
+the fence; such a reply is recorded fenced, and counted in the trace); the code runs in the
+episode's sandbox namespace; what it printed goes back as the next user turn; the episode ends
+when a cell calls `submit()`. A reply with no code ends the episode as a protocol violation,
+whatever it says: an answer in prose, a bare value or printed output is never parsed as a
+submission. So does running out of turns, or a cell that breaks the protocol (two submissions).
 
 Model calls go through litellm with the alias's own settings (`ModelSession.litellm_kwargs`),
 and every response's tokens are charged to the run, counted per episode in its trace. A failed
@@ -14,6 +15,7 @@ model call ends the episode with the error as its reason; it does not stop the r
 
 from __future__ import annotations
 
+import ast
 import re
 import time
 from collections.abc import Callable
@@ -62,6 +64,7 @@ class EpisodeTrace(BaseModel):
     sandbox_s: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
+    unfenced: int = 0  # replies that were bare code, without the ```python fence
 
     def record(self, turn: int, result: CellResult) -> None:
         self.cells.append(
@@ -86,10 +89,29 @@ def last_line(text: str | None) -> str | None:
     return lines[-1].strip()[:300] if lines else None
 
 
+def bare_code(text: str) -> str | None:
+    """A reply that is Python and nothing else, written without the fence (small models do
+    that), or None. A bare value (`42`, `answer`) is no code: it is an answer in words."""
+    text = (text or "").strip()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    plain = (ast.Constant, ast.Name)
+    if not tree.body or all(
+        isinstance(node, ast.Expr) and isinstance(node.value, plain) for node in tree.body
+    ):
+        return None
+    return text
+
+
 def first_code(text: str) -> tuple[str | None, bool]:
-    """The first python block of a reply, and whether there were more."""
+    """The first python block of a reply (or the reply itself when it is bare code), and
+    whether the reply held more blocks."""
     blocks = CODE.findall(text or "")
-    return (blocks[0] if blocks else None), len(blocks) > 1
+    if blocks:
+        return blocks[0], len(blocks) > 1
+    return bare_code(text), False
 
 
 @dataclass
@@ -149,8 +171,11 @@ async def _loop(
         trace.input_tokens += tokens.input_tokens
         trace.output_tokens += tokens.output_tokens
         trace.turns = turn
-        trace.messages.append({"role": "assistant", "content": text})
         code, more = first_code(text)
+        if code is not None and not CODE.search(text):
+            trace.unfenced += 1  # recorded fenced, so every trace has one shape
+            text = f"```python\n{code}\n```"
+        trace.messages.append({"role": "assistant", "content": text})
         if code is None:
             trace.error = "protocol violation: a reply without code and no submit()"
             return

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from bashgym.contracts import Options
 from bashgym_pipelines_csv_triangulation.answers import FRAME, answer_hash
@@ -43,8 +43,19 @@ MAX_ASSIGNMENT_ROWS = 400  # frames larger than this are compared in sorted orde
 _EPS = 1e-9  # floating-point slack at the tolerance boundary
 
 
+def nested_schema(schema: dict[str, Any]) -> None:
+    """Leave `additionalProperties: false` out of a nested option model's JSON schema.
+
+    Validation still refuses unknown keys (extra="forbid"); only the schema changes, because
+    `bashgym options` (core/cli.py `_schema_type`) reads `additionalProperties` as a schema and
+    fails on the boolean that extra="forbid" puts there."""
+    schema.pop("additionalProperties", None)
+
+
 class MatchOptions(Options):
     """How close two answers must be to count as one (shared by the pipeline and the judge)."""
+
+    model_config = ConfigDict(json_schema_extra=nested_schema)
 
     float_tolerance: float = Field(
         default=0.1, ge=0, description="Numbers agree within this absolute difference."

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from bashgym.contracts import Options, PipelineOptions
-from bashgym_pipelines_csv_triangulation.matching import MatchOptions
+from bashgym_pipelines_csv_triangulation.matching import MatchOptions, nested_schema
 
 KINDS = ("aggregation", "filtering", "group-by", "statistics")
 
 
 class SandboxOptions(Options):
     """Where and under which limits the teachers' code runs (see `worker` and `pool`)."""
+
+    model_config = ConfigDict(json_schema_extra=nested_schema)
 
     environment: str | None = Field(
         default=None,

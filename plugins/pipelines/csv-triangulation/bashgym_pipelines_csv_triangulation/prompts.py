@@ -88,6 +88,7 @@ submit(round(df["some_column"].mean(), 2))
 
 USER = "Question: {question}\nAnswer format: {answer_format}"
 HINT = "Hint: {hint}"
+REPLY = "Reply with one ```python code block."
 OUTPUT = "Output:\n{output}"
 ONLY_FIRST = "[only the first code block ran]"
 
@@ -98,4 +99,6 @@ def system_prompt(name: str, rows: int, profile_text: str) -> str:
 
 def user_prompt(question: str, answer_format: str, hint: str | None) -> str:
     text = USER.format(question=question.strip(), answer_format=answer_format.strip())
-    return f"{text}\n{HINT.format(hint=hint.strip())}" if hint else text
+    if hint:
+        text += "\n" + HINT.format(hint=hint.strip())
+    return f"{text}\n{REPLY}"  # small models otherwise answer in words

@@ -89,7 +89,6 @@ class Episode:
 
     def __init__(self, frame: Any, csv: str | None, limits: dict[str, Any], nonce: str) -> None:
         self.limits, self.nonce = limits, nonce
-        self.submissions = 0
         self.running = False
         import numpy as np
         import pandas as pd
@@ -109,7 +108,6 @@ class Episode:
         payload = {"answer": normalize(answer)}
         payload["type"] = type_name(payload["answer"])
         self._write(SUBMIT, payload)
-        self.submissions += 1
         raise Submitted
 
     def hook(self, value: Any, name: str | None = None) -> Any:

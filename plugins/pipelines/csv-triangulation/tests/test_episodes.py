@@ -107,6 +107,21 @@ def test_a_failing_model_call_fails_the_episode_with_its_reason(run, scripted_mo
     assert out.loc[0, "verdict"] == "no consistency run submitted an answer (0 of 2)"
 
 
+def test_a_reply_of_bare_code_runs_and_is_recorded_fenced(run, scripted_models, shop):
+    scripted_models.server.add_rule(
+        lambda r: "data analyst" in r.system_text, Reply("submit(round(df['revenue'].sum(), 2))")
+    )
+    rows = question_rows(shop, 1)
+    rows.loc[0, "code"] = "submit(round(df['revenue'].sum(), 2))"
+    out = CsvTriangulationPipeline().finalize(rows, options(shop, consistency_runs=1), run)
+    (trace,) = json.loads(out.loc[0, "consistency_traces"])
+    assert trace["submitted"] and trace["answer"] == 1507.81 and trace["unfenced"] == 1
+    assert trace["messages"][-1]["content"] == (
+        "```python\nsubmit(round(df['revenue'].sum(), 2))\n```"
+    )
+    assert bool(out.loc[0, "verified"])
+
+
 def test_running_out_of_turns_fails_the_episode(run, scripted_models, shop):
     scripted_models.server.add_rule(
         lambda r: "data analyst" in r.system_text, Reply("```python\nprint(1)\n```")

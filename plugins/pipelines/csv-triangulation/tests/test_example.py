@@ -24,3 +24,14 @@ def test_the_example_run_file_resolves_and_its_csv_has_every_kind(repo, monkeypa
     questions = template_questions(prof, list(KINDS), seed=0, limit=40)
     assert {q.kind for q in questions} == set(KINDS)
     assert any(q.answer_type == "p_value" for q in questions)
+
+
+def test_bashgym_options_lists_the_pipeline_and_judge_options(bashgym_cli):
+    result = bashgym_cli("options", "pipeline", "csv-triangulation", "--json")
+    assert result.exit_code == 0, result.output
+    listed = result.stdout
+    for option in ("pipeline.csv", "pipeline.consistency_runs", "pipeline.sandbox"):
+        assert f'"{option}"' in listed
+    judge = bashgym_cli("options", "judge", "triangulation", "--json")
+    assert judge.exit_code == 0, judge.output
+    assert '"judge.float_tolerance"' in judge.stdout and '"judge.require_messages"' in judge.stdout

@@ -140,12 +140,13 @@ def test_llm_proposed_questions_run_a_gold_episode_with_the_hint(
     assert north["source"] == "llm" and north["verified"] and north["gold_answer"] == 67
     gold = north["gold_trace"]
     assert gold["teacher"] == "default" and gold["hint"]
-    assert gold["messages"][1]["content"].endswith(f"Hint: {PROPOSALS[0]['hint']}")
+    assert f"\nHint: {PROPOSALS[0]['hint']}\n" in gold["messages"][1]["content"]
     assert [c["submitted"] for c in gold["cells"]] == [False, True]  # looked, then submitted
     best = episodes[PROPOSALS[1]["question"]]
     assert not best["verified"] and best["gold_answer"] == "widget"
     assert best["majority_answer"] == -1
     (line,) = run_lines(out / "nemo-jsonl" / "train.jsonl")
     assert line["messages"][1]["content"] == (
-        f"Question: {PROPOSALS[0]['question']}\nAnswer format: an integer"
+        f"Question: {PROPOSALS[0]['question']}\nAnswer format: an integer\n"
+        "Reply with one ```python code block."
     )

@@ -118,7 +118,7 @@ def test_the_network_is_cut(sandbox, environment):
 
     (result,) = sandbox(body)
     if environment == "local" and "CONNECTED" in result.output:
-        pytest.skip("local cannot cut the network here (no `unshare --net`)")
+        pytest.skip("environment local left the network on here (no network namespace for it)")
     assert result.status == "ok"
     assert result.output.startswith("refused")
 
