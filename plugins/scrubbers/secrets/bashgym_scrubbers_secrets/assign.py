@@ -39,6 +39,7 @@ _SEP = re.compile(
     [ \t]*(?::=|=>|=(?![=~>])|:(?=[ \t]|\\?["'`]))[ \t]*""",
     re.X,
 )
+_QUOTED_PAIR = re.compile(r"""\\?["'`][ \t]*,[ \t]*(?=\\?["'`])""")
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"^[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
 _VALUE = re.compile(
@@ -87,6 +88,8 @@ def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]
 
 def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iterable[Finding]:
     m = _SEP.match(text, hi)
+    if m is None and lo > 0 and text[lo - 1] in "\"'`":
+        m = _QUOTED_PAIR.match(text, hi)  # define('DB_PASSWORD', '...')
     if m is None:
         if name.startswith("-") or _DOCKER_ENV.search(text, max(0, lo - 40), lo):
             m = _FLAG_SEP.match(text, hi)

@@ -425,11 +425,10 @@ _CLI = [
     (("mysql", "mariadb"), r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p" + _Q),
     (("sshpass",), r"sshpass[ \t]+-p[ \t]*" + _Q),
     (("redis-cli",), r"redis-cli\b[^\n|;&]*?[ \t](?:-a|--pass)[ \t]+" + _Q),
-    (
-        ("login",),
-        r"(?:docker|podman|helm|nerdctl)[ \t]+(?:registry[ \t]+)?login\b[^\n|;&]*?[ \t]-p[ \t]+"
-        + _Q,
-    ),
+    # docker/podman/helm/az/oras login ... -p SECRET
+    (("login",), r"login\b[^\n|;&]*?[ \t]-p[ \t]+" + _Q),
+    # openssl -passin pass:SECRET / -passout / -pass
+    (("pass:",), r"-pass(?:in|out)?[ \t]+['\"]?pass:(?P<s3>[^\s'\"]+)"),
     # curl -u user:password / --user=user:password
     (
         ("curl", "wget"),
@@ -508,7 +507,9 @@ def _structural_rules() -> list[Rule]:
         )
     from bashgym_scrubbers_secrets.assign import assignments, flags, pairs
 
-    rules.append(Rule("secret", gates=(NAME_GATE,), priority=40, finder=assignments))
+    rules.append(
+        Rule("secret", gates=(NAME_GATE, QUOTED_PAIR_GATE), priority=40, finder=assignments)
+    )
     rules.append(Rule("secret", gates=(FLAG_GATE, ENV_GATE), priority=40, finder=flags))
     rules.append(Rule("secret", gates=(PAIR_GATE, XML_GATE), priority=35, finder=pairs))
     return rules
@@ -525,10 +526,14 @@ NAME_GATE = Gate(
     tail=True,
 )  # a secret-looking name, then `=`, `:`, `:=`, `=>` (after a closing quote or bracket)
 FLAG_GATE = Gate(
-    rf"--[A-Za-z0-9_.\-]*(?:{_W})[A-Za-z0-9_.\-]*(?:[ \t]|\\+t)+[^\s-]",
+    rf"(?:{_W})[A-Za-z0-9_.\-]*(?:[ \t]|\\+t)+[^\s-]", caseless=True, words=NAME_GATES
+)  # --password VALUE, -storepass VALUE (the finder wants the dash)
+QUOTED_PAIR_GATE = Gate(
+    rf"""(?:{_W})[A-Za-z0-9_.\-]*\\*["'`](?:[ \t]|\\+t)*,(?:[ \t]|\\+t)*\\*["'`]""",
     caseless=True,
-    words=("--",),
-)  # --password VALUE
+    words=NAME_GATES,
+    tail=True,
+)  # define('DB_PASSWORD', '...'), setenv("API_KEY", "...")
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,

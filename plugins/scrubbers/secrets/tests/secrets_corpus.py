@@ -224,6 +224,24 @@ PLANTED: list[Planted] = [
     P("mysql-p", "My5q1" + tok("mysql", 8), "mysql -h db -u root -p{s} shop < dump.sql"),
     P("sshpass", "Ssh" + tok("sshpass", 10), "sshpass -p '{s}' ssh deploy@10.0.0.5"),
     P("redis-cli", "Rd1" + tok("redis", 12), "redis-cli -h cache -a {s} ping"),
+    # more syntaxes, written after the rules (a hold-out of sorts)
+    P("php-define", "Wp9!" + tok("wp", 10), "define('DB_PASSWORD', '{s}');", "password"),
+    P("setenv-call", tok("setenv", 24), 'monkeypatch.setenv("STRIPE_API_KEY", "{s}")'),
+    P("openssl-pass", "Ssl9" + tok("openssl", 10),
+      "openssl pkcs12 -export -in c.pem -passout pass:{s} -out c.p12"),
+    P("keytool-storepass", "Kt7" + tok("keytool", 10),
+      "keytool -list -keystore ks.jks -storepass {s}"),
+    P("az-login", "Az9!" + tok("az", 10), "az login --service-principal -u app -p {s} --tenant t"),
+    P("spring-property", "Sp1" + tok("spring", 10), "spring.datasource.password={s}"),
+    P("helm-set", "Hm2" + tok("helm", 10), "helm upgrade app ./chart --set auth.rootPassword={s}"),
+    P("php-variable", "Ph3!" + tok("php", 10), "$password = '{s}';"),
+    P("yaml-quoted-single", "Yq4#" + tok("yq", 10), "database:\n  db_pass: '{s}'\n"),
+    P("servicebus-key", tok("sbus", 43, B64) + "=",
+      "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={s}"),
+    P("ruby-hash-rocket", tok("ruby", 28), "config[:api_token] => '{s}'"),
+    P("camel-json", tok("camel", 24), '{{"clientSecret":"{s}","clientId":"web"}}'),
+    P("token-header", tok("tokhdr", 32),
+      "curl -H 'Authorization: Token {s}' https://api.example.com"),
 ]
 
 
