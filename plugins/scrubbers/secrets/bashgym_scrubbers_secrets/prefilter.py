@@ -170,10 +170,10 @@ class HyperscanPrefilter:
         except UnicodeEncodeError:
             return None
         db, scratch = self._ends_db()
-        ends: list[tuple[int, int]] = []  # (byte offset of a match's last byte, gate)
+        ends: list[tuple[int, int]] = []  # (byte offset just after a match, gate)
 
         def collect(gate: int, _start: int, end: int, _flags: int, _ctx: Any) -> None:
-            ends.append((end - 1, gate))
+            ends.append((end, gate))
 
         db.scan(data, match_event_handler=collect, scratch=scratch)
         ends.sort()
@@ -181,10 +181,10 @@ class HyperscanPrefilter:
         byte = char = 0
         out: dict[int, list[int]] = {}
         for offset, gate in ends:
-            if not ascii_text:  # UTF-8 byte offsets -> str indices
+            if not ascii_text:  # UTF-8 byte offsets (match ends: character boundaries) -> str
                 char += len(data[byte:offset].decode("utf-8"))
                 byte = offset
-            i = offset if ascii_text else char
+            i = (offset if ascii_text else char) - 1  # the match's last character
             out.setdefault(gate, []).append(_name_end(text, i) if self.gates[gate].tail else i)
         for gate, positions in out.items():
             out[gate] = sorted(set(positions))

@@ -182,3 +182,17 @@ def test_every_backend_agrees_on_generated_transcripts(repo, tmp_path):
     reference = outs.pop("none")
     for backend, out in outs.items():
         assert out.equals(reference), backend
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"cmd": "deploy --token é1234567890abcdefXYZ"}',  # a gate match ending in é
+        '{"a": "password \x80"}',
+        "key: 🚀 token: 🚀🚀 " + render(PLANTED[0]),
+        '{"İ": "İİ password=Secr3tİ9", "b": "' + render(PLANTED[1]).replace("\n", "\\n") + '"}',
+    ],
+)
+def test_non_ascii_next_to_gates_same_output_on_every_backend(text):
+    outs = {b: Redactor(backend=b).text(text) for b in [*available(), "none"]}
+    assert len(set(outs.values())) == 1, outs
