@@ -114,6 +114,11 @@ class DesignerSettings(BaseModel):
     max_conversation_restarts: int = Field(
         default=5, ge=0, description="Fresh retries of a model call whose answer did not parse."
     )
+    rate_limit_give_up_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Stop a run whose requests have all been rate-limited (429) this long.",
+    )
 
 
 class Settings(BaseSettings):

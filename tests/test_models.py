@@ -281,8 +281,10 @@ def test_bashgym_run_through_each_provider(
     posts = model_server.completions
     path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
     assert {(r.path, r.model, r.api_key) for r in posts} == {(path, f"{provider}-model", SECRET)}
-    # A remote alias keeps DataDesigner's health check: one "Hello!" before the rows.
-    assert sum("Hello!" in r.last_user_text for r in posts) == 1
+    # A remote alias gets one counted preflight request before any row (not DataDesigner's
+    # uncounted health check).
+    assert sum(r.last_user_text == "Reply with OK." for r in posts) == 1
+    assert not any("Hello!" in r.last_user_text for r in posts)
     assert SECRET not in (out / "run.toml").read_text() + (out / "run.json").read_text()
 
 

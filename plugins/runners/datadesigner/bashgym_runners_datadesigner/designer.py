@@ -27,6 +27,7 @@ from bashgym_runners_datadesigner.failures import (
     row_group_of,
 )
 from bashgym_runners_datadesigner.failures import load as load_failures
+from bashgym_runners_datadesigner.faults import guarded
 from bashgym_runners_datadesigner.seeding import seeded_samplers
 
 if TYPE_CHECKING:
@@ -113,6 +114,7 @@ class Generation:
     dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
     failed_rows: list[DroppedRow] = field(default_factory=list)  # cells that never generated
     failed_requests: dict[str, tuple[str, int]] = field(default_factory=dict)  # per alias
+    notes: list[str] = field(default_factory=list)
 
     @property
     def unexplained(self) -> int:
@@ -222,7 +224,7 @@ _KINDS = (
     (r"no parsable json", "unparseable answer (no JSON found)"),
     (r"could not be parsed|parsing", "unparseable answer"),
     (r"context length|context window|too long|maximum context", "prompt too long for the model"),
-    (r"\b429\b|rate.?limit", "rate limited (429)"),
+    (r"\b429\b|rate.?limit|insufficient credits or quota", "rate limited or out of quota (429)"),
     (r"time(d)? ?out|deadline", "timed out"),
     (r"connection (refused|error)|connect call failed", "connection refused"),
     (r"\b(401|403)\b|unauthori[sz]ed|authentication", "unauthorized (401/403)"),
@@ -369,7 +371,7 @@ def generate(
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
         try:
-            with seeded_samplers(seed):
+            with seeded_samplers(seed), guarded(settings.designer.rate_limit_give_up_s) as breaker:
                 results = designer.create(
                     builder,
                     num_records=num_records,
@@ -382,6 +384,7 @@ def generate(
             empty = all_rows_dropped(designer, num_records, resumed)
             if empty is None:
                 raise
+            empty.notes = [breaker.reason()] if breaker.tripped else []
             return empty
         record_failures(designer)
         artifact_dir = Path(results.artifact_storage.base_dataset_path)
@@ -395,6 +398,7 @@ def generate(
             dropped=read_drops(artifact_dir),
             failed_rows=failed_rows,
             failed_requests=failed_requests(designer),
+            notes=[breaker.reason()] if breaker.tripped else [],
         )
     finally:
         unsubscribe()

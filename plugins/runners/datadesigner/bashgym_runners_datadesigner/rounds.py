@@ -219,6 +219,8 @@ def run_pipeline(
             seed=None if spec.seed is None else spec.seed + number - 1,
         )
         account(run, gen)
+        for note in gen.notes:
+            run.note(note)
         charge_failures(run, gen.failed_requests)
         outcome.raw.append(gen.dataset)
         outcome.dropped.extend([*gen.failed_rows, *gen.dropped])

@@ -173,7 +173,9 @@ def test_failure_reasons_are_short_and_countable():
     )
     assert failure_reason(mismatch) == "schema mismatch"
     assert failure_reason("Request timed out after 60 s") == "timed out"
-    assert failure_reason("Error code: 429 - rate limit exceeded") == "rate limited (429)"
+    assert failure_reason("Error code: 429 - rate limit exceeded") == (
+        "rate limited or out of quota (429)"
+    )
     assert failure_reason("This model's maximum context length is 4096") == (
         "prompt too long for the model"
     )
