@@ -153,7 +153,7 @@ def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     kind = prop.get("type", "any")
     if kind == "array":
         return f"list[{_schema_type(prop.get('items', {}), defs)}]"
-    if kind == "object" and "additionalProperties" in prop:
+    if kind == "object" and isinstance(prop.get("additionalProperties"), dict):
         return f"dict[str, {_schema_type(prop['additionalProperties'], defs)}]"
     return {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}.get(
         kind, str(kind)

@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load o
     from bashgym.events import EventBus
     from bashgym.models import ModelSession
     from bashgym.procs import Completed
+    from bashgym.registry import Registry
     from bashgym.runspec import RunSpec, Step
+    from bashgym.scrubbing import Scrubbing
     from bashgym.settings import ModelAlias, Settings
     from bashgym.store import RunStore
     from bashgym.workspace import Workspace
@@ -89,7 +91,16 @@ class RunContext:
     models: ModelSession | None = None
     bus: EventBus | None = None
     tally: Tally = field(default_factory=Tally)
+    registry: Registry | None = None  # every plugin object of this run, by kind and name
+    scrubbing: Scrubbing | None = None
     _store: RunStore | None = field(default=None, repr=False)
+
+    def redact(self, text: str) -> str:
+        """`text` with secrets redacted, as the run's rows are (for files a plugin writes)."""
+        return self.scrubbing.text(text) if self.scrubbing and self.scrubbing.enabled else text
+
+    def scrub_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return self.scrubbing.frame(frame) if self.scrubbing else frame
 
     def emit(self, event: Event) -> None:
         if self.bus is not None:
@@ -227,18 +238,8 @@ class Component(ABC, Generic[O]):
     def summary(cls) -> str:
         return cls.description or (inspect.getdoc(cls) or "").split("\n", 1)[0]
 
-
-class Source(Component[O]):
-    """Reads inputs into seed rows (a DataFrame) or a stream of records/Traces."""
-
-    output_format: ClassVar[str] = "rows"  # "traces" when it yields Traces
-
-    @abstractmethod
-    def open(self, options: O, run: RunContext) -> Any:
-        """Return a DataFrame or an iterable of mappings / Traces / pydantic models."""
-
     def inputs(self, options: O) -> list[Path]:
-        """Files this source reads, for the run's input fingerprint (a changed input never
+        """Files this step reads, for the run's input fingerprint (a changed input never
         resumes silently). Default: every existing path among the options' string values."""
         from bashgym.inputs import find_files
 
@@ -251,6 +252,16 @@ class Source(Component[O]):
                     except (OSError, ValueError):
                         continue
         return found
+
+
+class Source(Component[O]):
+    """Reads inputs into seed rows (a DataFrame) or a stream of records/Traces."""
+
+    output_format: ClassVar[str] = "rows"  # "traces" when it yields Traces
+
+    @abstractmethod
+    def open(self, options: O, run: RunContext) -> Any:
+        """Return a DataFrame or an iterable of mappings / Traces / pydantic models."""
 
 
 class Pipeline(Component[O]):
@@ -346,6 +357,10 @@ class Sink(Component[O]):
 
 class Executor(Component[O]):
     """Runs one Task in its workspace, within its limits, and returns the Trace of the work."""
+
+    # True when its process itself talks to a model API from inside the environment (an agent
+    # CLI): the run then refuses an environment whose `network` option is off.
+    needs_network: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, task: Task, options: O, ctx: TaskContext) -> WorkerResult:

@@ -142,6 +142,11 @@ class Engine:
         left = store.counts("tasks")
         if env.obj.available() is not None:
             raise InputError(f"environment {env.name!r} cannot run here: {env.obj.available()}")
+        if step.obj.needs_network and getattr(env.options, "network", True) is False:
+            raise InputError(
+                f"executor {step.name!r} calls its model from inside the environment, and "
+                f"environment {env.name!r} has no network: add --set environment.network=true"
+            )
         budget = Budget(self.resolved.spec.budget_usd)
 
         async def one(item: Any) -> dict[str, Any]:
@@ -281,6 +286,8 @@ def execute(
         seed=resolved.spec.seed,
         models=ModelSession(settings, host.registry),
         bus=bus,
+        registry=host.registry,
+        scrubbing=scrubbing,
     )
     meta = {
         "pid": os.getpid(),

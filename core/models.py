@@ -359,9 +359,10 @@ class ModelSession:
 
     def completion(self, name: str, messages: list[dict[str, Any]], **overrides: Any) -> Any:
         """`litellm.completion` through alias `name`; `overrides` win over the alias params."""
-        return load_litellm().completion(
-            **self.litellm_kwargs(name, **overrides), messages=messages
-        )
+        kwargs = self.litellm_kwargs(name, **overrides)
+        if "tools" in kwargs:  # litellm imports mcp>=2 for tools; DataDesigner pins mcp<2
+            kwargs["_skip_mcp_handler"] = True
+        return load_litellm().completion(**kwargs, messages=messages)
 
 
 PRICE_LIST = "model_prices_and_context_window_backup.json"

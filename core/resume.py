@@ -45,11 +45,11 @@ def config_hash(resolved: ResolvedRun, settings: Settings) -> str:
 
 
 def input_hash(resolved: ResolvedRun | None) -> str:
-    """Identity of the source's input files (path, size, mtime): a run whose inputs changed
-    must not pick up where a run on the old inputs stopped."""
+    """Identity of the source's and the pipeline's input files (path, size, mtime): a run whose
+    inputs changed must not pick up where a run on the old inputs stopped."""
     digest = hashlib.sha256()
-    source = resolved.source if resolved is not None else None
-    for path in sorted(source.obj.inputs(source.options)) if source else []:
+    steps = [s for s in (resolved.source, resolved.pipeline) if s] if resolved else []
+    for path in sorted(p for step in steps for p in step.obj.inputs(step.options)):
         try:
             stat = path.stat()
         except OSError:

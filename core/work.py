@@ -51,8 +51,9 @@ async def run_task(
     ctx.task_id = task.id
     ctx.emit(TaskStarted(task_id=task.id, executor=name))
     started = time.monotonic()
-    try:
-        async with asyncio.timeout(ctx.remaining_s()):
+    left = ctx.remaining_s()
+    try:  # a grace period past the deadline lets an executor stop itself and keep its Trace
+        async with asyncio.timeout(None if left is None else left + min(5.0, 0.1 * left + 1)):
             result = await executor.run(task, options, ctx)
     except TimeoutError:
         limit = task.timeout_s or "the run's"
@@ -80,16 +81,24 @@ async def work_through(
     worker: Callable[[Item], Awaitable[Any]],
     *,
     concurrency: int = 1,
+    keys: set[str] | None = None,
 ) -> None:
-    """Claim and process `namespace`'s items until none is claimable, `concurrency` at once.
+    """Claim and process `namespace`'s items (only `keys`, when given) until none is
+    claimable, `concurrency` at once.
 
     The worker's return value completes the item (its `result`); an exception fails it with
     the error as one line. Cancellation leaves the items in flight `running`: a later run
     claims them again once this process is gone.
     """
 
+    def claim() -> Item | None:
+        if keys is None:
+            return store.claim(namespace)
+        pending = {i.key for i in store.items(namespace) if i.state in ("pending", "running")}
+        return next(filter(None, (store.claim(namespace, k) for k in sorted(pending & keys))), None)
+
     async def lane() -> None:
-        while (item := store.claim(namespace)) is not None:
+        while (item := claim()) is not None:
             try:
                 result = await worker(item)
             except Exception as exc:  # noqa: BLE001 -- recorded on the item, the rest goes on

@@ -160,3 +160,20 @@ def test_twenty_prompts_killed_midway_resume_with_each_exactly_once(
 
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.is_file() else []
+
+
+def test_an_executor_that_needs_the_network_refuses_an_environment_without(
+    bashgym_cli, tmp_path, register_plugin
+):
+    class Online(ScriptedExecutor):
+        needs_network = True
+
+    register_plugin(Online().plugin("online"), "online-plugin")
+    tasks = tmp_path / "t.txt"
+    tasks.write_text("hi\n")
+    result = bashgym_cli(
+        "run", "-s", "prompts", "--set", f"source.path={tasks}", "-x", "online", "-e", "local",
+        "--set", "environment.network=false", "-k", "parquet", "--out", str(tmp_path / "r"),
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "add --set environment.network=true" in result.output

@@ -142,3 +142,22 @@ def test_changed_inputs_never_resume(tmp_path):
 
 def _rest(resolved):
     return resolved.source, resolved.pipeline, resolved.judges, resolved.sinks
+
+
+def test_a_pipelines_input_files_are_part_of_the_fingerprint(tmp_path):
+    from bashgym.contracts import Pipeline, PipelineOptions
+
+    class CsvOptions(PipelineOptions):
+        csv: str
+
+    class ReadsCsv(Pipeline[CsvOptions]):
+        def build(self, options, run, seed):
+            raise AssertionError("not built here")
+
+    data = tmp_path / "data.csv"
+    data.write_text("a\n1\n")
+    step = type("S", (), {"obj": ReadsCsv(), "options": CsvOptions(csv=str(data))})()
+    resolved = type("R", (), {"source": None, "pipeline": step})()
+    before = input_hash(resolved)
+    data.write_text("a\n1\n2\n")
+    assert input_hash(resolved) != before
