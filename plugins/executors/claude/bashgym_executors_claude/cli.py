@@ -36,6 +36,7 @@ class ClaudeCli(Executor[ClaudeOptions]):
     """Claude Code headless (`claude -p`, stream-json), mapped to a normalized Trace."""
 
     name = "claude-cli"
+    needs_network = True  # `claude` calls its model API from inside the environment
 
     async def run(self, task: Task, options: ClaudeOptions, ctx: TaskContext) -> WorkerResult:
         try:

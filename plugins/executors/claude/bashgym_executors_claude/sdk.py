@@ -121,6 +121,7 @@ class AgentSdk(Executor[ClaudeOptions]):
     """Claude Code through claude-agent-sdk (its wheel bundles the CLI), mapped to a Trace."""
 
     name = "agent-sdk"
+    needs_network = True
 
     async def run(self, task: Task, options: ClaudeOptions, ctx: TaskContext) -> WorkerResult:
         from claude_agent_sdk import query
