@@ -41,7 +41,7 @@ _SEP = re.compile(
 )
 _QUOTED_PAIR = re.compile(r"""\\?["'`][ \t]*,[ \t]*(?=\\?["'`])""")
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
-_DOCKER_ENV = re.compile(r"^[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
+_DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
 _VALUE = re.compile(
     r"""\\(?P<eq>["'])(?P<ev>(?:(?!\\(?P=eq))[^\n])*)(?:\\(?P=eq)|$)
     |(?P<q>["'`])(?P<qv>(?:\\.|(?!(?P=q))[^\\\n])*)(?:(?P=q)|$)
@@ -73,7 +73,9 @@ def assignments(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Fi
 
 # `--password VALUE` (a flag, then whitespace) and Dockerfile `ENV NAME VALUE`.
 _FLAG = re.compile(r"""(?:^|(?<=[\s'"`]))(?P<n>--?[A-Za-z][A-Za-z0-9_.\-]*)[ \t]+""", re.M)
-_DOCKER_ENV_NAME = re.compile(r"^[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M)
+_DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON text in a log)
+    r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
+)
 
 
 def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
@@ -103,7 +105,9 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
         return
     start, end, bare = found
     value = text[start:end]
-    if plausible(value, kind, bare=bare):
+    # A bare value's trailing `.`/`:` is as likely the sentence's: judged without it, redacted
+    # with it.
+    if plausible(value.rstrip(".:!?") if bare else value, kind, bare=bare):
         aws = kind.type == "secret" and "AWS" in name.upper() and _AWS_SECRET.fullmatch(value)
         yield start, end, "aws-secret-key" if aws else kind.type
 
@@ -151,12 +155,14 @@ def header_findings(text: str, pos: int) -> Iterable[Finding]:
 _PAIRS = (
     # Kubernetes env / AWS tags / GitHub secrets: `name: X` + `value: Y` (next line or `,`)
     re.compile(
-        r"""(?:name|key|Name|Key|NAME|KEY)["']?[ \t]*[:=][ \t]*["']?(?P<n>[A-Za-z_][\w.\-]*)["']?
-        [ \t]*(?:,[ \t]*|\r?\n[ \t]*(?:-[ \t]+)?)["']?(?:value|Value|VALUE)["']?[ \t]*[:=][ \t]*""",
+        r"""(?:name|key|Name|Key|NAME|KEY)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?
+        (?P<n>[A-Za-z_][\w.\-]*)(?:\\?["'])?[ \t]*(?:,[ \t]*|(?:\r?\n|\\n)[ \t]*(?:-[ \t]+)?)
+        (?:\\?["'])?(?:value|Value|VALUE)(?:\\?["'])?[ \t]*[:=][ \t]*""",
         re.X,
     ),
-    # NuGet.config `<add key="ClearTextPassword" value="..." />`, appSettings
-    re.compile(r"""key=["'](?P<n>[^"'\n]+)["'][ \t]+value=(?=["'])"""),
+    # NuGet.config `<add key="ClearTextPassword" value="..." />`, appSettings (quotes may be
+    # JSON-escaped: this runs on raw text too)
+    re.compile(r"""key=\\?["'](?P<n>[^"'\\\n]+)\\?["'][ \t]+value=(?=\\?["'])"""),
 )
 _XML = re.compile(r"<(?P<n>[A-Za-z_][\w.\-]*)(?:[ \t][^<>\n]*)?>(?P<s>[^<\n]{1,500})</(?P=n)>")
 

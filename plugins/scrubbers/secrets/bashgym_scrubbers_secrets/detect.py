@@ -237,7 +237,7 @@ class _Allow:
 
 # ---- JSON text ---------------------------------------------------------------------------------
 
-_JSON_START = re.compile(r"\s*[\[{]")
+_JSON_START = re.compile(r"\s*[\[{\"]")
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 # Escapes that could hide a gate in raw JSON text: `\u0041` for `A`, `\/` for `/`.
 _HIDING_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]|\\/")
@@ -455,6 +455,15 @@ class Scrubber:
     def _json(self, text: str, fired: Sequence[int], hits: list[int] | None) -> str | None:
         """JSON text scrubbed literal by literal (see the module docstring); None when `text`
         is not JSON after all. `hits`: a position inside each gate match (else found here)."""
+        if text.lstrip()[:1] == '"':  # a JSON string, whole: scrub what it says
+            try:
+                decoded = json.loads(text)
+            except ValueError:
+                return None
+            if not isinstance(decoded, str):
+                return None
+            new = self._string(decoded)
+            return text if new is decoded else json.dumps(new, ensure_ascii=False)
         if self._rules.always or "\\/" in text or ("\\u00" in text and _HIDING_ESCAPE.search(text)):
             return self._walk_json(text)
         if hits is None:

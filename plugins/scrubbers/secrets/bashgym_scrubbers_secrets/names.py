@@ -138,6 +138,7 @@ _PATH = re.compile(  # a file path (PWD=/home/me/proj2, SSH_AUTH_SOCK=/tmp/ssh-x
 )
 _NAME_LIKE = re.compile(r"[A-Za-z_\-.:/ |`,()\[\]!?@]+")  # words and names: no digit, no symbol
 _CODE = re.compile(r"[()\[\]{}]|==|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9+/=_\-.~%]*")
 _RANDOM_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~%]+")  # % for URL-encoded base64
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -180,7 +181,10 @@ def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) 
         return False
     if bare and _CODE.search(v):
         return False
-    return not (kind is not None and kind.strict) or looks_random(v) or basic_credentials(v)
+    if kind is None or not kind.strict:
+        return True
+    token = _RANDOM_RUN.match(v).group()  # type: ignore[union-attr]  # what a token is made of
+    return looks_random(token) or basic_credentials(v)
 
 
 def basic_credentials(v: str) -> bool:
