@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bashgym_pipelines_code_graph.bulk import gc_paused
 from bashgym_pipelines_code_graph.parsed import ParsedFile, failed
 from bashgym_pipelines_code_graph.python_ast import parse_python
 from bashgym_pipelines_code_graph.resolve import Resolution, resolve
@@ -119,8 +120,9 @@ def build_graph(
         for p in paths
         if language_of(p) is not None
     ]
-    parsed = parse_all(jobs, workers)
-    result = BuildResult(resolve(repo, parsed), files=len(jobs))
+    with gc_paused():
+        parsed = parse_all(jobs, workers)
+        result = BuildResult(resolve(repo, parsed), files=len(jobs))
     for item in parsed:
         if item.error is not None:
             bucket = result.skipped if item.error.startswith("skipped") else result.failed

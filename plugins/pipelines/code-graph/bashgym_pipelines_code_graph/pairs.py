@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from bashgym_pipelines_code_graph.bulk import gc_paused
 from bashgym_pipelines_code_graph.model import EDGE_TYPES, Graph, Node
 
 WEIGHTS = {"contains": 1.0, "calls": 0.9, "inherits": 0.9, "imports": 0.8, "same_file": 0.5,
@@ -166,7 +167,11 @@ def structural_pairs(
     max_chars: int = 2000,
 ) -> PairSet:
     """Every structural triplet of `graph` for the pair `types` asked for."""
-    wanted = set(types)
+    with gc_paused():
+        return _structural_pairs(graph, seed, set(types), max_chars)
+
+
+def _structural_pairs(graph: Graph, seed: int, wanted: set[str], max_chars: int) -> PairSet:
     out = PairSet()
     sampler = NegativeSampler(graph, seed)
     nodes, repo = graph.nodes, graph.repo
