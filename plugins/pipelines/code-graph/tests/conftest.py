@@ -53,4 +53,3 @@ def git_cmd():
 def repo_factory():
     """`repo_factory(target, broken=True)`: the sample repository, committed, at `target`."""
     return make_repo
-
