@@ -35,11 +35,19 @@ _NAME_TAIL = re.compile(r"[A-Za-z0-9_.\-]*")
 # space or a quote (so `a::b`, `arn:aws:...` and `http://` are not assignments).
 _SEP = re.compile(
     r"""(?:\\?["'`])?\]?
-    (?:[ \t]*:[ \t]*[A-Za-z_][\w\[\]., |]*?[ \t]*(?==(?![=~>])))?
+    (?:[ \t]*:[ \t]+[A-Za-z_][\w\[\]., |]*?[ \t]*(?==(?![=~>])))?
     [ \t]*(?::=|=>|=(?![=~>])|:(?=[ \t]|\\?["'`]))[ \t]*""",
     re.X,
 )
 _QUOTED_PAIR = re.compile(r"""\\?["'`][ \t]*,[ \t]*(?=\\?["'`])""")
+_QUOTED_PAIR_VALUE = re.compile(r"""\\?(["'`])[^"'`\n]*\\?\1""")  # closed on the line
+_QUOTES = "\"'`"
+_DIGIT_AND_LETTER = re.compile(r"[0-9].*[A-Za-z]|[A-Za-z].*[0-9]")
+_ASSIGNMENT_START = re.compile(r"[A-Za-z_][\w.\-]*=")
+_COMPOUND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")  # Base64-encoded
+_MODULE_LIKE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*")  # urllib2, os.path
+_GETTER = re.compile(r"(?:get|getattr|getenv|pop|setdefault|get_secret|getSecret)\(\s*\Z")
+_TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, `Type = x`
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
 _VALUE = re.compile(
@@ -89,25 +97,42 @@ def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]
 
 
 def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iterable[Finding]:
-    m = _SEP.match(text, hi)
-    if m is None and lo > 0 and text[lo - 1] in "\"'`":
-        m = _QUOTED_PAIR.match(text, hi)  # define('DB_PASSWORD', '...')
+    m, pair, flag = _SEP.match(text, hi), False, False
+    before = text[lo - 1] if lo > 0 else ""
+    closes = m is not None and text[hi : hi + 1] == ":" and text[hi + 1 : hi + 2] in _QUOTES
+    if closes and before in "\"'` \t":
+        return  # `"Error fetching credentials:"`, `b'secret:'`: the end of a string
+    if m is None and before in "\"'`" and not _GETTER.search(text, max(0, lo - 25), lo - 1):
+        pair_match = _QUOTED_PAIR.match(text, hi)  # define('DB_PASSWORD', '...')
+        value = _QUOTED_PAIR_VALUE.match(text, pair_match.end()) if pair_match else None
+        if value is not None and value.group(1) == before:  # quoted alike, closed on the line
+            m, pair = pair_match, True
     if m is None:
         if name.startswith("-") or _DOCKER_ENV.search(text, max(0, lo - 40), lo):
-            m = _FLAG_SEP.match(text, hi)
+            m, flag = _FLAG_SEP.match(text, hi), True
         if m is None:
             return
     if kind.header:
-        yield from header_findings(text, m.end())
+        yield from header_findings(text, m.end(), name)
         return
     found = read_value(text, m.end())
     if found is None:
         return
     start, end, bare = found
     value = text[start:end]
+    if bare and m.group().rstrip().endswith(":") and _COMPOUND_WORD.fullmatch(value):
+        line_end = text.find("\n", end)
+        if len(text[start : line_end if line_end != -1 else len(text)].split()) >= 3:
+            return  # `credentials: Base64-encoded credentials (...)`: a docstring, not YAML
+    if pair and (_MODULE_LIKE.fullmatch(value) or not _DIGIT_AND_LETTER.search(value)):
+        return  # `MovedAttribute("HTTPPasswordMgr", "urllib2", ...)`: a name, not a value
+    if flag and _ASSIGNMENT_START.match(value):
+        return  # `--secrets KEY=value`: the assignment after the flag is judged on its own
+    if bare and _TYPE_CONTINUES.match(text, end):
+        return  # `key: Ed25519PrivateKey | Ed448PrivateKey`: a type, not a value
     # A bare value's trailing `.`/`:` is as likely the sentence's: judged without it, redacted
     # with it.
-    if plausible(value.rstrip(".:!?") if bare else value, kind, bare=bare):
+    if plausible(value.rstrip(".:!?") if bare else value, kind, bare=bare, name=name):
         aws = kind.type == "secret" and "AWS" in name.upper() and _AWS_SECRET.fullmatch(value)
         yield start, end, "aws-secret-key" if aws else kind.type
 
@@ -133,19 +158,18 @@ def read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
     return start, end, True
 
 
-def header_findings(text: str, pos: int) -> Iterable[Finding]:
+def header_findings(text: str, pos: int, name: str = "") -> Iterable[Finding]:
     """`Authorization: <scheme> <credentials>`: the credentials, typed by the scheme."""
     m = _HEADER_VALUE.match(text, pos)
     if m is None:
         return
+    bare = text[pos : pos + 1] not in _QUOTES and text[pos : pos + 2] not in ('\\"', "\\'")
     scheme = (m.group("scheme") or "").lower()
     cred = m.group("cred")
     if scheme == "digest":  # `Digest username="...", response="..."`: a hash, not a secret
         return
-    if scheme == "basic":
-        ok = basic_credentials(cred) or plausible(cred, NameClass("password"))
-    else:
-        ok = plausible(cred, NameClass("secret"))
+    secret = NameClass("secret")
+    ok = basic_credentials(cred) if scheme == "basic" else plausible(cred, secret, bare=bare)
     if ok:
         type_ = {"basic": "basic-auth", "bearer": "bearer-token"}.get(scheme, "secret")
         yield m.start("cred"), m.end("cred"), type_

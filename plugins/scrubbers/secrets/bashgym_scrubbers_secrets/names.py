@@ -59,6 +59,7 @@ _NOT_SECRET_LAST = {
     "INPUT", "FIELDS", "COLUMN", "PARAM", "PARAMS", "STATUS", "VALID", "VALIDATOR", "SOURCE",
     "STORE", "PROVIDER", "METHOD", "TEMPLATE", "CMD", "COMMAND", "SCRIPT", "CLASS", "ENCODING",
     "SOCK", "SOCKET", "DOMAIN", "REGION", "ROLE", "GROUP", "ACCOUNT", "EMAIL", "LOGIN",
+    "VALUES", "PROFILE", "EXCHANGE", "AUDIT", "CHANGED", "MGR", "BASE64",
 }  # fmt: skip
 _SHELL_VARS = {"PWD", "OLDPWD", "$PWD", "$OLDPWD"}  # the working directory, in every env dump
 _NOT_SECRET_FIRST = {"PUBLIC", "PUBLISHABLE", "PUB", "MAX", "MIN", "NUM", "IS", "HAS", "USE"}
@@ -83,7 +84,9 @@ def classify(name: str) -> NameClass | None:
     words = [w.upper() for w in _SPLIT.split(name.strip("-_.$@:")) if w]
     if not words or words[-1] in _NOT_SECRET_LAST or words[0] in _NOT_SECRET_FIRST:
         return None
-    if any(_is_password_word(w) for w in words):
+    if "PUBLIC" in words or "PUBLISHABLE" in words:  # LANGFUSE_PUBLIC_KEY, STRIPE_PUBLISHABLE_KEY
+        return None
+    if any(_is_password_word(w, (words[i + 1 :] or [None])[0]) for i, w in enumerate(words)):
         return NameClass("password")
     if words[-1] in ("AUTHORIZATION", "AUTHENTICATION") or words == ["PROXY", "AUTHORIZATION"]:
         return NameClass("secret", header=True)
@@ -100,14 +103,18 @@ def classify(name: str) -> NameClass | None:
         return NameClass("secret", strict=True)
     if "KEY" in others:
         return NameClass("secret", strict=not others & _KEY_QUALIFIERS)
-    if others & {"AUTH", "SIG", "SIGNATURE", "APIAUTH"}:
+    if others & {"AUTH", "SIG", "APIAUTH"}:  # not SIGNATURE: Claude's thinking blocks have one
         return NameClass("secret", strict=True)
     return None
 
 
-def _is_password_word(w: str) -> bool:
+def _is_password_word(w: str, following: str | None = None) -> bool:
+    """`following`: the next word; a bare PASS is a password only last or before WORD, PHRASE,
+    CODE or KEY (`PASS_THROUGH`, `PASS_RATE` are not)."""
     if "PASSWORD" in w or "PASSWD" in w or "PASSPHRASE" in w or "PASSCODE" in w:
         return True
+    if w in ("PASS", "PW") and following not in (None, "WORD", "PHRASE", "CODE", "KEY"):
+        return False
     if w in ("PASS", "PWD", "PW", "PSWD", "PASWD"):
         return True
     return w.endswith("PWD") or (w.endswith("PASS") and w not in _NOT_PASS)
@@ -118,7 +125,7 @@ def _is_password_word(w: str) -> bool:
 # A template or a reference, not a value: ${X}, {{ x }}, {x}, %(x)s, %s, <x>, $X, %X%, $(cmd).
 _TEMPLATE = re.compile(
     r"\$\{|\{\{|\{%|\$\(|%\([A-Za-z_]\w*\)[sdr]|%[sdrv]\b|\{[A-Za-z_][\w.\[\]'\"]*\}|"
-    r"^<[^<>]*>$|^<[A-Za-z_]|^\$[A-Za-z_]|^%[A-Za-z_]\w*%$|^@[A-Za-z_]\w*@$"
+    r"<[A-Za-z_][\w\- ]*>|^<[^<>]*>$|^\$[A-Za-z_]|^%[A-Za-z_]\w*%$|^@[A-Za-z_]\w*@$"
 )
 # A placeholder, flag, number or word that stands in for a secret in docs and configs.
 _NOT_A_VALUE = re.compile(
@@ -128,8 +135,9 @@ _NOT_A_VALUE = re.compile(
     |token|api[-_ ]?key|test|testing|todo|tbd|fixme|empty|hidden|masked|omitted|removed
     |required|optional|string|str|int|bool|any|object|default|unknown|value|env|environment
     |insert[-_ a-z]*|enter[-_ a-z]*|put[-_ a-z]*here|<[^>]*>|\[[^\]]*\]|\.\.\.+|(?:x{3,}|\*{3,})\S*
-    |(?:sk|pk|ghp|gho|xox[a-z]|AKIA|npm|hf|glpat)[-_][.x*]+|os\.environ.*|process\.env.*
-    |getenv.*|env\(.*|secrets?\..*|vault:.*|arn:aws:.*|ENC\[.*)""",
+    |[A-Za-z0-9]+[-_](?:\*{3,}|x{3,}|\.{3,}|…)\S*|os\.environ.*|process\.env.*
+    |getenv.*|env\(.*|secrets?\..*|vault:.*|arn:aws:.*|ENC\[.*
+    |(?:token|password|passwd|pass|secret|key|api[-_]?key|test|demo|example|admin|user)[-_]?\d{1,6})""",
     re.I | re.X,
 )
 _PATH = re.compile(  # a file path (PWD=/home/me/proj2, SSH_AUTH_SOCK=/tmp/ssh-x/agent.1)
@@ -137,14 +145,25 @@ _PATH = re.compile(  # a file path (PWD=/home/me/proj2, SSH_AUTH_SOCK=/tmp/ssh-x
     r"|[A-Za-z]:)[/\\]"
 )
 _NAME_LIKE = re.compile(r"[A-Za-z_\-.:/ |`,()\[\]!?@]+")  # words and names: no digit, no symbol
-_CODE = re.compile(r"[()\[\]{}]|==|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
+_CODE = re.compile(r"[()\[\]{};]|==|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
+_IDENTIFIER = re.compile(  # credential_b64, boto3_info.credentials, ed25519.Ed25519PrivateKey
+    r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+(?:\.[A-Za-z_]\w*)*|[a-z_][a-z0-9_]*(?:\.[A-Za-z_]\w*)+"
+)
+_STRUCTURE = re.compile(r"\{.*\}|\[.*\]", re.S)  # JSON or a list in a string: not a secret
 _RANDOM_RUN = re.compile(r"[A-Za-z0-9+/=_\-.~%]*")
 _RANDOM_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~%]+")  # % for URL-encoded base64
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
-_WORDY = re.compile(r"[a-z]+[0-9]*(?:[_\-.:/][a-z0-9]+)+|[A-Z]+[0-9]*(?:[_\-.:/][A-Z0-9]+)+")
+_WORDY = re.compile(
+    r"[a-z][a-z0-9]{0,23}(?:[_\-.:/=][a-z0-9]{1,24})+|[A-Z][A-Z0-9]{0,23}(?:[_\-.:/=][A-Z0-9]{1,24})+"
+)  # words joined by _ - . : / = (snake_case names, dotted paths, keys like a/b=2019/c)
+
+
+def placeholder(v: str) -> bool:
+    """A stand-in for a secret in docs and configs (`changeme`, `REDACTED`, `<token>`, ...)."""
+    return _NOT_A_VALUE.fullmatch(v.strip()) is not None or _TEMPLATE.search(v) is not None
 
 
 def looks_random(v: str) -> bool:
@@ -162,12 +181,22 @@ def looks_random(v: str) -> bool:
     return mixed or len(v) >= 32
 
 
-def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) -> bool:
+def plausible(
+    value: str, kind: NameClass | None = None, *, bare: bool = False, name: str = ""
+) -> bool:
     """Whether `value`, found next to a secret-looking name, is a secret and not a reference,
-    template, placeholder, flag, number, name or (for unquoted values, `bare`) code."""
+    template, placeholder, flag, number, name, sentence, structure, the name itself, or (for
+    unquoted values, `bare`) code or an identifier."""
     from detect_secrets.filters.heuristic import is_sequential_string
 
     v = value.strip()
+    bare_name = name.strip("\"'`-_.$@:")
+    if len(bare_name) >= 4 and bare_name.lower() in v.lower():
+        return False  # TOKEN: "token", "/v1/user-credentials", "oauth2_token_exchange"
+    if len(v) >= 6 and v.lower() in bare_name.lower():
+        return False  # 'CopySourceSSECustomerKeyMD5': 'SSECustomerKeyMD5'
+    if len(v.split()) >= 3 or _STRUCTURE.fullmatch(v):
+        return False  # a sentence, or JSON/a list
     password = kind is not None and kind.type == "password"
     if len(v) < (4 if password else 6) or PLACEHOLDER_RE.search(v):
         return False
@@ -179,7 +208,9 @@ def plausible(value: str, kind: NameClass | None = None, *, bare: bool = False) 
         return password and len(v) >= 6
     if _NAME_LIKE.fullmatch(v):
         return False
-    if bare and _CODE.search(v):
+    if bare and (_CODE.search(v) or _IDENTIFIER.fullmatch(v)):
+        return False
+    if _WORDY.fullmatch(v):
         return False
     if kind is None or not kind.strict:
         return True

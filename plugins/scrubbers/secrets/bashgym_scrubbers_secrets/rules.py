@@ -25,6 +25,7 @@ from bashgym_scrubbers_secrets.names import (
     NameClass,
     basic_credentials,
     looks_random,
+    placeholder,
     plausible,
 )
 from bashgym_scrubbers_secrets.prefilter import Gate, leading_words
@@ -98,6 +99,18 @@ def _pem_span(text: str, start: int, end: int) -> tuple[int, int]:
 _JWT_SIGNATURE = re.compile(r"[A-Za-z0-9_\-+/=]*")
 
 
+_PEM_HEADER_END = re.compile(r"PRIVATE KEY(?: BLOCK)?-*|PuTTY-User-Key-File-\d:")
+_BASE64_CHAR = re.compile(r"[A-Za-z0-9+/]")
+
+
+def _pem_check(secret: str) -> bool:
+    """A private key block, not a header alone (`placeholder: "-----BEGIN PRIVATE KEY-----"`):
+    40+ base64 characters after the header."""
+    header = _PEM_HEADER_END.search(secret)
+    body = secret[header.end() :] if header else secret
+    return len(_BASE64_CHAR.findall(body[:400])) >= 40
+
+
 def _jwt_span(text: str, start: int, end: int) -> tuple[int, int]:
     """detect-secrets' JWT regex ends lazily, so its match stops before the signature."""
     if text[end - 1 : end] != "." and text[end : end + 1] == ".":
@@ -127,11 +140,12 @@ def _sk_check(secret: str) -> bool:
     """`sk-` then a key (mixed case with digits, or 32+ hex), not kebab-case words
     (`sk-tree-shaker-plugin-v2`)."""
     body = secret[3:]
+    if re.search(r"[0-9a-f]{32}", body):
+        return True
     if re.fullmatch(r"[a-z]+[0-9]*(?:-[a-z0-9]+)+", body):
         return False
     mixed = any(c.isupper() for c in body) and any(c.islower() for c in body)
-    hexed = re.search(r"[0-9a-f]{32}", body) is not None
-    return (mixed and any(c.isdigit() for c in body)) or hexed
+    return mixed and any(c.isdigit() for c in body)
 
 
 def _base64_pem_check(secret: str) -> bool:
@@ -189,6 +203,7 @@ _DETECT_SECRETS: dict[str, dict[str, Any]] = {
         "gates": (Gate("PRIVATE KEY"), Gate("PuTTY-User-Key")),
         "priority": 90,
         "span": _pem_span,
+        "check": _pem_check,
     },
     "ArtifactoryDetector": {
         "type": "artifactory-token",
@@ -414,9 +429,10 @@ def _url_password_check(secret: str) -> bool:
         return False
     if secret.lower() in URL_PLACEHOLDERS:
         return False
-    return plausible(secret, NameClass("password")) or (
-        secret.isalpha() and len(secret) >= 4 and secret.lower() not in URL_PLACEHOLDERS
-    )
+    if placeholder(secret):
+        return False
+    # letters only: a password only when long (`github://org:repo@sha` is an fsspec path)
+    return plausible(secret, NameClass("password")) or (secret.isalpha() and len(secret) >= 8)
 
 
 _Q = r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)"|(?P<s3>[^\s'"-][^\s'"]*))"""
@@ -451,6 +467,7 @@ def _structural_rules() -> list[Rule]:
             (Gate("PRIVATE KEY"),),
             priority=90,
             span=_pem_span,
+            check=_pem_check,
         ),
         Rule(
             "password",

@@ -98,6 +98,7 @@ SECRET_NAMES = [
 NOT_SECRET_NAMES = [
     "password_hash", "SSH_KEY_PATH", "max_tokens", "token_count", "keyboard", "monkey",
     "public_key", "primary", "secret_name", "token_type", "PASSWORD_MIN_LENGTH", "bypass",
+    "LANGFUSE_PUBLIC_KEY", "SET_EXTRA_PARAMETERS_TO_PASS_THROUGH", "signature",
     "author", "api_key_id", "tokenizer", "keys",
 ]  # fmt: skip
 
