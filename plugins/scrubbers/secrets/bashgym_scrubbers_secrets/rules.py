@@ -543,8 +543,8 @@ NAME_GATE = Gate(
     tail=True,
 )  # a secret-looking name, then `=`, `:`, `:=`, `=>` (after a closing quote or bracket)
 FLAG_GATE = Gate(
-    rf"(?:{_W})[A-Za-z0-9_.\-]*(?:[ \t]|\\+t)+[^\s-]", caseless=True, words=NAME_GATES
-)  # --password VALUE, -storepass VALUE (the finder wants the dash)
+    rf"-[A-Za-z0-9_.\-]*(?:{_W})[A-Za-z0-9_.\-]*(?:[ \t]|\\+t)+[^\s-]", caseless=True
+)  # --password VALUE, -storepass VALUE
 QUOTED_PAIR_GATE = Gate(
     rf"""(?:{_W})[A-Za-z0-9_.\-]*\\*["'`](?:[ \t]|\\+t)*,(?:[ \t]|\\+t)*\\*["'`]""",
     caseless=True,
