@@ -136,7 +136,7 @@ def _scrub_slice(bounds: tuple[int, int]) -> tuple[dict[tuple[int, str], Any], d
     changed = {}
     for column in part.columns:
         for i, (a, b) in enumerate(zip(part[column].tolist(), new[column].tolist(), strict=True)):
-            if a is not b:
+            if a != b:  # arrow-backed columns hand out new str objects: compare values
                 changed[(lo + i, column)] = b
     return changed, dict(scrubber.counts)
 
