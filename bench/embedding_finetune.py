@@ -18,6 +18,14 @@ Set-up:
   with a fixed seed; no file of it is in the training set;
 - training: MultipleNegativesRankingLoss (in-batch negatives plus the triplet's hard
   negative), one epoch, batch 32, learning rate 2e-5, 10% warm-up, max 128 tokens, seed 0.
+Measured here (2 shared CPU cores, 1024 triplets, 300 queries on `rich`, seed 0):
+- `--pair-types docstring` (the default: a node's docstring → its code, hard negative from the
+  same file): MRR@10 0.734 → 0.785 (+0.051), recall@10 0.957 → 0.963 (+0.007);
+- all six structural types mixed (`--pair-types contains,calls,imports,inherits,same_file,
+  docstring`): MRR@10 0.734 → 0.723 (-0.011), recall@10 0.957 → 0.940: code → code pairs
+  teach relatedness, not this natural-language → code task, and at this size they dilute it.
+
+
 Fine-tuning needs torch and sentence-transformers, which the default install leaves out:
 
     uv run python -m pip install torch==2.13.0 'sentence-transformers>=3' accelerate \
@@ -108,10 +116,11 @@ def main() -> None:
     parser.add_argument("--eval", type=Path, default=None, help="held-out repository folder")
     parser.add_argument("--triplets", type=Path, default=None,
                         help="use this triplets Parquet instead of running bashgym")  # fmt: skip
-    parser.add_argument("--pair-types", default="contains,calls,imports,inherits,same_file,"
-                        "docstring")  # fmt: skip
-    parser.add_argument("--max-triplets", type=int, default=6000)
-    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument(
+        "--pair-types", default="docstring", help="comma-separated pair types to train on"
+    )
+    parser.add_argument("--max-triplets", type=int, default=1024)
+    parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
