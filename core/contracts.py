@@ -272,6 +272,8 @@ class Pipeline(Component[O]):
     output_format: ClassVar[str] = "rows"
     needs_seed: ClassVar[bool] = False
     runner: ClassVar[str] = "datadesigner"
+    # file suffixes this pipeline runs when `--pipeline` names such a file (option `path`)
+    config_files: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def build(

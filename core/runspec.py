@@ -300,11 +300,14 @@ def resolve(
         )
 
     def step(role: str, s: StepSpec) -> Step:
+        options = dict(s.options)
         try:
             registered = registry.get(ROLES[role], s.plugin)
         except UnknownNameError as exc:
-            raise RunConfigError(str(exc)) from None
-        options = dict(s.options)
+            registered = _config_file_pipeline(registry, s.plugin) if role == "pipeline" else None
+            if registered is None:
+                raise RunConfigError(str(exc)) from None
+            options.setdefault("path", s.plugin)
         if role == "pipeline" and spec.num_records is not None:
             options.setdefault("num_records", spec.num_records)
         model = registered.obj.Options
@@ -353,6 +356,17 @@ def resolve(
         executor,
         environment,
     )
+
+
+def _config_file_pipeline(registry: Registry, name: str) -> Registered | None:
+    """`--pipeline my_config.yaml`: the pipeline that runs config files of that kind."""
+    suffix = Path(name).suffix.lower()
+    if not suffix or not Path(name).is_file():
+        return None
+    for registered in registry.items["pipelines"].values():
+        if suffix in getattr(registered.obj, "config_files", ()):
+            return registered
+    return None
 
 
 def default_environment(registry: Registry) -> str:

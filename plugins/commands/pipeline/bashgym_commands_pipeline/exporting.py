@@ -56,6 +56,7 @@ def export(prepared: Prepared, path: Path) -> Export:
         seed_path = _write_config(prepared.builder, path)
     home = path.parent / f"{path.stem}.dd-home"
     providers, notes = _export_providers(prepared, prepared.builder.model_configs)
+    notes += _plugins_needed(prepared.builder)
     _write_providers(home, providers)
     return Export(path, seed_path, home, _command(path, home, prepared), notes)
 
@@ -135,6 +136,29 @@ def _check_loads_back(path: Path) -> None:
             f"the exported config does not load back in DataDesigner (a plugin column or "
             f"processor that only works in Python?): {one_line(exc)}"
         ) from exc
+
+
+def _plugins_needed(builder: DataDesignerConfigBuilder) -> list[str]:
+    """What the plain `data-designer` CLI must have installed to run the config: the
+    distributions whose `data_designer.plugins` entry points define its column, processor or
+    seed types."""
+    import importlib.metadata as metadata
+
+    used = {enum_text(getattr(c, "column_type", "")) for c in builder.get_column_configs()}
+    used |= {enum_text(getattr(p, "processor_type", "")) for p in builder.get_processor_configs()}
+    seed = builder.get_seed_config()
+    if seed is not None:
+        used.add(enum_text(getattr(seed.source, "seed_type", "")))
+    needed = sorted(
+        {ep.dist.name for ep in metadata.entry_points(group="data_designer.plugins")
+         if ep.name in used and ep.dist is not None}
+    )  # fmt: skip
+    if not needed:
+        return []
+    return [
+        f"this config uses DataDesigner plugins from {', '.join(needed)}: install them where "
+        f"the data-designer CLI runs (pip install {' '.join(needed)})"
+    ]
 
 
 def _export_providers(

@@ -84,6 +84,8 @@ def _violations(prepared: Prepared) -> tuple[list[str], list[str]]:
 
 def _model_problems(prepared: Prepared) -> list[str]:
     """Aliases a column calls that the config does not define, or that BashGym cannot reach."""
+    from bashgym_runners_datadesigner import base_alias
+
     from bashgym.models import ModelError
 
     builder, models = prepared.builder, prepared.run.models
@@ -97,7 +99,7 @@ def _model_problems(prepared: Prepared) -> list[str]:
             continue
         if models is None:
             continue
-        if config.provider not in models.settings.models and config.provider != alias:
+        if config.provider not in models.settings.models and config.provider != base_alias(alias):
             problems.append(
                 f"model alias {alias!r} uses provider {config.provider!r}, which is not a BashGym "
                 "model alias (see `bashgym models`)"

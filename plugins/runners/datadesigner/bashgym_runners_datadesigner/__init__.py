@@ -10,6 +10,7 @@ accounting helpers `account`, `task_failures`, `failure_reason`.
 from __future__ import annotations
 
 from bashgym import hookimpl
+from bashgym_runners_datadesigner.constrain import base_alias
 from bashgym_runners_datadesigner.designer import (
     PLACEHOLDER_PROVIDER,
     Generation,
@@ -32,6 +33,7 @@ __all__ = [
     "account",
     "all_rows_dropped",
     "assemble",
+    "base_alias",
     "failure_reason",
     "generate",
     "make_designer",
@@ -50,3 +52,10 @@ def register_runners(register):
     from bashgym_runners_datadesigner.runner import DataDesignerRunner
 
     register("datadesigner", DataDesignerRunner())
+
+
+@hookimpl
+def register_pipelines(register):
+    from bashgym_runners_datadesigner.config_file import ConfigFilePipeline
+
+    register("datadesigner-config", ConfigFilePipeline())

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from bashgym_testing.server import Fault, default_reply
 
-PLUGIN = '''
+PLUGIN = """
 from pydantic import BaseModel
 import data_designer.config as dd
 from bashgym import hookimpl
@@ -33,7 +33,7 @@ class Echo(Pipeline):
 @hookimpl
 def register_pipelines(register):
     register("echo", Echo())
-'''
+"""
 
 
 @pytest.fixture
