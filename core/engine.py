@@ -42,7 +42,7 @@ from bashgym.events import (
 )
 from bashgym.models import ModelSession
 from bashgym.progress import RunProgress
-from bashgym.records import DroppedRow, Task, Trace, trace_to_row
+from bashgym.records import TRACE_COLUMN, DroppedRow, Task, Trace, trace_from_row, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
 from bashgym.text import plain
@@ -122,7 +122,11 @@ class Engine:
         with self.step("source"):
             seed = read_source(source, self.run, self.host)
             self.run.count("source_rows", len(seed))
-        return self.scrubbing.frame(seed)  # before any pipeline, model or file sees a row
+        seed = self.scrubbing.frame(seed)  # before any pipeline, model, file or hook sees a row
+        if TRACE_COLUMN in seed.columns and self.host.hook.on_trace.get_hookimpls():
+            for text in seed[TRACE_COLUMN]:
+                self.host.hook.on_trace(trace=Trace.model_validate_json(text), run=self.run)
+        return seed
 
     # -- executor -----------------------------------------------------------------------------
 
@@ -190,16 +194,22 @@ class Engine:
             result = result.model_copy(update={"workspace": str(workspace)})
         else:
             shutil.rmtree(workspace, ignore_errors=True)
-        self.host.hook.on_trace(trace=result.trace, run=self.run)
+        row = self.scrub_row(trace_to_row(result.trace))  # before the store, hooks or models
+        self.host.hook.on_trace(trace=trace_from_row(row), run=self.run)
         self.run.emit(RowsGenerated(step="executor", n=1))
         return {
-            **trace_to_row(result.trace),
-            "prompt": task.prompt,
+            **row,
+            "prompt": self.run.redact(task.prompt),
             "status": result.status,
-            "reason": result.reason,
+            "reason": self.run.redact(result.reason or "") or None,
             "workspace": result.workspace,
             "workspace_files": files,
         }
+
+    def scrub_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        import pandas as pd
+
+        return self.scrubbing.frame(pd.DataFrame([row])).to_dict(orient="records")[0]
 
     # -- pipeline and judges ------------------------------------------------------------------
 
@@ -276,7 +286,8 @@ def execute(
         )
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "run.toml").write_text(resolved_toml(resolved, run_dir))
+        toml = resolved_toml(resolved, run_dir)  # a key typed into --set never lands on disk
+        (run_dir / "run.toml").write_text(scrubbing.text(toml) if scrubbing.enabled else toml)
     except OSError as exc:
         raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
     bus = EventBus(run_dir / "events.jsonl", redact=scrubbing.text if scrubbing.enabled else None)
@@ -408,18 +419,15 @@ def _as_row(item: Any) -> dict[str, Any]:
 
 
 def read_source(step: Step, run: RunContext, host: PluginHost) -> pd.DataFrame:
-    """Source output as a DataFrame; Traces are announced through `on_trace` as they stream."""
+    """Source output as a DataFrame (Traces as trace rows), with progress as it streams."""
     import pandas as pd
 
     out = step.obj.open(step.options, run)
     if isinstance(out, pd.DataFrame):
         run.emit(RowsGenerated(step="source", n=len(out)))
         return out
-    notify = bool(host.hook.on_trace.get_hookimpls())
     rows = []
     for item in out:
-        if notify and isinstance(item, Trace):
-            host.hook.on_trace(trace=item, run=run)
         rows.append(_as_row(item))
         if len(rows) % 100 == 0:
             run.emit(RowsGenerated(step="source", n=100))

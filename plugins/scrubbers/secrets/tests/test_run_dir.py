@@ -235,13 +235,6 @@ AGENT_OUTPUT = "$ cat .env deploy/config.yml\n" + "\n\n".join(render(p) for p in
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="kernel: core/engine.py Engine.execute_tasks/run_one keep each executor's trace row "
-    "unscrubbed in state.db (the run store's `tasks` results) and hand those rows to the "
-    "pipeline unscrubbed, so DataDesigner's batches under datadesigner/ and the model's prompts "
-    "hold what the agent printed; scrubbing happens only before the sinks",
-)
 def test_no_agent_output_secret_in_any_file_of_an_executor_run(
     bashgym_cli, bashgym_env, register_plugin, scripted_models
 ):
