@@ -104,8 +104,9 @@ def settings(base_url: str) -> Any:
 
 
 async def batch(name: str, concurrency: int, tasks: int, base_url: str, root: Path) -> dict:
+    from bashgym_models_providers import ModelSession
+
     from bashgym.contracts import RunContext, TaskContext
-    from bashgym.models import ModelSession
     from bashgym.plugins import PluginHost
     from bashgym.records import Task
     from bashgym.work import run_task
@@ -143,7 +144,7 @@ async def batch(name: str, concurrency: int, tasks: int, base_url: str, root: Pa
 
 
 def measure(args: argparse.Namespace) -> list[dict]:
-    from bashgym.models import load_litellm
+    from bashgym_models_providers import load_litellm
 
     load_litellm()  # litellm's import (seconds) is start-up, not an executor's per-task cost
     os.environ[KEY_ENV] = "bench-key"

@@ -106,14 +106,14 @@ def worker_raw(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    from bashgym_models_providers import resolve_static
+    from bashgym_runners_datadesigner import prepare_environment
     from rich.console import Console
 
     from bashgym import hookimpl
     from bashgym.cli import current_host
     from bashgym.contracts import Pipeline, PipelineOptions, RunContext
-    from bashgym_runners_datadesigner import prepare_environment
     from bashgym.engine import execute
-    from bashgym.models import resolve_static
     from bashgym.runspec import RunSpec, StepSpec, resolve
     from bashgym.settings import load_settings
 

@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load o
     from data_designer.config import DataDesignerConfigBuilder
 
     from bashgym.events import EventBus
-    from bashgym.models import ModelSession
     from bashgym.procs import Completed
     from bashgym.registry import Registry
     from bashgym.runspec import RunSpec, Step
@@ -88,7 +87,7 @@ class RunContext:
     run_dir: Path
     settings: Settings
     seed: int = 0
-    models: ModelSession | None = None
+    models: Models | None = None
     bus: EventBus | None = None
     tally: Tally = field(default_factory=Tally)
     registry: Registry | None = None  # every plugin object of this run, by kind and name
@@ -157,6 +156,36 @@ class RunContext:
         return self.tally.cost_usd
 
 
+class Models(Protocol):
+    """A run's model session, from the `open_models` hook (the default: bashgym-models-providers):
+    aliases resolved to endpoints (local runtimes started on first use), DataDesigner model
+    configs, direct litellm calls and prices. Closing it stops what it started."""
+
+    settings: Settings
+
+    def alias(self, name: str) -> ModelAlias: ...
+    def model_config(self, name: str, **params: Any) -> Any: ...
+    def providers_for(self, model_configs: Any) -> list[Any]: ...
+    def litellm_kwargs(self, name: str, **overrides: Any) -> dict[str, Any]: ...
+    def completion(self, name: str, messages: list[dict[str, Any]], **overrides: Any) -> Any: ...
+    def cost(
+        self, name: str, model: str, input_tokens: int, output_tokens: int
+    ) -> float | None: ...
+    def is_served(self, name: str) -> bool: ...
+    def check(self, name: str) -> Any: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Models: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def open_models(settings: Settings, registry: Registry, hook: Any, *, serve: bool = True) -> Models:
+    """The model session the installed plugins give (InputError naming the fix when none)."""
+    models = hook.open_models(settings=settings, registry=registry, serve=serve)
+    if models is None:
+        raise InputError("no model access is installed: pip install bashgym-models-providers")
+    return models  # type: ignore[no-any-return]
+
+
 class BudgetExceeded(Exception):
     """Raised by `Budget.charge` when spending passes the cap; the task ends as `budget`."""
 
@@ -198,7 +227,7 @@ class TaskContext:
         return self.env.workspace.root
 
     @property
-    def models(self) -> ModelSession:
+    def models(self) -> Models:
         assert self.run.models is not None, "the engine opens a model session for every run"
         return self.run.models
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from bashgym import __version__
-from bashgym.contracts import Budget, Generated, InputError, Judge, RunContext
+from bashgym.contracts import Budget, Generated, InputError, Judge, RunContext, open_models
 from bashgym.events import (
     Artifact,
     Event,
@@ -40,7 +40,6 @@ from bashgym.events import (
     StepStarted,
     Tally,
 )
-from bashgym.models import ModelSession
 from bashgym.progress import RunProgress
 from bashgym.records import TRACE_COLUMN, DroppedRow, Task, Trace, trace_from_row, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
@@ -295,7 +294,7 @@ def execute(
         run_dir=run_dir,
         settings=settings,
         seed=resolved.spec.seed,
-        models=ModelSession(settings, host.registry),
+        models=open_models(settings, host.registry, host.hook),
         bus=bus,
         registry=host.registry,
         scrubbing=scrubbing,

@@ -69,6 +69,11 @@ def register_sinks(register: Register) -> None:
     """Register Sinks: each writes a finished dataset and says what it wrote."""
 
 
+@hookspec(firstresult=True)
+def open_models(settings: Any, registry: Any, serve: bool) -> Any:
+    """Return the model session of a run or command (`bashgym.contracts.Models`)."""
+
+
 @hookspec
 def register_commands(app: Any) -> None:
     """Add Typer sub-commands to the `bashgym` CLI: `app` is the root `typer.Typer`."""

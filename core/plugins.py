@@ -25,8 +25,8 @@ from bashgym.registry import Registry
 
 GROUP = "bashgym"
 # Plugins that load even when BASHGYM_LOAD_PLUGINS narrows the set (as llm's DEFAULT_PLUGINS):
-# the scrubber, installed with the kernel, so narrowing plugins never turns scrubbing off.
-DEFAULT_PLUGINS = frozenset({"scrubbers-secrets"})
+# installed with the kernel, so narrowing never turns model access or scrubbing off.
+DEFAULT_PLUGINS = frozenset({"models-providers", "scrubbers-secrets"})
 
 
 @dataclass

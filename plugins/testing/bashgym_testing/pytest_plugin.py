@@ -173,8 +173,9 @@ class ScriptedModels:
     def run_context(self, run_dir: Path | None = None, *, registry: Any = None) -> Any:
         """A RunContext whose ModelSession resolves aliases to the scripted server.
         Close it with `ctx.models.close()` (or use it as `with ctx.models:`)."""
+        from bashgym_models_providers import ModelSession
+
         from bashgym.contracts import RunContext
-        from bashgym.models import ModelSession
 
         settings = self.settings()
         run_dir = run_dir or self.env.root / "run"

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bashgym_models_providers import NOT_SERVED_ENDPOINT, PROVIDERS
+
 from bashgym.contracts import InputError
-from bashgym.models import NOT_SERVED_ENDPOINT, PROVIDERS
 from bashgym_commands_pipeline.columns import enum_text, frame_seed, used_aliases
 from bashgym_commands_pipeline.messages import one_line, quiet
 from bashgym_commands_pipeline.preparing import Prepared

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from bashgym_runners_datadesigner import assemble
 from pydantic import ValidationError
 
-from bashgym.contracts import InputError, RunContext
-from bashgym.models import ModelSession
+from bashgym.contracts import InputError, RunContext, open_models
 from bashgym.runspec import Step, explain_validation
 from bashgym_commands_pipeline.columns import Column, generated_columns
 from bashgym_commands_pipeline.messages import one_line
@@ -49,7 +48,7 @@ def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
     infos = []
     with (
         tempfile.TemporaryDirectory(prefix="bashgym-list-") as tmp,
-        ModelSession(settings, host.registry, serve=False) as models,
+        open_models(settings, host.registry, host.hook, serve=False) as models,
     ):
         run = RunContext(run_dir=Path(tmp), settings=settings, models=models)
         for name in host.registry.names("pipelines"):

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bashgym_runners_datadesigner import assemble, requested_records
 
-from bashgym.contracts import InputError, RunContext
-from bashgym.models import ModelSession
+from bashgym.contracts import InputError, RunContext, open_models
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
 from bashgym.scrubbing import Scrubbing
 
@@ -49,7 +48,7 @@ def resolve_pipeline(spec: RunSpec, registry: Registry) -> ResolvedRun:
 class Prepared:
     """A pipeline's assembled builder, with the run context it was built in.
 
-    Holds a ModelSession (servers it started stop on `close()`) and, when no run dir was given,
+    Holds a model session (servers it started stop on `close()`) and, when no run dir was given,
     a temporary one that `close()` removes. Use it as a context manager.
     """
 
@@ -120,7 +119,7 @@ def prepare(
     if run_dir is None:
         owned = run_dir = Path(tempfile.mkdtemp(prefix=f"bashgym-{resolved.pipeline.name}-"))
     run_dir.mkdir(parents=True, exist_ok=True)
-    models = ModelSession(settings, host.registry, serve=serve)
+    models = open_models(settings, host.registry, host.hook, serve=serve)
     run = RunContext(run_dir=run_dir, settings=settings, seed=resolved.spec.seed, models=models)
     try:
         scrubbing = Scrubbing.open(settings.scrub, host.registry)

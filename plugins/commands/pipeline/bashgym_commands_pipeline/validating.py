@@ -84,9 +84,8 @@ def _violations(prepared: Prepared) -> tuple[list[str], list[str]]:
 
 def _model_problems(prepared: Prepared) -> list[str]:
     """Aliases a column calls that the config does not define, or that BashGym cannot reach."""
+    from bashgym_models_providers import ModelError
     from bashgym_runners_datadesigner import base_alias
-
-    from bashgym.models import ModelError
 
     builder, models = prepared.builder, prepared.run.models
     defined = {mc.alias: mc for mc in builder.model_configs}

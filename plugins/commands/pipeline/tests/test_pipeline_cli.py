@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import bashgym_commands_pipeline
+import bashgym_models_providers
 import bashgym_runners_datadesigner
 import bashgym_scrubbers_secrets
 import pandas as pd
@@ -355,6 +356,7 @@ def test_validate_and_export_with_embedded_default_start_no_server(bashgym_env, 
     host.add(bashgym_commands_pipeline, "commands-pipeline")
     host.add(bashgym_scrubbers_secrets, "scrubbers-secrets")
     host.add(bashgym_runners_datadesigner, "runners-datadesigner")
+    host.add(bashgym_models_providers, "models-providers")
     cli = CliRunner(bashgym_env, host)
     children = {p.pid for p in psutil.Process().children(recursive=True)}
     started = time.perf_counter()

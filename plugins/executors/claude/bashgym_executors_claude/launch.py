@@ -14,8 +14,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bashgym_models_providers import ModelError
+
 from bashgym.contracts import InputError, TaskContext
-from bashgym.models import ModelError
 from bashgym.records import Task
 from bashgym_executors_claude.options import BYPASS_MODES, ClaudeOptions
 

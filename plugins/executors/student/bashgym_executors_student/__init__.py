@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from bashgym_models_providers import describe_failure
+
 from bashgym import hookimpl
 from bashgym.contracts import BudgetExceeded, Executor, InputError, TaskContext
-from bashgym.models import describe_failure
 from bashgym.records import Task, WorkerResult
 from bashgym.work import failed_result
 from bashgym_executors_student.agent import Ending, StudentAgent

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bashgym_models_providers import load_litellm
+
 from bashgym.contracts import TaskContext
 from bashgym.events import TaskOutput
-from bashgym.models import load_litellm
 from bashgym.records import (
     Message,
     Outcome,

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bashgym_models_providers import ModelSession
 
 from bashgym import procs
 from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
 from bashgym.events import Event, EventBus
-from bashgym.models import ModelSession
 from bashgym.records import Task
 from bashgym.settings import ModelAlias, Settings
 from bashgym.work import run_task

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from bashgym_executors_student import Student, StudentOptions
+from bashgym_models_providers import ModelSession
 
 from bashgym.contracts import RunContext, TaskContext
-from bashgym.models import ModelSession
 from bashgym.plugins import PluginHost
 from bashgym.records import Task
 from bashgym.settings import ModelAlias, Settings

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from bashgym_executors_student import StudentOptions
+from bashgym_models_providers import cost_usd
 from bashgym_testing import Fault, Reply, ToolUse
 
 from bashgym.events import TaskOutput, UsageCharged
-from bashgym.models import cost_usd
 from bashgym.records import Task
 
 TOOL_NAMES = [

@@ -245,8 +245,7 @@ class CodeGraphPairsPipeline(Pipeline):
         import data_designer.config as dd
         from bashgym_judges_filter import add_filter
         from bashgym_judges_llm_rubric import add_rubric_judge, ensure_model, writer_builder
-
-        from bashgym.models import cost_usd
+        from bashgym_models_providers import cost_usd
 
         builder = writer_builder(run, options)
         ensure_model(builder, options.judge_model, run)

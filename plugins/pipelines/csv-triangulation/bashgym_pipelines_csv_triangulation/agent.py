@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bashgym_models_providers import cost_usd, load_litellm
 from pydantic import BaseModel, Field
 
-from bashgym.models import cost_usd, load_litellm
 from bashgym.records import Usage
 from bashgym.text import one_line
 from bashgym_pipelines_csv_triangulation.pool import CellResult, EpisodeHandle

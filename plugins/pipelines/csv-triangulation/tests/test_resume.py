@@ -31,7 +31,7 @@ CHILD = textwrap.dedent(
     import pandas as pd
     from pathlib import Path
     from bashgym.contracts import RunContext
-    from bashgym.models import ModelSession
+    from bashgym_models_providers import ModelSession
     from bashgym.plugins import PluginHost
     from bashgym.settings import load_settings
     from bashgym_pipelines_csv_triangulation.options import CsvTriangulationOptions

@@ -7,7 +7,6 @@ import json
 import pandas as pd
 from bashgym_judges_llm_rubric import get_rubric
 from bashgym_pipelines_from_external.options import FromExternalOptions
-
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("instruction-response")

@@ -9,11 +9,9 @@ import pandas as pd
 from bashgym_judges_llm_rubric import get_rubric
 from bashgym_pipelines_from_external.options import FromExternalOptions
 from bashgym_pipelines_from_external.pipeline import FromExternalPipeline
+from bashgym_runners_datadesigner import generate, read_drops, seed_frame
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
-
-from bashgym_runners_datadesigner import generate, seed_frame
-from bashgym_runners_datadesigner import read_drops
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("instruction-response")

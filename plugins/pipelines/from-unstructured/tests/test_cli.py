@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from bashgym_judges_llm_rubric import get_rubric
-
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("groundedness")

@@ -9,13 +9,12 @@ import pytest
 from bashgym_judges_llm_rubric import get_rubric
 from bashgym_pipelines_from_unstructured.options import FromUnstructuredOptions
 from bashgym_pipelines_from_unstructured.pipeline import FromUnstructuredPipeline
+from bashgym_runners_datadesigner import generate, read_drops, seed_frame
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
+from bashgym_testing.server import Reply
 
 from bashgym.contracts import InputError
-from bashgym_runners_datadesigner import generate, seed_frame
-from bashgym_runners_datadesigner import read_drops
-from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("groundedness")
 RESUME = (

@@ -10,11 +10,9 @@ import pytest
 from bashgym_judges_llm_rubric import get_rubric
 from bashgym_pipelines_tool_use_sft.options import ToolUseOptions
 from bashgym_pipelines_tool_use_sft.pipeline import ToolUseSftPipeline
+from bashgym_runners_datadesigner import generate, read_drops
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
-
-from bashgym_runners_datadesigner import generate
-from bashgym_runners_datadesigner import read_drops
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("tool-use")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from data_designer.config import DataDesignerConfigBuilder
 
-    from bashgym.models import ModelSession
+    from bashgym.contracts import Models
 
 SEPARATOR = "--"
 # provider type -> how its requests name a JSON schema; providers not listed get none
@@ -57,7 +57,7 @@ def column_schema(column: Any) -> dict[str, Any] | None:
     return None
 
 
-def constrain(builder: DataDesignerConfigBuilder, models: ModelSession) -> list[str]:
+def constrain(builder: DataDesignerConfigBuilder, models: Models) -> list[str]:
     """Point every structured / judge column at a schema-constrained copy of its alias, where
     the alias's provider supports it; returns the columns constrained."""
     configs = {config.alias: config for config in builder.model_configs}

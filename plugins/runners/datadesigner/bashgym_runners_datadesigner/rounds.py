@@ -111,13 +111,11 @@ def preflight(builder: DataDesignerConfigBuilder, run: RunContext) -> None:
     bad key, a 429 or a wrong model id is one line (exit 2), not a batch of failed rows; its
     tokens are counted like any request. (Replaces DataDesigner's own health check, whose
     requests it does not count.) Models served here already answered when they started."""
-    from bashgym.models import PROVIDERS, check
-
     assert run.models is not None
     for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
-        if PROVIDERS[run.models.alias(alias).provider].runtime is not None:
+        if run.models.is_served(alias):
             continue
-        result = check(run.models, alias)
+        result = run.models.check(alias)
         if not result.ok:
             raise InputError(f"model alias {alias!r} does not answer: {result.error}")
         tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)

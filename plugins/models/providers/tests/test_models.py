@@ -20,11 +20,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from bashgym_models_providers import PROVIDERS, MissingKeyError, ModelError, ModelSession
 from bashgym_testing.server import Fault, Reply
 
 from bashgym import hookimpl
 from bashgym.contracts import Pipeline, Runtime, ServedModel
-from bashgym.models import PROVIDERS, MissingKeyError, ModelError, ModelSession
 from bashgym.settings import ModelAlias, Settings
 
 SECRET = "sk-scripted-secret-value"

@@ -312,7 +312,7 @@ class ModelSession:
         from bashgym.registry import UnknownNameError
 
         registry = self.registry
-        if registry is None:  # no host handed in: the CLI's current one
+        if registry is None:  # no registry handed in: the CLI's current one
             from bashgym.cli import current_host
 
             registry = current_host().registry
@@ -353,9 +353,17 @@ class ModelSession:
     def cost(self, name: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
         """USD for tokens through alias `name`: 0 for a model served on this machine (its cost
         is the machine's), else litellm's price for `model` (None when unlisted: unknown)."""
-        if PROVIDERS[self.alias(name).provider].runtime is not None:
+        if self.is_served(name):
             return 0.0
         return cost_usd(model, input_tokens, output_tokens)
+
+    def is_served(self, name: str) -> bool:
+        """True for an alias a Runtime serves on this machine (it answered when it started)."""
+        return PROVIDERS[self.alias(name).provider].runtime is not None
+
+    def check(self, name: str) -> CheckResult:
+        """One tiny request through `name`: its latency and tokens, or the failure in a line."""
+        return check(self, name)
 
     def completion(self, name: str, messages: list[dict[str, Any]], **overrides: Any) -> Any:
         """`litellm.completion` through alias `name`; `overrides` win over the alias params."""
@@ -400,12 +408,17 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
 
 def load_litellm() -> Any:
     """Import litellm offline and quiet: its import otherwise fetches a price list from GitHub,
-    and every error prints "Give Feedback / Get Help" banners to stdout."""
+    every error prints "Give Feedback / Get Help" banners to stdout, and a library that set up
+    INFO logging (DataDesigner does) would get a line per call from its loggers."""
+    import logging
+
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     return litellm
 
 
