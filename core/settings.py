@@ -11,7 +11,6 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -24,8 +23,6 @@ from pydantic_settings import (
 
 CONFIG_NAME = "bashgym.toml"
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|passwd|auth|credential)", re.I)
-MASK = "****"
 
 Provider = Literal["embedded", "openai-compatible", "openai", "nvidia", "anthropic", "openrouter"]
 
@@ -159,32 +156,6 @@ class Settings(BaseSettings):
 
     def alias(self, name: str) -> ModelAlias:
         return self.models.get(name) or self.models.get("default") or ModelAlias()
-
-
-def mask_secrets(value: Any, key: str = "") -> Any:
-    """A copy fit to print: values under secret-looking keys and URL passwords are masked.
-
-    `*_env` keys hold env var names, not secrets, so they are shown.
-    """
-    if isinstance(value, dict):
-        return {k: mask_secrets(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [mask_secrets(v, key) for v in value]
-    if isinstance(value, str):
-        if SECRET_KEY.search(key) and not key.endswith("_env") and value:
-            return MASK
-        return _mask_url_password(value)
-    return value
-
-
-def _mask_url_password(text: str) -> str:
-    if "://" not in text or "@" not in text:
-        return text
-    parts = urlsplit(text)
-    if parts.password is None:
-        return text
-    netloc = f"{parts.username}:{MASK}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class SettingsError(ValueError):

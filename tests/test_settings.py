@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from bashgym.settings import SettingsError, load_settings, mask_secrets
+from bashgym.settings import SettingsError, load_settings
 
 
 def test_defaults_use_the_embedded_model(bashgym_env):
@@ -53,38 +51,3 @@ def test_bad_files_name_the_file(bashgym_env):
     path.write_text("no_such_setting = 1\n")
     with pytest.raises(SettingsError, match="no_such_setting: unknown setting"):
         load_settings()
-
-
-def test_mask_secrets():
-    masked = mask_secrets(
-        {
-            "api_key": "sk-abc",
-            "api_key_env": "OPENAI_API_KEY",
-            "params": {"auth_token": "t0k", "temperature": 0.2},
-            "endpoint": "https://bob:hunter2@example.com:8443/v1",
-        }
-    )
-    assert masked["api_key"] == "****" and masked["params"]["auth_token"] == "****"
-    assert masked["api_key_env"] == "OPENAI_API_KEY"
-    assert masked["params"]["temperature"] == 0.2
-    assert masked["endpoint"] == "https://bob:****@example.com:8443/v1"
-
-
-def test_config_show_masks_and_lists_files(bashgym_cli, bashgym_env):
-    (bashgym_env.workdir / "bashgym.toml").write_text(
-        '[models.remote]\nprovider = "openai-compatible"\n'
-        'endpoint = "http://u:topsecret@127.0.0.1:8000/v1"\nparams = { api_key = "sk-inline" }\n'
-    )
-    result = bashgym_cli("config", "show", "--json")
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
-    assert doc["files"] == [str(bashgym_env.workdir / "bashgym.toml")]
-    assert "topsecret" not in result.stdout and "sk-inline" not in result.stdout
-    assert doc["settings"]["models"]["remote"]["endpoint"] == "http://u:****@127.0.0.1:8000/v1"
-    text = bashgym_cli("config", "show")
-    assert (
-        text.exit_code == 0 and "topsecret" not in text.stdout and "[models.remote]" in text.stdout
-    )
-    (bashgym_env.workdir / "bashgym.toml").write_text("models = 3\n")
-    bad = bashgym_cli("config", "show")
-    assert bad.exit_code == 2 and "models" in bad.output

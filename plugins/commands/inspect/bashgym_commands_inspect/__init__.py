@@ -1,0 +1,28 @@
+"""BashGym inspection commands (a default plugin): `bashgym plugins` lists what is installed and
+what each plugin registers, `bashgym options ROLE NAME` shows the options a plugin accepts, and
+`bashgym config show` prints the resolved settings with secrets masked.
+
+They read the kernel's plugin host, registry and settings and change nothing, so they are a
+plugin like any other; they load by default so a narrowed BASHGYM_LOAD_PLUGINS keeps them.
+Declared API: `mask_secrets`.
+"""
+
+from __future__ import annotations
+
+from bashgym import hookimpl
+from bashgym_commands_inspect.masking import mask_secrets
+
+__all__ = ["mask_secrets"]
+
+
+@hookimpl
+def register_commands(app):
+    import typer
+
+    from bashgym_commands_inspect.commands import config_show, options_command, plugins_command
+
+    app.command("plugins")(plugins_command)
+    app.command("options")(options_command)
+    config = typer.Typer(help="Inspect settings.", no_args_is_help=True)
+    config.command("show")(config_show)
+    app.add_typer(config, name="config")
