@@ -40,7 +40,6 @@ from bashgym.events import (
     StepStarted,
     Tally,
 )
-from bashgym.progress import RunProgress
 from bashgym.records import TRACE_COLUMN, DroppedRow, Task, Trace, trace_from_row, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
@@ -261,7 +260,8 @@ def execute(
 ) -> dict[str, Any]:
     """Run everything; return what run.json holds. Options were validated by `resolve()`.
 
-    An unfinished run of the same config and inputs is resumed (see `bashgym.resume`).
+    An unfinished run of the same config and inputs is resumed (see `bashgym.resume`), said on
+    `console`; the progress display is an `on_event` plugin (bashgym-observers-progress).
     """
     from bashgym import resume as resuming
     from bashgym.store import owner_token
@@ -310,8 +310,7 @@ def execute(
         "plugins": _plugins(resolved),
     }
     recorder = RunJson(run_dir, run.tally, meta)
-    progress = RunProgress(console, run.tally)
-    for subscriber in (run.tally, recorder, progress, _hook_subscriber(host, run)):
+    for subscriber in (run.tally, recorder, _hook_subscriber(host, run)):
         if subscriber is not None:
             bus.subscribe(subscriber)
     engine = Engine(resolved, host, run, scrubbing, target.resume)
@@ -319,7 +318,7 @@ def execute(
     generated: Generated | None = None
     try:
         try:
-            with run.models, progress:  # type: ignore[union-attr]
+            with run.models:  # type: ignore[union-attr]
                 seed = engine.read_source()
                 if resolved.executor is not None:
                     assert seed is not None

@@ -2,8 +2,9 @@
 
 `run.emit(event)` is the one path for every count, drop, token and task of a run: the bus
 appends the event to `events.jsonl` (after redacting its free text), then hands it to the
-subscribers — the Tally (what run.json and the terminal summary say), the progress display and
-the `on_event` hook. Nothing else keeps a count, so they cannot disagree.
+subscribers — the Tally (what run.json and the terminal summary say), run.json's writer and
+the `on_event` hook (the progress display, the report). Nothing else keeps a count, so they
+cannot disagree.
 """
 
 from __future__ import annotations

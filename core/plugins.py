@@ -25,9 +25,11 @@ from bashgym.registry import Registry
 
 GROUP = "bashgym"
 # Plugins that load even when BASHGYM_LOAD_PLUGINS narrows the set (as llm's DEFAULT_PLUGINS):
-# installed with the kernel, so narrowing never turns model access, scrubbing or the
-# inspection commands (`plugins`, `options`, `config show`) off.
-DEFAULT_PLUGINS = frozenset({"models-providers", "scrubbers-secrets", "commands-inspect"})
+# installed with the kernel, so narrowing never turns model access, scrubbing, the inspection
+# commands (`plugins`, `options`, `config show`) or the progress display off.
+DEFAULT_PLUGINS = frozenset(
+    {"models-providers", "scrubbers-secrets", "commands-inspect", "observers-progress"}
+)
 
 
 @dataclass

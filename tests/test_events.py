@@ -1,12 +1,8 @@
-"""Events: one path for every count. The log, the tally, redaction, progress and on_event."""
+"""Events: one path for every count. The log, the tally, redaction and on_event."""
 
 from __future__ import annotations
 
-import io
 import json
-import time
-
-from rich.console import Console
 
 from bashgym import hookimpl
 from bashgym.contracts import RunContext
@@ -17,14 +13,12 @@ from bashgym.events import (
     RowsGenerated,
     SinkWrote,
     StepFinished,
-    StepStarted,
     Tally,
     TaskFinished,
     TaskStarted,
     UsageCharged,
     read_events,
 )
-from bashgym.progress import RunProgress
 from bashgym.records import Usage
 from bashgym.settings import Settings
 
@@ -72,24 +66,6 @@ def test_the_bus_appends_redacted_events_that_read_back(tmp_path):
     events = read_events(path)
     assert [type(e).__name__ for e in events] == ["Note", "RowsGenerated"]
     assert events[0].text == "key [REDACTED] leaked" == seen[0].text
-
-
-def test_progress_prints_plain_lines_when_not_a_terminal():
-    buffer = io.StringIO()
-    tally = Tally()
-    progress = RunProgress(Console(file=buffer, width=120), tally, interval=0.05)
-    with progress:
-        for event in (StepStarted(step="pipeline", total=4), RowsGenerated(step="pipeline", n=3)):
-            tally(event)
-            progress(event)
-        time.sleep(0.3)  # no event for a while: a line every interval all the same
-        done = StepFinished(step="pipeline", duration_s=0.3)
-        tally(done)
-        progress(done)
-    lines = buffer.getvalue().splitlines()
-    assert lines[0].endswith("pipeline: started")
-    assert any("pipeline: 3/4 done" in line for line in lines)
-    assert lines[-1].endswith("pipeline: done in 0.3s (3 done)")
 
 
 class Recorder:

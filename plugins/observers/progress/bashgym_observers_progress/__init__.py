@@ -1,0 +1,48 @@
+"""BashGym run progress (a default plugin): a live display on a terminal, plain lines otherwise.
+
+An `on_event` subscriber like any other: a display opens on the run's `RunStarted`, follows
+its events and the counts of its tally (`run.tally`), and closes on `RunFinished` (or at
+`on_run_end`, whichever comes first). It writes to stderr, beside the CLI's own messages.
+Declared API: `RunProgress`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from bashgym import hookimpl
+from bashgym.events import RunFinished, RunStarted
+from bashgym_observers_progress.display import RunProgress
+
+__all__ = ["RunProgress"]
+
+_open: dict[int, RunProgress] = {}  # by id(run): the displays of the runs in progress
+_lock = threading.Lock()
+
+
+@hookimpl
+def on_event(event: Any, run: Any) -> None:
+    if isinstance(event, RunStarted):
+        from rich.console import Console
+
+        with _lock:
+            _open[id(run)] = RunProgress(Console(stderr=True), run.tally).__enter__()
+        return
+    progress = _open.get(id(run))
+    if progress is not None:
+        progress(event)
+        if isinstance(event, RunFinished):
+            _close(run)
+
+
+@hookimpl
+def on_run_end(summary: dict[str, Any], run: Any) -> None:
+    _close(run)
+
+
+def _close(run: Any) -> None:
+    with _lock:
+        progress = _open.pop(id(run), None)
+    if progress is not None:
+        progress.__exit__(None, None, None)

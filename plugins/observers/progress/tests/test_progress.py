@@ -1,0 +1,45 @@
+"""The progress display: plain lines off a terminal; opened and closed by the run's events."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from bashgym_observers_progress import RunProgress
+from rich.console import Console
+
+from bashgym.events import RowsGenerated, StepFinished, StepStarted, Tally
+
+
+def test_progress_prints_plain_lines_when_not_a_terminal():
+    buffer = io.StringIO()
+    tally = Tally()
+    progress = RunProgress(Console(file=buffer, width=120), tally, interval=0.05)
+    with progress:
+        for event in (StepStarted(step="pipeline", total=4), RowsGenerated(step="pipeline", n=3)):
+            tally(event)
+            progress(event)
+        time.sleep(0.3)  # no event for a while: a line every interval all the same
+        done = StepFinished(step="pipeline", duration_s=0.3)
+        tally(done)
+        progress(done)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].endswith("pipeline: started")
+    assert any("pipeline: 3/4 done" in line for line in lines)
+    assert lines[-1].endswith("pipeline: done in 0.3s (3 done)")
+
+
+def test_a_run_shows_its_steps_on_stderr_and_closes_its_display(bashgym_cli, bashgym_env):
+    import bashgym_observers_progress
+
+    rows = bashgym_env.workdir / "rows.csv"
+    rows.write_text("task\nfirst\nsecond\n")
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={rows}", "-k", "parquet", "--out", out
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert any(line.endswith("source: started") for line in lines)
+    assert any("sink parquet: done in" in line and "(2 done)" in line for line in lines)
+    assert not bashgym_observers_progress._open  # closed at RunFinished
