@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load o
     from bashgym.scrubbing import Scrubbing
     from bashgym.settings import ModelAlias, Settings
     from bashgym.store import RunStore
-    from bashgym.workspace import Workspace
 
 KINDS = (
     "sources", "pipelines", "judges", "executors", "routers", "runtimes", "sinks",
@@ -423,13 +422,32 @@ class Runtime(Component[O]):
         """Start serving `alias` (wait until it answers); stop it, children too, on exit."""
 
 
+class PathError(ValueError):
+    """A path the agent may not use, or a file operation that cannot be done; said in one line
+    (an executor hands the message back to its model)."""
+
+
+class Files(Protocol):
+    """An environment session's file operations on its workspace folder (`root`): every path is
+    relative to it, and one that leaves it (`..`, an absolute path, a symlink out) raises
+    PathError. The `local` environment's `Workspace` is the implementation environments share."""
+
+    root: Path
+
+    def read(self, path: str, offset: int = 0, limit: int | None = None) -> str: ...
+    def write(self, path: str, content: str) -> str: ...
+    def edit(self, path: str, old: str, new: str, *, replace_all: bool = False) -> str: ...
+    def listing(self, path: str = ".", depth: int = 2) -> str: ...
+    def search(self, pattern: str, path: str = ".", glob: str | None = None) -> str: ...
+
+
 class EnvironmentSession(ABC):
     """One open environment around a workspace: commands run in it, and file operations go
     through `workspace` (which refuses any path that leaves it)."""
 
     name: ClassVar[str] = ""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Files) -> None:
         self.workspace = workspace
         self.notes: list[str] = []  # what holds less here than asked (e.g. no cgroup)
 

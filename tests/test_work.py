@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from bashgym_environments_local import Workspace
 from bashgym_testing import ScriptedExecutor
 
 from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
@@ -13,7 +14,6 @@ from bashgym.records import Task, Usage
 from bashgym.settings import Settings
 from bashgym.store import RunStore
 from bashgym.work import run_task, work_through
-from bashgym.workspace import Workspace
 
 
 class NoCommands(EnvironmentSession):

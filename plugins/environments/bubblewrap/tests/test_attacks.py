@@ -29,8 +29,7 @@ import pytest
 from bashgym_environments_bubblewrap import BubblewrapEnvironment, why_not
 from bashgym_environments_local import LocalEnvironment
 
-from bashgym.contracts import InputError
-from bashgym.workspace import PathError
+from bashgym.contracts import InputError, PathError
 
 ENVIRONMENTS = {"local": LocalEnvironment, "bubblewrap": BubblewrapEnvironment}
 TINY = {"timeout_s": 10, "processes": 32, "memory_mb": 128, "output_limit": 2000}

@@ -26,7 +26,8 @@ write wherever that user can (beside the workspace, the real home by absolute pa
 Reads are not limited either. Use `bubblewrap` for that.
 
 The module also exports the pieces other environments build on (`SandboxSession`,
-`SandboxOptions`): the bubblewrap environment is this session with `bwrap` around it.
+`SandboxOptions`, and `Workspace`, the confined file operations of the kernel's `Files`
+contract): the bubblewrap environment is this session with `bwrap` around it.
 """
 
 from bashgym import hookimpl
@@ -38,6 +39,7 @@ from bashgym_environments_local.session import (
     bash_path,
     workspace_folder,
 )
+from bashgym_environments_local.workspace import Workspace
 
 __all__ = [
     "PRELUDE_FAILED",
@@ -46,6 +48,7 @@ __all__ = [
     "LocalSession",
     "SandboxOptions",
     "SandboxSession",
+    "Workspace",
     "bash_path",
     "workspace_folder",
 ]

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bashgym_environments_local import Workspace
 from bashgym_models_providers import ModelSession
 
 from bashgym import procs
 from bashgym.contracts import EnvironmentSession, RunContext, TaskContext
 from bashgym.events import Event, EventBus
 from bashgym.settings import ModelAlias, Settings
-from bashgym.workspace import Workspace
 
 KEY_ENV = "BASHGYM_TEST_ANTHROPIC_KEY"
 KEY = "sk-test-scripted"

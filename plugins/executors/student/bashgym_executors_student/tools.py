@@ -13,9 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bashgym.contracts import EnvironmentSession
+from bashgym.contracts import EnvironmentSession, Files, PathError
 from bashgym.records import ToolSchema
-from bashgym.workspace import PathError, Workspace
 
 
 class _Args(BaseModel):
@@ -123,7 +122,7 @@ async def call(
         return f"error: {exc}", True
 
 
-def _file_op(args: _Args, ws: Workspace) -> str:
+def _file_op(args: _Args, ws: Files) -> str:
     match args:
         case ReadFile():
             return ws.read(args.path, args.offset, args.limit) or "(empty file)"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bashgym_environments_local import Workspace
 from bashgym_models_providers import ModelSession
 
 from bashgym import procs
@@ -18,7 +19,6 @@ from bashgym.events import Event, EventBus
 from bashgym.records import Task
 from bashgym.settings import ModelAlias, Settings
 from bashgym.work import run_task
-from bashgym.workspace import Workspace
 
 KEY_ENV = "BASHGYM_TEST_OPENAI_KEY"
 

@@ -2,8 +2,9 @@
 
 Every path an agent names is resolved (symlinks included) and refused unless it stays inside
 the workspace: `../x`, an absolute path elsewhere, and a symlink pointing out all fail with a
-PathError whose message goes back to the model. Every environment shares this (the workspace is
-the same folder inside a sandbox), so the confinement rules exist once.
+PathError whose message goes back to the model. It implements the kernel's `Files` contract for
+every environment whose workspace is a host folder (the workspace is the same folder inside a
+sandbox: bubblewrap uses it too), so the confinement rules exist once.
 
 Limits: a file over `max_read` bytes is read in part; listings and searches stop at a count.
 The check-then-open gap is not closed against a process racing to swap a symlink in; commands
@@ -17,14 +18,14 @@ import os
 import re
 from pathlib import Path
 
+from bashgym.contracts import PathError
+
 SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", ".mypy_cache", ".pytest_cache"}
 
 
-class PathError(ValueError):
-    """A path the agent may not use, or an operation that cannot be done; said in one line."""
-
-
 class Workspace:
+    """File operations confined to `root` (the kernel's `Files` contract)."""
+
     def __init__(self, root: Path | str, *, max_read: int = 256_000, max_entries: int = 500):
         self.root = Path(os.path.realpath(root))
         self.max_read, self.max_entries = max_read, max_entries

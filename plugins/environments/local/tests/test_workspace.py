@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from bashgym_environments_local import Workspace
 
-from bashgym.workspace import PathError, Workspace
+from bashgym.contracts import PathError
 
 
 @pytest.fixture
