@@ -2,7 +2,7 @@
 local session and in a bubblewrap session, measured side by side in one process, plus the cost
 of opening and closing a session (a cgroup made and removed). Prints ratios to the bare run.
 
-    uv run python plugins/environments/bubblewrap/bench/command_overhead.py [ROUNDS]
+    uv run python bench/command_overhead.py [ROUNDS]
 """
 
 from __future__ import annotations
