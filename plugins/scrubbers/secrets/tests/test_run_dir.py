@@ -174,7 +174,7 @@ def _check(out: Path, run: dict) -> None:
     for expected in ("run.json", "events.jsonl", "data.parquet", "report.html"):
         assert expected in every, every
     assert any(f.startswith("nemo-jsonl/") or f.endswith("train.jsonl") for f in every), every
-    assert any(f.startswith("hf-dataset/") for f in every), every
+    assert any(f.startswith("hf-") for f in every), every
     assert leaks(out) == {}
     # No false positives: every look-alike reaches the sinks exactly as it was.
     table = pq.read_table(out / "data.parquet").to_pandas()
@@ -228,7 +228,7 @@ def test_the_leak_check_finds_secrets_when_scrubbing_is_off(
     shapes = {p.shape for p in PLANTED}
     assert set(found["data.parquet"]) == shapes
     assert any(f.startswith("datadesigner/") and set(v) == shapes for f, v in found.items())
-    assert any(f.startswith("hf-dataset/") for f in found) and "nemo-jsonl/train.jsonl" in found
+    assert any(f.startswith("hf-") for f in found) and "nemo-jsonl/train.jsonl" in found
 
 
 AGENT_OUTPUT = "$ cat .env deploy/config.yml\n" + "\n\n".join(render(p) for p in PLANTED)

@@ -16,7 +16,9 @@ from bashgym.contracts import Options
 
 class HfHubOptions(Options):
     path: str | None = Field(
-        default=None, description="Dataset folder to write; default: RUN_DIR/hf-dataset."
+        default=None,
+        description="Dataset folder to write; default: RUN_DIR/hf-<run dir name> (two runs never "
+        "load as one dataset from a shared HF cache).",
     )
     file_format: Literal["parquet", "jsonl"] = Field(
         default="parquet", description="Data files under data/: parquet or jsonl."

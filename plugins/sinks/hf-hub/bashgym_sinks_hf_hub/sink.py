@@ -34,6 +34,12 @@ NAME = "hf-hub"
 SPLITS = ("train", "validation")
 
 
+def default_folder(run_dir: Path) -> Path:
+    """`RUN_DIR/hf-<run dir name>`: `datasets` names a local dataset (and its cache entry) after
+    the folder, so two runs' folders must not share one name or they load as the same dataset."""
+    return run_dir / f"hf-{run_dir.resolve().name}"
+
+
 class HfHubSink(Sink):
     """A Hub dataset folder (data shards + dataset card), pushed given a repo id and a token."""
 
@@ -42,7 +48,7 @@ class HfHubSink(Sink):
     def write(
         self, dataset: pd.DataFrame, options: HfHubOptions, run: RunContext, output_format: str
     ) -> Written:
-        folder = Path(options.path) if options.path else run.run_dir / "hf-dataset"
+        folder = Path(options.path) if options.path else default_folder(run.run_dir)
         data_dir = folder / "data"
         data_dir.mkdir(parents=True, exist_ok=True)
         seed = run.seed if options.seed is None else options.seed

@@ -51,7 +51,7 @@ def test_run_writes_a_loadable_hub_folder_and_pushes(
         out,
     )
     assert result.exit_code == 0, result.output
-    folder = out / "hf-dataset"
+    folder = out / f"hf-{out.name}"
     ds = datasets.load_dataset(str(folder), cache_dir=str(bashgym_env.cache_dir / "hf"))
     val_ids = [t.id for t in traces if split_of(t.id, 0, 0.25) == "validation"]
     assert ds["validation"]["trace_id"] == val_ids
@@ -70,3 +70,35 @@ def test_run_writes_a_loadable_hub_folder_and_pushes(
     for text in (card, (out / "run.json").read_text(), (out / "run.toml").read_text()):
         assert "hf_cli_s3cr3t" not in text
     assert "hf_cli_s3cr3t" not in result.output
+
+
+def test_two_runs_folders_load_as_two_datasets_from_one_cache(
+    bashgym_cli, bashgym_env, register_plugin, make_trace
+):
+    """`datasets` names a local dataset after its folder: each run's folder has its own name,
+    so a shared HF cache never hands one run's rows back for the other."""
+    batches = {"A": [make_trace(i) for i in range(3)], "B": [make_trace(i) for i in range(3, 8)]}
+
+    class Traces(Source):
+        """The traces for the run dir of that name."""
+
+        output_format = "traces"
+
+        def open(self, options, run):
+            return iter(batches[run.run_dir.name])
+
+    class Plugin:
+        @hookimpl
+        def register_sources(self, register):
+            register("batch-traces", Traces())
+
+    register_plugin(Plugin(), "batch-traces-plugin")
+    cache = str(bashgym_env.cache_dir / "hf-shared")
+    loaded = {}
+    for name in batches:
+        out = bashgym_env.workdir / name
+        result = bashgym_cli("run", "--source", "batch-traces", "--sink", "hf-hub", "--out", out)
+        assert result.exit_code == 0, result.output
+        ds = datasets.load_dataset(str(out / f"hf-{name}"), cache_dir=cache)
+        loaded[name] = sorted(i for split in ds.values() for i in split["trace_id"])
+    assert loaded == {name: sorted(t.id for t in ts) for name, ts in batches.items()}

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from bashgym_sinks_hf_hub.options import HfHubOptions
-from bashgym_sinks_hf_hub.sink import HfHubSink
+from bashgym_sinks_hf_hub.sink import HfHubSink, default_folder
 from huggingface_hub import DatasetCard
 
 from bashgym.contracts import RunContext
@@ -47,7 +47,7 @@ def load(folder: Path, tmp_path: Path) -> datasets.DatasetDict:
 def test_folder_loads_back_with_the_right_splits_and_rows(run_ctx, make_trace, tmp_path):
     traces = [make_trace(i) for i in range(20)]
     paths = write(run_ctx, [trace_to_row(t) for t in traces], val_fraction=0.25)
-    folder = run_ctx.run_dir / "hf-dataset"
+    folder = default_folder(run_ctx.run_dir)
     assert [p.relative_to(folder).as_posix() for p in paths] == [
         "data/train-00000-of-00001.parquet",
         "data/validation-00000-of-00001.parquet",
@@ -80,7 +80,7 @@ def test_card_front_matter_and_body(run_ctx, make_trace):
         tags=["agents"],
         pretty_name="Agent runs",
     )
-    readme = run_ctx.run_dir / "hf-dataset" / "README.md"
+    readme = default_folder(run_ctx.run_dir) / "README.md"
     card = DatasetCard.load(readme)
     assert card.data.license == "other"
     assert card.data.pretty_name == "Agent runs"
@@ -109,7 +109,7 @@ def test_card_front_matter_and_body(run_ctx, make_trace):
 
 def test_card_without_run_toml_still_says_how_it_was_made(run_ctx):
     write(run_ctx, [{"id": 1, "prompt": "p", "response": "r"}], fmt="rows", license="mit")
-    card = DatasetCard.load(run_ctx.run_dir / "hf-dataset" / "README.md")
+    card = DatasetCard.load(default_folder(run_ctx.run_dir) / "README.md")
     assert card.data.license == "mit" and card.data.pretty_name == "run"
     assert "No run.toml was found" in card.text and "`rows`" in card.text
     # val_fraction 0.05 of one row: no validation split, and no config pointing at nothing.
@@ -138,7 +138,7 @@ def test_a_column_null_in_one_split_only_still_loads(run_ctx, tmp_path):
         for i in range(30)
     ]
     write(run_ctx, rows, fmt="rows", val_fraction=0.3, max_shard_rows=4)
-    folder = run_ctx.run_dir / "hf-dataset"
+    folder = default_folder(run_ctx.run_dir)
     shard = next((folder / "data").glob("validation-*"))
     assert str(pq.read_schema(shard).field("cost").type) == "double"
     ds = load(folder, tmp_path)
@@ -165,7 +165,7 @@ def test_push_with_repo_and_token_from_the_named_env_var(run_ctx, make_trace, mo
     paths = write(
         run_ctx, [trace_to_row(make_trace(0))], repo_id="me/agent-runs", token_env="MY_HF_TOKEN"
     )
-    folder = run_ctx.run_dir / "hf-dataset"
+    folder = default_folder(run_ctx.run_dir)
     assert hub.calls == [
         (
             "create_repo",
