@@ -45,8 +45,10 @@ def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
     if summary is None:
         summary = json.loads((run_dir / "run.json").read_text())
     datasets = sorted(p for p in (run_dir / "datadesigner").glob("*") if p.is_dir())
+    # ignore_metadata: a structured column is stored as `struct<...>[pyarrow]`, a dtype name
+    # pandas writes into the file but cannot parse back; the Arrow schema alone reads (as dicts).
     frames = [
-        pq.read_table(f).to_pandas()
+        pq.read_table(f).to_pandas(ignore_metadata=True)
         for d in datasets
         for f in sorted((d / "parquet-files").glob("*.parquet"))
     ]

@@ -415,3 +415,25 @@ def test_bashgym_report_rewrites_the_page_from_the_run_dir(bashgym_cli, repo, mo
     for piece in ("<div class='k'>Kept rows</div><div class='v'>12</div>", "difficulty", "style"):
         assert piece in first and piece in again
     assert bashgym_cli("report", str(out / "nope")).exit_code == 2
+
+
+def test_report_reads_batches_with_structured_columns(tmp_path):
+    """DataDesigner stores a structured column as an Arrow struct whose pandas dtype name
+    (`struct<...>[pyarrow]`) pandas cannot parse back: the report still reads the batch."""
+    import pyarrow as pa
+    from bashgym_commands_report import report_for
+
+    run_dir = tmp_path / "run"
+    batches = run_dir / "datadesigner" / "dataset" / "parquet-files"
+    batches.mkdir(parents=True)
+    struct = pa.array([{"plan": ["read"], "summary": "done"}, {"plan": [], "summary": "ok"}])
+    frame = pd.DataFrame(
+        {"task": ["a", "b"], "solution": pd.Series(struct, dtype=pd.ArrowDtype(struct.type))}
+    )
+    frame.to_parquet(batches / "batch_00000.parquet")
+    with pytest.raises(TypeError, match="not understood"):
+        pd.read_parquet(batches / "batch_00000.parquet")  # what the report used to trip on
+    summary = {"status": "ok", "counts": {"requested": 2, "generated": 2, "kept": 2, "dropped": {}}}
+    (run_dir / "run.json").write_text(json.dumps(summary))
+    page = report_for(run_dir).read_text()
+    assert "<div class='k'>Kept rows</div><div class='v'>2</div>" in page
