@@ -119,6 +119,10 @@ class Engine:
         self.add_bos = self.model.add_bos_token()
         self.inbox: queue.Queue[Job] = queue.Queue()
         self.free = list(range(parallel))
+        # Prompt tokens whose keys/values each slot still holds: a request sharing a prefix
+        # with them (the same system prompt and schema, as DataDesigner's columns send) skips
+        # evaluating it again. Prompt evaluation is most of a CPU request's time.
+        self.cached: dict[int, list[int]] = {seq: [] for seq in range(parallel)}
         self.active: list[Job] = []
         self.stopping = False
         self.thread = threading.Thread(target=self._loop, name="llama-batch", daemon=True)
@@ -196,8 +200,12 @@ class Engine:
             if job.cancelled.is_set():
                 job.free_samplers()
                 continue
-            job.seq = self.free.pop(0)
-            llama_cpp.llama_memory_seq_rm(self.memory, job.seq, -1, -1)
+            shared = {seq: _common(self.cached[seq], job.prompt) for seq in self.free}
+            job.seq = max(self.free, key=lambda seq: shared[seq])
+            self.free.remove(job.seq)
+            keep = min(shared[job.seq], len(job.prompt) - 1)  # the last token yields logits
+            llama_cpp.llama_memory_seq_rm(self.memory, job.seq, keep, -1)
+            job.n_past = keep
             self.active.append(job)
             block = False
 
@@ -249,6 +257,9 @@ class Engine:
             for job in list(self.active):
                 job.emit("error", f"llama_decode failed (code {rc})")
                 self._finish(job, None)
+            for seq in self.cached:  # nothing cached is to be trusted after a failed decode
+                llama_cpp.llama_memory_seq_rm(self.memory, seq, -1, -1)
+                self.cached[seq] = []
             return
         for job, idx in outputs:
             self._on_token(job, self.sample(job, idx))
@@ -282,12 +293,22 @@ class Engine:
                 job.emit("delta", job.text[job.sent :])
             job.emit("done", {"reason": reason, "tokens": job.out_tokens, "text": job.text})
         self.active.remove(job)
-        llama_cpp.llama_memory_seq_rm(self.memory, job.seq, -1, -1)
+        self.cached[job.seq] = job.prompt[: min(job.n_past, len(job.prompt))]
         job.free_samplers()
         self.free.append(job.seq)
 
     def submit(self, job: Job) -> None:
         self.inbox.put(job)
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """Length of the common prefix of two token lists."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 # --- the HTTP side --------------------------------------------------------------------------------

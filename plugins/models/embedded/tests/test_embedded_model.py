@@ -161,3 +161,26 @@ def test_bashgym_serve_prints_a_working_url_and_stops_on_ctrl_c() -> None:
     finally:
         if cli.poll() is None:
             cli.kill()
+
+
+def test_a_reused_prompt_prefix_changes_no_answer(served: ServedModel) -> None:
+    """Slots keep their last prompt's keys/values and skip evaluating a shared prefix again:
+    answers must be exactly what a fresh evaluation gives (greedy decoding)."""
+    from openai import OpenAI
+
+    client = OpenAI(base_url=served.base_url, api_key="unused")
+    system = "You are a terse assistant. " * 40  # a long shared prefix, as a system prompt is
+
+    def ask(question: str) -> str:
+        reply = client.chat.completions.create(
+            model=served.model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
+            max_tokens=16,
+            temperature=0,
+        )
+        return reply.choices[0].message.content or ""
+
+    first = ask("Name one prime number.")
+    other = ask("Name one colour.")
+    again = ask("Name one prime number.")
+    assert first and other and again == first
