@@ -106,17 +106,27 @@ def add_task_columns(
     return list(samplers)
 
 
-def add_solution_columns(builder: DataDesignerConfigBuilder, name: str, alias: str) -> str:
-    """The structured trajectory `name` and its markdown rendering; returns the text column."""
+def add_solution_columns(
+    builder: DataDesignerConfigBuilder, name: str, alias: str, max_steps: int | None = None
+) -> str:
+    """The structured trajectory `name` and its markdown rendering; returns the text column.
+    `max_steps` caps the tool calls in the schema itself (a model decoding under the schema
+    cannot run long) and in the prompt."""
     import data_designer.config as dd
 
+    schema: dict[str, Any] | type[Trajectory] = Trajectory
+    prompt = prompts.solution_prompt()
+    if max_steps is not None:
+        schema = Trajectory.model_json_schema()
+        schema["properties"]["steps"]["maxItems"] = max_steps
+        prompt += f"\nUse at most {max_steps} tool calls."
     builder.add_column(
         dd.LLMStructuredColumnConfig(
             name=name,
             model_alias=alias,
             system_prompt=prompts.SOLVER_SYSTEM_PROMPT,
-            prompt=prompts.solution_prompt(),
-            output_format=Trajectory,
+            prompt=prompt,
+            output_format=schema,
         )
     )
     text = f"{name}_text"

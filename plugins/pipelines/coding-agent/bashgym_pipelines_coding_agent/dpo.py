@@ -76,7 +76,7 @@ class CodingAgentDpo(Pipeline):
         builder, alias = columns.task_builder(options, run, seed, NAME, solvers)
         for side in SIDES:
             text = columns.add_solution_columns(
-                builder, f"solution_{side}", alias[f"solution_{side}"]
+                builder, f"solution_{side}", alias[f"solution_{side}"], options.max_steps
             )
             builder.add_column(
                 judge_column(

@@ -88,6 +88,12 @@ class CodingAgentOptions(PipelineOptions):
     max_tokens: int = Field(
         default=8192, ge=256, description="Token limit for one solution trajectory."
     )
+    max_steps: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most tool calls in one solution, enforced by the output schema (keeps a "
+        "small local model's answers short); default: no limit.",
+    )
     judge_max_tokens: int = Field(
         default=2048, ge=128, description="Token limit for one judge verdict."
     )

@@ -44,7 +44,9 @@ class CodingAgentSft(Pipeline):
         builder, alias = columns.task_builder(
             options, run, seed, NAME, {"solution": (options.model, options.temperature)}
         )
-        text = columns.add_solution_columns(builder, TRAJECTORY, alias["solution"])
+        text = columns.add_solution_columns(
+            builder, TRAJECTORY, alias["solution"], options.max_steps
+        )
         checks = columns.add_python_checks(
             builder,
             partial(python_file_template, TRAJECTORY),
