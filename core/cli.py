@@ -34,6 +34,9 @@ out = Console()
 _host: PluginHost | None = None
 
 
+TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
+
+
 def current_host() -> PluginHost:
     """The process's plugin host, loaded on first use (tests swap it with `use_host`)."""
     global _host
@@ -216,6 +219,15 @@ def run_command(
     for name, paths in summary["outputs"].items():
         for p in paths:
             out.print(f"  {name}: {p}", highlight=False)
+    for name, path in summary.get("artifacts", {}).items():
+        out.print(f"  {name}: {path}", highlight=False)
+    notes = summary.get("notes", [])  # what the run wants a user to know; run.json keeps all
+    for note in notes[:TERMINAL_NOTES]:
+        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    if len(notes) > TERMINAL_NOTES:
+        err.print(
+            f"[yellow]note:[/] {len(notes) - TERMINAL_NOTES} more in run.json", highlight=False
+        )
     if empty:
         err.print(
             f"[yellow]warning:[/] {escape(summary['warning'])}", highlight=False, soft_wrap=True

@@ -285,10 +285,15 @@ def test_source_notes_reach_run_json_capped(bashgym_cli, bashgym_env, register_p
 
     register_plugin(P(), "noisy-plugin")
     out = bashgym_env.workdir / "noisy"
-    assert bashgym_cli("run", "-s", "noisy", "-k", "parquet", "--out", out).exit_code == 0
+    result = bashgym_cli("run", "-s", "noisy", "-k", "parquet", "--out", out)
+    assert result.exit_code == 0, result.output
     notes = read_run(out)["notes"]
     assert notes[0] == "input.jsonl:0: truncated line" and len(notes) == 201
     assert notes[-1] == "... and 50 more"
+    # the terminal shows the first few and points to the rest
+    assert "note: input.jsonl:0: truncated line" in result.output
+    assert "note: input.jsonl:5: truncated line" not in result.output
+    assert "note: 196 more in run.json" in result.output
 
 
 def test_run_help_teaches(bashgym_cli):
