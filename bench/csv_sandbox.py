@@ -119,7 +119,7 @@ async def unsandboxed_rate(csv: Path, folder: Path, runs: int) -> float:
             from contextlib import asynccontextmanager
 
             from bashgym.contracts import EnvironmentSession
-            from bashgym.workspace import Workspace
+            from bashgym_environments_local import Workspace
 
             class Session(EnvironmentSession):
                 name = "none"
