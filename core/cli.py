@@ -6,6 +6,7 @@ before any work and printed as one line naming the problem and the valid choices
 
 from __future__ import annotations
 
+import functools
 import signal
 from pathlib import Path
 from typing import Annotated, Any
@@ -287,6 +288,7 @@ def _add_plugin_commands(app: typer.Typer, host: PluginHost) -> None:
                 clashes.append(name)
                 continue
             is_group = item in scratch.registered_groups
+            _input_errors_exit_2(item)
             (app.registered_groups if is_group else app.registered_commands).append(item)  # type: ignore[arg-type]
             added.append(name)
         if info is not None:
@@ -296,6 +298,29 @@ def _add_plugin_commands(app: typer.Typer, host: PluginHost) -> None:
                     f"command(s) {', '.join(repr(c) for c in clashes)} refused: the name is "
                     "already taken by a built-in or another plugin"
                 )
+
+
+def _input_errors_exit_2(item: Any) -> None:
+    """A plugin command (or each command of a group) ends an `InputError` the way `run` does:
+    one red line and exit 2, not a traceback. functools.wraps keeps the signature Typer reads."""
+    group = getattr(item, "typer_instance", None)
+    if group is not None:
+        for sub in [*group.registered_commands, *group.registered_groups]:
+            _input_errors_exit_2(sub)
+        return
+    callback = item.callback
+    if callback is None or getattr(callback, "_bashgym_wrapped", False):
+        return
+
+    @functools.wraps(callback)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except InputError as exc:
+            raise fail(str(exc)) from None
+
+    guarded._bashgym_wrapped = True  # type: ignore[attr-defined]
+    item.callback = guarded
 
 
 def _name(item: Any) -> str:

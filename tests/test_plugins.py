@@ -258,3 +258,37 @@ def test_models_check_refuses_an_unknown_alias(bashgym_cli):
     result = bashgym_cli("models", "check", "nosuch")
     assert result.exit_code == 2
     assert "unknown model alias 'nosuch'; configured aliases: default" in result.output
+
+
+class BadInput:
+    @hookimpl
+    def register_commands(self, app):
+        import typer
+
+        from bashgym.contracts import InputError
+
+        @app.command("check-file")
+        def check_file(path: str) -> None:
+            """Refuse every file: its input is always wrong."""
+            raise InputError(f"{path} is not a config file")
+
+        group = typer.Typer()
+
+        @group.command("inspect")
+        def inspect(path: str) -> None:
+            """Refuse every file, from inside a command group."""
+            raise InputError(f"{path} has no graph")
+
+        app.add_typer(group, name="thing")
+
+
+def test_a_plugin_commands_input_error_is_one_line_and_exit_2(bashgym_cli, register_plugin):
+    register_plugin(BadInput(), "bad-input")
+    for args, message in [
+        (("check-file", "x.toml"), "x.toml is not a config file"),
+        (("thing", "inspect", "y.parquet"), "y.parquet has no graph"),
+    ]:
+        result = bashgym_cli(*args)
+        assert result.exit_code == 2, result.output
+        assert f"error: {message}" in result.output
+        assert "Traceback" not in result.output
