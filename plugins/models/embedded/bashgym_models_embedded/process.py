@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bashgym.procs import ManagedProcess, ServerStartError, free_port
+from bashgym_models_providers.served import ManagedProcess, ServerStartError
+
+from bashgym.procs import free_port
 
 __all__ = ["ManagedProcess", "ServerStartError", "embedded_command", "free_port", "shared"]
 

@@ -2,7 +2,7 @@
 
 Why a separate plugin: vLLM is a GPU-only, multi-gigabyte install that most BashGym users never
 need; this package costs nothing until used and says plainly what is missing (vLLM, or a GPU)
-before anything starts. The child is the kernel's `bashgym.procs.ManagedProcess`: own process
+before anything starts. The child is `bashgym_models_providers.served.ManagedProcess`: own process
 group, death with its parent, TERM then KILL, stopped at exit.
 """
 
@@ -16,10 +16,11 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from bashgym_models_providers.served import ManagedProcess, ServerStartError
 from pydantic import Field
 
 from bashgym.contracts import InputError, Options, Runtime, ServedModel
-from bashgym.procs import ManagedProcess, ServerStartError, free_port
+from bashgym.procs import free_port
 
 if TYPE_CHECKING:
     from bashgym.settings import ModelAlias, Settings
