@@ -114,11 +114,9 @@ def add_solution_columns(
     cannot run long) and in the prompt."""
     import data_designer.config as dd
 
-    schema: dict[str, Any] | type[Trajectory] = Trajectory
+    schema = solution_schema(max_steps)
     prompt = prompts.solution_prompt()
     if max_steps is not None:
-        schema = Trajectory.model_json_schema()
-        schema["properties"]["steps"]["maxItems"] = max_steps
         prompt += f"\nUse at most {max_steps} tool calls."
     builder.add_column(
         dd.LLMStructuredColumnConfig(
@@ -132,6 +130,35 @@ def add_solution_columns(
     text = f"{name}_text"
     builder.add_column(dd.ExpressionColumnConfig(name=text, expr=render_template(name)))
     return text
+
+
+def solution_schema(max_steps: int | None = None) -> dict[str, Any]:
+    """Trajectory's JSON schema without titles and descriptions, steps capped at `max_steps`.
+
+    The solution prompt explains every field already, and DataDesigner appends the schema after
+    the row's task, where no prompt cache reaches: each description there cost every request
+    its tokens again (about 400 of a solution request's 1,450 on the embedded model)."""
+    schema = _bare(Trajectory.model_json_schema())
+    if max_steps is not None:
+        schema["properties"]["steps"]["maxItems"] = max_steps
+    return schema
+
+
+def _bare(schema: Any) -> Any:
+    """`schema` without `title`/`description` keywords (property *names* are kept as they are)."""
+    if isinstance(schema, list):
+        return [_bare(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("title", "description"):
+            continue
+        if key in ("properties", "$defs"):
+            out[key] = {name: _bare(sub) for name, sub in value.items()}
+        else:
+            out[key] = _bare(value)
+    return out
 
 
 def add_python_checks(

@@ -5,7 +5,9 @@ attributes, and spell out the failure modes seen in synthetic agent data (tasks 
 concrete files or acceptance criteria; trajectories that edit before reading, invent tools,
 print observations inconsistent with earlier steps, or claim tests pass without running them).
 Templates are Jinja over the row's columns; a seed task is shown only when there is one,
-since DataDesigner rejects a template naming a column that does not exist.
+since DataDesigner rejects a template naming a column that does not exist. The fixed
+instructions come first and the row's own values last: requests then share a long prefix, which
+a server's prompt cache (the embedded model's slots, Anthropic's and OpenAI's caches) skips.
 """
 
 from __future__ import annotations
@@ -32,9 +34,6 @@ conflicts with the attributes above, the attributes win.
 TASK_PROMPT = """\
 Write one task that a developer would type to a coding agent working in their repository.
 
-Attributes of the task:
-{attributes}
-{seed_block}
 Requirements:
 - Ground it in a concrete, plausible codebase: name the files, modules, functions, commands or
   error messages involved (invented, but consistent with each other), e.g. `src/billing/invoice.py`.
@@ -45,8 +44,11 @@ Requirements:
 - Write as developers do: direct and specific, 2 to 8 sentences; a short error message, stack
   trace or code snippet is welcome when it helps.
 - No secrets, tokens, real company or person names, or absolute home-directory paths.
+- Reply with the task text only: no title, preamble, quotes or explanation.
 
-Reply with the task text only: no title, preamble, quotes or explanation."""
+Attributes of the task:
+{attributes}
+{seed_block}"""
 
 
 def task_prompt(samplers: list[str], seeded: bool) -> str:
@@ -65,13 +67,8 @@ SOLVER_SYSTEM_PROMPT = (
 TOOL_LIST = "\n".join(f"- {line}" for line in TOOLS.values())
 
 SOLUTION_PROMPT = f"""\
-Write the trajectory of an expert coding agent solving this task in the developer's repository.
-
-<task>
-{{{{ task_prompt }}}}
-</task>
-
-The repository: {{{{ language }}}}, {{{{ codebase_size }}}}.
+Write the trajectory of an expert coding agent solving the task below in the developer's
+repository.
 
 The agent has exactly these tools and no others:
 {TOOL_LIST}
@@ -87,14 +84,20 @@ How the agent works:
 4. Observations are what the tool would really return in this repository: file text matching
    what earlier steps read or wrote, realistic command and test-runner output with counts,
    tracebacks and exit codes. Trim long output to the relevant part with "...".
-5. Code is complete, idiomatic and correct {{{{ language }}}}: write_file content is the whole
-   file; edit_file old_text appears exactly once in the file as last read. No placeholders,
-   TODOs or "rest unchanged" comments.
+5. Code is complete, idiomatic and correct in the repository's language: write_file content is
+   the whole file; edit_file old_text appears exactly once in the file as last read. No
+   placeholders, TODOs or "rest unchanged" comments.
 6. summary: what changed and where, how it was verified, and anything the developer should
    decide or know.
 
 Never invent tools, ask the developer questions, or claim tests pass unless a step shows them
-passing."""
+passing.
+
+<task>
+{{{{ task_prompt }}}}
+</task>
+
+The repository: {{{{ language }}}}, {{{{ codebase_size }}}}."""
 
 
 def solution_prompt() -> str:

@@ -255,3 +255,26 @@ def test_config_exports_with_and_without_a_seed(scripted_models, tmp_path):
                 "default-solution": "default",
                 "judge": "judge",
             }
+
+
+def test_solution_schema_is_bare_but_still_the_trajectory_shape():
+    """The schema DataDesigner appends to every solution request carries no prose (the prompt
+    explains each field) yet accepts exactly what Trajectory accepts, steps capped."""
+    import json
+
+    import jsonschema
+    from bashgym_pipelines_coding_agent.columns import solution_schema
+
+    schema = solution_schema(max_steps=2)
+    text = json.dumps(schema)
+    assert '"description"' not in text and '"title"' not in text
+    step = {"thought": "look", "tool": "bash", "command": "ls", "observation": "a.py"}
+    ok = {"plan": ["inspect"], "steps": [step, step], "summary": "done"}
+    jsonschema.validate(ok, schema)
+    for bad in (
+        {**ok, "steps": [step, step, step]},  # over max_steps
+        {**ok, "steps": [{**step, "tool": "browse"}]},  # not one of the tools
+        {"plan": ["inspect"], "steps": [step]},  # no summary
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
