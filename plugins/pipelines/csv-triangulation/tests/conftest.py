@@ -44,6 +44,33 @@ def environment(request: pytest.FixtureRequest, registry: Any) -> str:
 
 
 @pytest.fixture
+def best_environment(registry: Any) -> str:
+    """The strongest environment that can run here: bubblewrap, else local (for checks that
+    need one sandbox, not each); skipped, named, when neither can."""
+    reasons = []
+    for name in ("bubblewrap", "local"):
+        if name not in registry.items["environments"]:
+            reasons.append(f"{name} is not installed")
+            continue
+        why = registry.get("environments", name).obj.available()
+        if why is None:
+            return name
+        reasons.append(f"{name}: {why}")
+    pytest.skip(f"no environment can run here ({'; '.join(reasons)})")
+
+
+@pytest.fixture
+def best_sandbox(registry: Any, best_environment: str, tmp_path: Path) -> Callable[..., Any]:
+    """`sandbox`, in `best_environment` only."""
+
+    def run(body: Callable[[Any], Coroutine[Any, Any, Any]], **kwargs: Any) -> Any:
+        root = kwargs.pop("root", tmp_path / "pool")
+        return run_in_pool(registry, best_environment, root, body, **kwargs)
+
+    return run
+
+
+@pytest.fixture
 def shop() -> Path:
     """The shipped CSV: 24 orders (order_id, region, product, units, price, revenue)."""
     return SHOP
