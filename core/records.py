@@ -180,9 +180,15 @@ class Trace(_Record):
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def openai_messages(self) -> list[dict[str, Any]]:
-        """System prompt first (when known), then every message, in OpenAI chat shape."""
-        head = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return head + [m.to_openai() for m in self.messages if m.role != "system" or not head]
+        """System prompt first (when known), then every message, in OpenAI chat shape. Leading
+        system messages are what the system prompt stands for; later ones (Codex's developer
+        instructions sent mid-session) stay where they were."""
+        if not self.system_prompt:
+            return [m.to_openai() for m in self.messages]
+        body = list(self.messages)
+        while body and body[0].role == "system":
+            body.pop(0)
+        return [{"role": "system", "content": self.system_prompt}, *(m.to_openai() for m in body)]
 
     def openai_tools(self) -> list[dict[str, Any]]:
         return [tool.to_openai() for tool in self.tools]

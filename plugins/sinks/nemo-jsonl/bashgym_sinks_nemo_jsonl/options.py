@@ -46,6 +46,13 @@ class NemoJsonlOptions(Options):
         description="tool_calls[].function.arguments as JSON text (OpenAI, NeMo) or as an object "
         "(what HF chat templates such as Qwen2.5's expect; text gets JSON-encoded twice there).",
     )
+    mid_conversation_system: Literal["keep", "drop-line"] = Field(
+        default="keep",
+        description="A system message after the first (Codex's developer instructions sent "
+        "mid-session): keep it in place, as OpenAI chat allows and Qwen's or Llama's chat "
+        "templates render; drop-line drops the line with its reason, for a template that "
+        "refuses one.",
+    )
     include_subagents: bool = Field(
         default=False,
         description="Also write each trace's subagent conversations as lines of their own "

@@ -115,10 +115,11 @@ def _tools(value: Any) -> list[dict[str, Any]]:
 # --- validation --------------------------------------------------------------------------------
 
 
-def validate(messages: list[dict[str, Any]]) -> None:
-    """Raise `Invalid` unless `messages` is a conversation a trainer can use: system only first,
-    a user turn before any answer, every tool call answered by a following tool message (and
-    every tool message answering one), and a non-empty assistant turn last."""
+def validate(messages: list[dict[str, Any]], *, mid_system: bool = False) -> None:
+    """Raise `Invalid` unless `messages` is a conversation a trainer can use: system first (and
+    later only if `mid_system`), a user turn before any answer, every tool call answered by a
+    following tool message (and every tool message answering one), and a non-empty assistant
+    turn last."""
     if not messages:
         raise Invalid("no messages")
     pending: set[str] = set()
@@ -126,7 +127,9 @@ def validate(messages: list[dict[str, Any]]) -> None:
     for i, msg in enumerate(messages):
         role = msg["role"]
         if role == "system" and i:
-            raise Invalid("system message not first")
+            if not mid_system:
+                raise Invalid("system message not first")
+            continue
         if role == "tool":
             if msg["tool_call_id"] not in pending:
                 raise Invalid("tool message answers no pending tool call")
@@ -200,7 +203,7 @@ def sft_line(
         messages[0]["content"] = system_prompt or options.default_system_prompt
     if options.format == "chat":
         messages = to_chat(messages)
-    validate(messages)
+    validate(messages, mid_system=options.mid_conversation_system == "keep")
     line: Line = {"messages": messages}
     if options.format == "tool-use" and with_tools:
         line["tools"] = _complete_tools(tools, messages)

@@ -148,8 +148,6 @@ USER = Message(role="user", content="do it")
         ([USER], "last message is not the assistant's"),
         ([USER, Message(role="assistant", content="  ")], "final assistant message is empty"),
         ([Message(role="assistant", content="hi")], "assistant speaks before any user message"),
-        ([USER, Message(role="system", content="late"), Message(role="assistant", content="ok")],
-         "system message not first"),
         ([], "no messages"),
     ],
 )  # fmt: skip
@@ -159,6 +157,36 @@ def test_invalid_conversations_are_dropped_with_a_reason(run_ctx, make_trace, me
     # an empty message list still gets the system prompt, so it fails as "last message ..."
     expected = "last message is not the assistant's" if reason == "no messages" else reason
     assert run_ctx.dropped == {f"nemo-jsonl: {expected}": 1}
+
+
+def test_a_mid_conversation_system_message_stays_in_place_or_drops_the_line(run_ctx):
+    """Codex sends developer instructions mid-session: kept where they were (OpenAI chat allows
+    it, Qwen's and Llama's templates render it), or, for a template that refuses them, the
+    line is dropped with its reason; never moved or lost silently."""
+    late = Message(
+        role="system", content="Approval policy is now never.", extra={"codex_role": "developer"}
+    )
+    trace = Trace(
+        id="codex-1",
+        system_prompt="You are Codex.",
+        messages=[USER, Message(role="assistant", content="on it"), late,
+                  Message(role="user", content="go on"), Message(role="assistant", content="done")],
+    )  # fmt: skip
+    for fmt in ("tool-use", "chat"):
+        (line,) = lines(write(run_ctx, [trace_to_row(trace)], format=fmt, val_fraction=0))
+        assert [(m["role"], m["content"]) for m in line["messages"]] == [
+            ("system", "You are Codex."),
+            ("user", "do it"),
+            ("assistant", "on it"),
+            ("system", "Approval policy is now never."),
+            ("user", "go on"),
+            ("assistant", "done"),
+        ]
+    folder = write(
+        run_ctx, [trace_to_row(trace)], mid_conversation_system="drop-line", val_fraction=0
+    )
+    assert lines(folder) == []
+    assert run_ctx.dropped == {"nemo-jsonl: system message not first": 1}
 
 
 def test_a_row_that_is_not_a_trace_is_dropped_not_fatal(run_ctx, make_trace):

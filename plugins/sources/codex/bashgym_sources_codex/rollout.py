@@ -26,8 +26,9 @@ Real-world shapes this also reads:
 * `developer` / `system` messages before the first user turn (sandbox and approval
   instructions) are part of what the model was told first: they are appended, in order, to
   `system_prompt`. Later ones stay in the messages, in order, as `system` messages with
-  `extra.codex_role`; both are counted in `trace.extra["left_out"]` (`into_system_prompt`,
-  `mid_conversation_system`), since chat training lines keep one system message only.
+  `extra.codex_role` (training lines keep them in place); both are counted in
+  `trace.extra["left_out"]` (`into_system_prompt`, `mid_conversation_system`) for a trainer
+  whose chat template refuses a late system message (nemo-jsonl's `mid_conversation_system`).
 * Injected context sent as user messages (`<environment_context>`, `<user_instructions>`,
   AGENTS.md instructions) is marked `extra.codex_context` and is not the user's own turn.
 * `session_meta.dynamic_tools` (flat, or grouped in namespaces) gives the real tool schemas.
