@@ -42,6 +42,31 @@ schema on its own scale, and give your reasoning before each score.
 """
 
 
+SEE_LEVELS = "as defined in the rubric"
+
+
+def rubric_system_prompt(rubric: Rubric) -> str:
+    """Every criterion with the meaning of each level, as the judge's system prompt.
+
+    DataDesigner appends a judge's response schema to the prompt, after the row's task and
+    response, and it used to carry every level's definition there: the same long text in every
+    request, where no prompt cache reaches (over half a verdict request on the embedded model).
+    In the system prompt the rubric is a fixed prefix that the embedded model's slots and hosted
+    prompt caches skip; the schema's levels then only point to it."""
+    parts = [
+        "You are a strict, fair reviewer. Score each criterion on its own scale, reading the "
+        "level definitions below, and give your reasoning before each score."
+    ]
+    for c in rubric.criteria:
+        levels = "\n".join(f"- {k}: {text}" for k, text in sorted(c.options.items(), reverse=True))
+        parts.append(f"## {c.name}\n{c.description}\n{levels}")
+    text = "\n\n".join(parts)
+    # DataDesigner renders a system prompt as Jinja: a rubric quoting braces stays literal
+    return (
+        f"{{% raw %}}{text}{{% endraw %}}" if any(m in text for m in ("{{", "{%", "{#")) else text
+    )
+
+
 def _check_column(column: str, what: str) -> None:
     """Jinja reads a column as a bare name, so it must be an identifier (no '-', no spaces)."""
     if not column.isidentifier():
@@ -76,9 +101,9 @@ def judge_column(
 ) -> dd.LLMJudgeColumnConfig:
     """An LLM judge column scoring `response_column` against `prompt_column` with `rubric`.
 
-    Its value per row is `{"<criterion>": {"reasoning": str, "score": int}}`. `prompt`, a full
-    Jinja template, replaces the built-in one (the rubric's criteria and schema are still
-    appended by DataDesigner).
+    Its value per row is `{"<criterion>": {"reasoning": str, "score": int}}`. The rubric's
+    levels are its system prompt (`rubric_system_prompt`). `prompt`, a full Jinja template,
+    replaces the built-in one (DataDesigner still appends the response schema).
     """
     import data_designer.config as dd
 
@@ -90,10 +115,18 @@ def judge_column(
     )
     scores = [
         # int keys: DataDesigner returns the option key itself, and only ints compare with >=.
-        dd.Score(name=c.name, description=c.description, options=dict(c.options))
+        dd.Score(
+            name=c.name, description=c.description, options=dict.fromkeys(c.options, SEE_LEVELS)
+        )
         for c in rubric.criteria
     ]
-    return dd.LLMJudgeColumnConfig(name=column, model_alias=model_alias, prompt=text, scores=scores)
+    return dd.LLMJudgeColumnConfig(
+        name=column,
+        model_alias=model_alias,
+        system_prompt=rubric_system_prompt(rubric),
+        prompt=text,
+        scores=scores,
+    )
 
 
 def score_expr(column: str, criterion: str) -> str:

@@ -76,6 +76,12 @@ def test_judge_column_has_int_scores_and_a_delimited_prompt():
     assert col.column_type == "llm-judge" and col.model_alias == "judge"
     assert [s.name for s in col.scores] == EXPECTED["coding-solution"]
     assert all(type(k) is int for s in col.scores for k in s.options)
+    # every level's definition is in the (fixed, cacheable) system prompt, once
+    for criterion in rubric.criteria:
+        assert f"## {criterion.name}\n{criterion.description}" in col.system_prompt
+        for level, text in criterion.options.items():
+            assert col.system_prompt.count(f"- {level}: {text}") == 1
+    assert "{{" not in col.system_prompt
     assert col.prompt.startswith(rubric.instructions)
     assert "<task>\n{{ task }}\n</task>" in col.prompt
     assert "<response>\n{{ answer }}\n</response>" in col.prompt
