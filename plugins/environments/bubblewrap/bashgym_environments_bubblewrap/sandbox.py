@@ -7,6 +7,10 @@ The layout, in bwrap's order (a later mount covers an earlier one):
     --bind TMP /tmp        the session's own /tmp: a folder made for it, kept across its
                            commands, removed at close (not the host's /tmp)
     --tmpfs /run           (without network) no host daemon's sockets: docker, dbus, systemd
+    --ro-bind R R          the Python that runs BashGym (its prefixes, its executable's folder,
+                           every sys.path folder: editable plugins) where it lives under /tmp or
+                           /run, which the mounts above replace: a checkout and venv in /tmp (as
+                           CI clones often are) must still run its own interpreter and agents
     --tmpfs / --ro-bind /dev/null   over each hidden path (credentials of common tools; the
                            /dev/null cannot even be opened: binds are nodev)
     --bind P P             each folder of the `writable` option
@@ -63,6 +67,23 @@ def hidden_paths(patterns: list[str]) -> list[Path]:
     return out
 
 
+def runtime_paths(covered: Sequence[str] = ("/tmp", "/run")) -> list[Path]:
+    """The folders of the running Python (prefixes, the executable's folder, sys.path entries)
+    that lie under a `covered` mount point, outermost only: the sandbox shows them read-only
+    again, as it shows the rest of the system."""
+    import sys
+
+    found: set[Path] = set()
+    for name in (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(sys.executable),
+                 os.path.dirname(os.path.realpath(sys.executable)), *sys.path):  # fmt: skip
+        if not name or not os.path.isdir(name):
+            continue
+        real = Path(os.path.realpath(name))
+        if any(real.is_relative_to(c) and real != Path(c) for c in covered):
+            found.add(real)
+    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
+
+
 def bwrap_argv(
     bwrap: str,
     workspace: Path,
@@ -84,6 +105,8 @@ def bwrap_argv(
     argv += ["--tmpfs", "/tmp"] if tmp is None else ["--bind", str(tmp), "/tmp"]
     if not network:
         argv += ["--tmpfs", "/run"]
+    for path in runtime_paths(("/tmp",) if network else ("/tmp", "/run")):
+        argv += ["--ro-bind", str(path), str(path)]
     for path in hide:
         argv += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
     for path in writable:

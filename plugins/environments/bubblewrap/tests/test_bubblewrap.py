@@ -181,3 +181,30 @@ def test_why_bwrap_cannot_run_is_said(tmp_path: Path) -> None:
     )
     with pytest.raises(InputError, match=r"cannot run here: .*not installed"):
         run_in(tmp_path, "true", bwrap="bashgym-no-such-bwrap")
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_a_python_living_under_tmp_stays_visible_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout and its venv under /tmp (as CI clones often are): the sandbox replaces /tmp,
+    yet the interpreter and its sys.path folders must still be there, read-only."""
+    import sys
+
+    site = tmp_path / "clone" / ".venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "plugin.py").write_text("print('imported from /tmp')\n")
+    (tmp_path / "clone" / "secret-beside.txt").write_text("not on sys.path\n")
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    seen, write, beside = run_in(
+        workspace,
+        f"cat {site}/plugin.py",
+        f"echo x > {site}/new.py",
+        f"cat {tmp_path}/clone/secret-beside.txt",
+    )
+    assert seen.exit_code == 0 and "imported from /tmp" in seen.output
+    assert write.exit_code != 0 and "Read-only file system" in write.output
+    assert beside.exit_code != 0  # only the runtime's own folders come back, not their parents
+    assert not (site / "new.py").exists()
