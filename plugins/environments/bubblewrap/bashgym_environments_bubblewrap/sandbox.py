@@ -68,14 +68,22 @@ def hidden_paths(patterns: list[str]) -> list[Path]:
 
 
 def runtime_paths(covered: Sequence[str] = ("/tmp", "/run")) -> list[Path]:
-    """The folders of the running Python (prefixes, the executable's folder, sys.path entries)
-    that lie under a `covered` mount point, outermost only: the sandbox shows them read-only
-    again, as it shows the rest of the system."""
+    """The folders of the running Python (prefixes, the executable's folder, sys.path entries,
+    the folders its loaded packages came from) that lie under a `covered` mount point, outermost
+    only: the sandbox shows them read-only again, as it shows the rest of the system."""
     import sys
 
     found: set[Path] = set()
-    for name in (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(sys.executable),
-                 os.path.dirname(os.path.realpath(sys.executable)), *sys.path):  # fmt: skip
+    # editable installs map packages to their source folders through an import hook, not
+    # sys.path: the folder holding each loaded top-level package counts too
+    loaded = [
+        os.path.dirname(os.path.dirname(f) if f.endswith("__init__.py") else f)
+        for name, module in list(sys.modules.items())
+        if "." not in name and isinstance(f := getattr(module, "__file__", None) or "", str) and f
+    ]
+    executable = sys.executable
+    for name in (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(executable),
+                 os.path.dirname(os.path.realpath(executable)), *sys.path, *loaded):  # fmt: skip
         if not name or not os.path.isdir(name):
             continue
         real = Path(os.path.realpath(name))
