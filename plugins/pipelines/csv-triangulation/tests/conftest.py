@@ -62,12 +62,7 @@ def best_environment(registry: Any) -> str:
 @pytest.fixture
 def best_sandbox(registry: Any, best_environment: str, tmp_path: Path) -> Callable[..., Any]:
     """`sandbox`, in `best_environment` only."""
-
-    def run(body: Callable[[Any], Coroutine[Any, Any, Any]], **kwargs: Any) -> Any:
-        root = kwargs.pop("root", tmp_path / "pool")
-        return run_in_pool(registry, best_environment, root, body, **kwargs)
-
-    return run
+    return sandbox_in(registry, best_environment, tmp_path)
 
 
 @pytest.fixture
@@ -80,7 +75,10 @@ def shop() -> Path:
 def sandbox(registry: Any, environment: str, tmp_path: Path) -> Callable[..., Any]:
     """`sandbox(body, csv=..., **limits)`: run `body(pool)` in a one-worker pool of
     `environment`, with tight limits unless overridden."""
+    return sandbox_in(registry, environment, tmp_path)
 
+
+def sandbox_in(registry: Any, environment: str, tmp_path: Path) -> Callable[..., Any]:
     def run(body: Callable[[Any], Coroutine[Any, Any, Any]], **kwargs: Any) -> Any:
         root = kwargs.pop("root", tmp_path / "pool")
         return run_in_pool(registry, environment, root, body, **kwargs)
