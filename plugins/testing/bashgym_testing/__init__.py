@@ -1,11 +1,14 @@
 """Test helpers for BashGym and its plugins: a scripted model server (OpenAI and Anthropic APIs,
-also `python -m bashgym_testing`), a scripted executor, and pytest fixtures (auto-loaded)."""
+also `python -m bashgym_testing`), a scripted executor, a plain environment session, and
+pytest fixtures (auto-loaded)."""
 
 from bashgym_testing.executors import ScriptedExecutor
 from bashgym_testing.server import Fault, RecordedRequest, Reply, ScriptedModelServer, ToolUse
+from bashgym_testing.sessions import PlainSession
 
 __all__ = [
     "Fault",
+    "PlainSession",
     "RecordedRequest",
     "Reply",
     "ScriptedExecutor",

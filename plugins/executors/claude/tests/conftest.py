@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bashgym_environments_local import Workspace
 from bashgym_models_providers import ModelSession
+from bashgym_testing import PlainSession
 
-from bashgym import procs
-from bashgym.contracts import EnvironmentSession, RunContext, TaskContext
+from bashgym.contracts import RunContext, TaskContext
 from bashgym.events import Event, EventBus
 from bashgym.settings import ModelAlias, Settings
 
 KEY_ENV = "BASHGYM_TEST_ANTHROPIC_KEY"
 KEY = "sk-test-scripted"
-
-
-class PlainSession(EnvironmentSession):
-    """Commands run as plain children in the workspace (the `local` environment's contract,
-    without its limits): what these tests need to drive an executor."""
-
-    name = "plain"
-
-    async def run(self, command: str, *, timeout: float | None = None) -> procs.Completed:
-        return await procs.run(["bash", "-c", command], cwd=self.workspace.root, timeout=timeout)
-
-    def argv(self, argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-        return list(argv), dict(os.environ)
 
 
 class Harness:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bashgym_environments_local import Workspace
 from bashgym_models_providers import ModelSession
+from bashgym_testing import PlainSession
 
-from bashgym import procs
 from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
 from bashgym.events import Event, EventBus
 from bashgym.records import Task
@@ -21,19 +19,6 @@ from bashgym.settings import ModelAlias, Settings
 from bashgym.work import run_task
 
 KEY_ENV = "BASHGYM_TEST_OPENAI_KEY"
-
-
-class PlainSession(EnvironmentSession):
-    """Commands run as plain children in the workspace (the `local` environment's contract,
-    without its limits): enough to drive the loop; sandbox tests use the real plugins."""
-
-    name = "plain"
-
-    async def run(self, command: str, *, timeout: float | None = None) -> procs.Completed:
-        return await procs.run(["bash", "-c", command], cwd=self.workspace.root, timeout=timeout)
-
-    def argv(self, argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-        return list(argv), dict(os.environ)
 
 
 class Harness:
