@@ -47,6 +47,9 @@ from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 
 
+PENALTY_WINDOW = 256  # tokens a frequency/presence penalty looks back over
+
+
 class RequestError(ValueError):
     """A request the server cannot serve (answered 400 with this message)."""
 
@@ -140,8 +143,19 @@ class Engine:
     def tokenize(self, text: str) -> list[int]:
         return self.model.tokenize(text.encode(), add_bos=self.add_bos, special=True)
 
-    def make_sampler(self, temperature: float, top_p: float, seed: int) -> Any:
+    def make_sampler(
+        self, temperature: float, top_p: float, seed: int, frequency: float = 0.0,
+        presence: float = 0.0,
+    ) -> Any:  # fmt: skip
+        """The sampler chain; OpenAI's frequency/presence penalties (over the last
+        PENALTY_WINDOW tokens) come first, so greedy decoding honours them too."""
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        if frequency or presence:
+            n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
+            penalties = llama_cpp.llama_sampler_init_penalties(
+                n_vocab, PENALTY_WINDOW, 1.0, frequency, presence
+            )
+            llama_cpp.llama_sampler_chain_add(chain, penalties)
         if temperature <= 0:
             llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_init_greedy())
         else:
@@ -437,6 +451,8 @@ def build_app(engine: Engine, model_id: str) -> Any:
                 0.8 if temperature is None else float(temperature),
                 float(body.get("top_p") or 0.95),
                 time.time_ns() % 2**31 if seed is None else int(seed),
+                float(body.get("frequency_penalty") or 0.0),
+                float(body.get("presence_penalty") or 0.0),
             )
             grammar = engine.make_grammar(_grammar(body.get("response_format")))
         except (KeyError, TypeError, ValueError) as exc:

@@ -184,3 +184,28 @@ def test_a_reused_prompt_prefix_changes_no_answer(served: ServedModel) -> None:
     other = ask("Name one colour.")
     again = ask("Name one prime number.")
     assert first and other and again == first
+
+
+def test_a_frequency_penalty_breaks_a_repetition(served: ServedModel) -> None:
+    """OpenAI's frequency_penalty reaches the sampler, greedy decoding included: asked to repeat
+    one word, the penalized answer repeats it less (the cure for a small model's loops)."""
+    from openai import OpenAI
+
+    client = OpenAI(base_url=served.base_url, api_key="unused")
+
+    def ask(**extra: float) -> str:
+        reply = client.chat.completions.create(
+            model=served.model,
+            messages=[
+                {"role": "user", "content": "Write the word cat 40 times, separated by spaces."}
+            ],
+            max_tokens=48,
+            temperature=0,
+            **extra,
+        )
+        return reply.choices[0].message.content or ""
+
+    plain, penalized = ask(), ask(frequency_penalty=1.5)
+    assert plain.lower().count("cat") > 10, plain
+    assert penalized.lower().count("cat") < plain.lower().count("cat"), (plain, penalized)
+    assert ask() == plain  # no penalty: the same greedy answer as before

@@ -190,13 +190,21 @@ def python_rules(checks: list[tuple[str, str]]) -> list[FilterRule]:
 
 
 def solution_params(options: CodingAgentOptions, temperature: float) -> dict[str, Any]:
-    return {"temperature": temperature, "max_tokens": options.max_tokens}
+    return _penalized(options, {"temperature": temperature, "max_tokens": options.max_tokens})
 
 
 def task_params(options: CodingAgentOptions) -> dict[str, Any]:
-    return {"temperature": options.task_temperature, "max_tokens": options.task_max_tokens}
+    params = {"temperature": options.task_temperature, "max_tokens": options.task_max_tokens}
+    return _penalized(options, params)
 
 
 def judge_params(options: CodingAgentOptions) -> dict[str, Any]:
     # Temperature 0: a verdict should not change between two readings of one answer.
-    return {"temperature": 0.0, "max_tokens": options.judge_max_tokens}
+    return _penalized(options, {"temperature": 0.0, "max_tokens": options.judge_max_tokens})
+
+
+def _penalized(options: CodingAgentOptions, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` plus the frequency penalty when one is set (the alias sends it in the body)."""
+    if options.frequency_penalty is not None:
+        params["frequency_penalty"] = options.frequency_penalty
+    return params

@@ -97,6 +97,13 @@ class CodingAgentOptions(PipelineOptions):
     judge_max_tokens: int = Field(
         default=2048, ge=128, description="Token limit for one judge verdict."
     )
+    frequency_penalty: float | None = Field(
+        default=None,
+        ge=-2.0,
+        le=2.0,
+        description="OpenAI's frequency_penalty on every request of the pipeline (a small local "
+        "model then stops repeating itself instead of looping until max_tokens); default: none.",
+    )
     lint_python_files: int = Field(
         default=3,
         ge=0,

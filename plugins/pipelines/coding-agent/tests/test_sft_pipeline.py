@@ -101,6 +101,21 @@ def test_cli_run_writes_chat_lines_the_sink_accepts(bashgym_cli, scripted_models
         ("scripted-default", 0.7),
         ("scripted-judge", 0.0),
     }
+    assert not [r for r in requests if "frequency_penalty" in r.body]  # none unless asked
+
+
+def test_a_frequency_penalty_reaches_every_request(bashgym_cli, scripted_models, bashgym_env):
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-p", "coding-agent-sft", "-n", "2", "-k", "nemo-jsonl", "-o", out,
+        "--set", "pipeline.frequency_penalty=0.4",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    requests = [
+        r for r in scripted_models.server.completions if r.last_user_text != "Reply with OK."
+    ]
+    assert len(requests) >= 6  # task, solution and verdict for each row
+    assert {r.body.get("frequency_penalty") for r in requests} == {0.4}
 
 
 def _steer(server, *, unparseable=(), broken=(), low=()):
