@@ -31,6 +31,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,8 +72,6 @@ def runtime_paths(covered: Sequence[str] = ("/tmp", "/run")) -> list[Path]:
     """The folders of the running Python (prefixes, the executable's folder, sys.path entries,
     the folders its loaded packages came from) that lie under a `covered` mount point, outermost
     only: the sandbox shows them read-only again, as it shows the rest of the system."""
-    import sys
-
     found: set[Path] = set()
     # editable installs map packages to their source folders through an import hook, not
     # sys.path: the folder holding each loaded top-level package counts too
@@ -82,8 +81,9 @@ def runtime_paths(covered: Sequence[str] = ("/tmp", "/run")) -> list[Path]:
         if "." not in name and isinstance(f := getattr(module, "__file__", None) or "", str) and f
     ]
     executable = sys.executable
-    for name in (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(executable),
-                 os.path.dirname(os.path.realpath(executable)), *sys.path, *loaded):  # fmt: skip
+    candidates = (sys.prefix, sys.exec_prefix, sys.base_prefix, os.path.dirname(executable),
+                  os.path.dirname(os.path.realpath(executable)), *sys.path, *loaded)  # fmt: skip
+    for name in dict.fromkeys(candidates):  # most packages share a folder: look at each once
         if not name or not os.path.isdir(name):
             continue
         real = Path(os.path.realpath(name))
