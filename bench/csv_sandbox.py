@@ -118,8 +118,9 @@ async def unsandboxed_rate(csv: Path, folder: Path, runs: int) -> float:
         def open(self, workspace: Path, options: Any) -> Any:
             from contextlib import asynccontextmanager
 
-            from bashgym.contracts import EnvironmentSession
             from bashgym_environments_local import Workspace
+
+            from bashgym.contracts import EnvironmentSession
 
             class Session(EnvironmentSession):
                 name = "none"

@@ -10,14 +10,12 @@ from the events: written when the run starts, after each step, and when it ends 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +24,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from bashgym import __version__
-from bashgym.contracts import Budget, Generated, InputError, Judge, RunContext, open_models
+from bashgym.contracts import Generated, InputError, Judge, RunContext, open_models
 from bashgym.events import (
     Artifact,
     Event,
@@ -40,7 +38,7 @@ from bashgym.events import (
     StepStarted,
     Tally,
 )
-from bashgym.records import TRACE_COLUMN, DroppedRow, Task, Trace, trace_from_row, trace_to_row
+from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
 from bashgym.text import plain
@@ -99,7 +97,6 @@ class Engine:
     run: RunContext
     scrubbing: Scrubbing
     resume: bool
-    _noted: set[str] = field(default_factory=set)
 
     @contextmanager
     def step(self, name: str, total: int | None = None) -> Iterator[None]:
@@ -121,93 +118,26 @@ class Engine:
             seed = read_source(source, self.run, self.host)
             self.run.count("source_rows", len(seed))
         seed = self.scrubbing.frame(seed)  # before any pipeline, model, file or hook sees a row
-        if TRACE_COLUMN in seed.columns and self.host.hook.on_trace.get_hookimpls():
-            for text in seed[TRACE_COLUMN]:
-                self.host.hook.on_trace(trace=Trace.model_validate_json(text), run=self.run)
+        self.announce_traces(seed)
         return seed
 
     # -- executor -----------------------------------------------------------------------------
 
     def execute_tasks(self, seed: pd.DataFrame) -> pd.DataFrame:
-        """Each seed row a Task, run by the executor in its own workspace and environment;
-        the result is one trace row per task (finished tasks of an earlier attempt included)."""
-        import pandas as pd
+        """Each seed row a Task run by the executor, through the `run_tasks` hook (the default:
+        bashgym-work-tasks); the result is one trace row per task, scrubbed."""
+        with self.step("executor"):
+            rows = self.host.hook.run_tasks(rows=seed, resolved=self.resolved, run=self.run)
+        if rows is None:
+            raise InputError("running tasks needs a plugin: pip install bashgym-work-tasks")
+        self.announce_traces(rows)
+        return rows
 
-        from bashgym.work import work_through
-
-        step, env = self.resolved.executor, self.resolved.environment
-        assert step is not None and env is not None
-        cap = self.resolved.spec.num_records
-        tasks = tasks_from_rows(seed if cap is None else seed.head(cap))
-        store = self.run.store
-        store.add("tasks", [(t.id, t.model_dump(mode="json")) for t in tasks])
-        left = store.counts("tasks")
-        if env.obj.available() is not None:
-            raise InputError(f"environment {env.name!r} cannot run here: {env.obj.available()}")
-        if step.obj.needs_network and getattr(env.options, "network", True) is False:
-            raise InputError(
-                f"executor {step.name!r} calls its model from inside the environment, and "
-                f"environment {env.name!r} has no network: add --set environment.network=true"
-            )
-        budget = Budget(self.resolved.spec.budget_usd)
-
-        async def one(item: Any) -> dict[str, Any]:
-            task = Task.model_validate(item.payload)
-            return await self.run_one(task, step, env, budget)
-
-        with self.step("executor", total=len(tasks)):
-            self.run.emit(RowsGenerated(step="executor", n=left.get("done", 0)))
-            asyncio.run(
-                work_through(store, "tasks", one, concurrency=self.resolved.spec.concurrency)
-            )
-        for item in store.items("tasks", "failed"):
-            self.run.drop(item.error or "failed", by=f"executor {step.name}", row_id=item.key)
-        rows = [item.result for item in store.items("tasks", "done")]
-        self.run.count("tasks", len(rows))
-        return pd.DataFrame(rows)
-
-    async def run_one(self, task: Task, step: Step, env: Step, budget: Budget) -> dict[str, Any]:
-        from bashgym.contracts import TaskContext
-        from bashgym.work import changed_files, prepare_workspace, run_task
-
-        spec = self.resolved.spec.workspace
-        workspace = self.run.run_dir / "workspaces" / task.id
-        await prepare_workspace(workspace, spec)
-        timeout = self.resolved.spec.task_timeout_s or task.timeout_s
-        deadline = time.monotonic() + timeout if timeout else None
-        async with env.obj.open(workspace, env.options) as session:
-            for note in getattr(session, "notes", []):
-                if note not in self._noted:  # once a run, not once a task
-                    self._noted.add(note)
-                    self.run.note(f"environment {env.name}: {note}")
-            ctx = TaskContext(
-                run=self.run,
-                env=session,
-                budget=Budget(task.max_budget_usd, parent=budget),
-                deadline=deadline,
-            )
-            result = await run_task(step.obj, step.name, task, step.options, ctx)
-        files = await changed_files(workspace)
-        if spec.keep == "all" or (spec.keep == "failed" and not result.success):
-            result = result.model_copy(update={"workspace": str(workspace)})
-        else:
-            shutil.rmtree(workspace, ignore_errors=True)
-        row = self.scrub_row(trace_to_row(result.trace))  # before the store, hooks or models
-        self.host.hook.on_trace(trace=trace_from_row(row), run=self.run)
-        self.run.emit(RowsGenerated(step="executor", n=1))
-        return {
-            **row,
-            "prompt": self.run.redact(task.prompt),
-            "status": result.status,
-            "reason": self.run.redact(result.reason or "") or None,
-            "workspace": result.workspace,
-            "workspace_files": files,
-        }
-
-    def scrub_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        import pandas as pd
-
-        return self.scrubbing.frame(pd.DataFrame([row])).to_dict(orient="records")[0]
+    def announce_traces(self, rows: pd.DataFrame) -> None:
+        """`on_trace` for each Trace a source or the executor gave (how traces feed on)."""
+        if TRACE_COLUMN in rows.columns and self.host.hook.on_trace.get_hookimpls():
+            for text in rows[TRACE_COLUMN]:
+                self.host.hook.on_trace(trace=Trace.model_validate_json(text), run=self.run)
 
     # -- pipeline and judges ------------------------------------------------------------------
 
@@ -431,35 +361,6 @@ def read_source(step: Step, run: RunContext, host: PluginHost) -> pd.DataFrame:
             run.emit(RowsGenerated(step="source", n=100))
     run.emit(RowsGenerated(step="source", n=len(rows) % 100))
     return pd.DataFrame(rows)
-
-
-PROMPT_COLUMNS = ("prompt", "task", "instruction", "question", "text")
-
-
-def tasks_from_rows(rows: pd.DataFrame) -> list[Task]:
-    """One Task per row: its prompt from the first of PROMPT_COLUMNS the rows have, its id from
-    an `id` column or a hash of the prompt (stable across runs, so resume finds it again)."""
-    import hashlib
-
-    column = next((c for c in PROMPT_COLUMNS if c in rows.columns), None)
-    if column is None:
-        raise InputError(
-            "an executor needs a prompt per row: the source gave columns "
-            f"{', '.join(map(str, rows.columns)) or 'none'}; name one of "
-            f"{', '.join(PROMPT_COLUMNS)} (--map prompt=COLUMN)"
-        )
-    tasks, seen = [], set()
-    for row in rows.to_dict(orient="records"):
-        prompt = str(row[column] or "").strip()
-        if not prompt:
-            continue
-        ident = str(row.get("id") or hashlib.sha256(prompt.encode()).hexdigest()[:12])
-        while ident in seen:
-            ident += "-2"
-        seen.add(ident)
-        meta = {k: plain(v) for k, v in row.items() if k not in (column, "id")}
-        tasks.append(Task(id=ident, prompt=prompt, metadata=meta))
-    return tasks
 
 
 def apply_judges(

@@ -74,6 +74,11 @@ def open_models(settings: Any, registry: Any, serve: bool) -> Any:
     """Return the model session of a run or command (`bashgym.contracts.Models`)."""
 
 
+@hookspec(firstresult=True)
+def run_tasks(rows: Any, resolved: Any, run: Any) -> Any:
+    """Run each of `rows` as a Task on `resolved.executor`; return one trace row per task."""
+
+
 @hookspec
 def register_commands(app: Any) -> None:
     """Add Typer sub-commands to the `bashgym` CLI: `app` is the root `typer.Typer`."""

@@ -347,6 +347,14 @@ def resolve(
     if executor is not None:
         env_spec = spec.environment or StepSpec(plugin=default_environment(registry))
         environment = step("environment", env_spec)
+        if (why := environment.obj.available()) is not None:
+            raise RunConfigError(f"environment {environment.name!r} cannot run here: {why}")
+        if executor.obj.needs_network and getattr(environment.options, "network", True) is False:
+            raise RunConfigError(
+                f"executor {executor.name!r} calls its model from inside the environment, and "
+                f"environment {environment.name!r} has no network: add --set "
+                "environment.network=true"
+            )
     return ResolvedRun(
         spec,
         source,

@@ -10,22 +10,15 @@ items in flight are claimable again once their owner is gone (exactly-once, with
 from __future__ import annotations
 
 import asyncio
-import itertools
-import shutil
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bashgym import procs
 from bashgym.contracts import BudgetExceeded, Executor, TaskContext
 from bashgym.events import TaskFinished, TaskStarted
 from bashgym.records import Message, Provenance, Status, Task, Trace, WorkerResult
 from bashgym.store import Item, RunStore
 from bashgym.text import one_line
-
-if TYPE_CHECKING:
-    from bashgym.runspec import WorkspaceSpec
 
 
 def failed_result(task: Task, executor: str, status: Status, reason: str) -> WorkerResult:
@@ -107,32 +100,3 @@ async def work_through(
                 store.complete(namespace, item.key, result)
 
     await asyncio.gather(*(lane() for _ in range(max(concurrency, 1))))
-
-
-async def prepare_workspace(path: Path, spec: WorkspaceSpec) -> None:
-    """A fresh workspace at `path`: empty, a copy of `spec.template`, or a clone of `spec.repo`
-    at `spec.ref`. Why the git CLI and not gitpython: one clone, async and killable with the
-    task, needs no dependency in the kernel."""
-    shutil.rmtree(path, ignore_errors=True)  # an attempt cut short starts clean
-    if spec.repo:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for argv in (
-            ["git", "clone", "--quiet", spec.repo, str(path)],
-            *([["git", "-C", str(path), "checkout", "--quiet", spec.ref]] if spec.ref else []),
-        ):
-            done = await procs.run(argv, timeout=600)
-            if not done.ok:
-                raise RuntimeError(f"{' '.join(argv[:2])} failed ({done.reason}): {done.output}")
-    elif spec.template:
-        shutil.copytree(spec.template, path, symlinks=True)
-    else:
-        path.mkdir(parents=True)
-
-
-async def changed_files(path: Path, limit: int = 200) -> list[str]:
-    """What the task left in its workspace: git's changed paths in a clone, else every file."""
-    if (path / ".git").is_dir():
-        done = await procs.run(["git", "-C", str(path), "status", "--porcelain"], timeout=60)
-        return [line[3:] for line in done.output.splitlines()][:limit]
-    files = (p.relative_to(path).as_posix() for p in sorted(path.rglob("*")) if p.is_file())
-    return list(itertools.islice(files, limit))

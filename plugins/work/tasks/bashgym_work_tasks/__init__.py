@@ -1,0 +1,25 @@
+"""Agent runs (a default plugin): each source row a Task, run by the run's executor.
+
+The kernel's engine hands the source rows to the `run_tasks` hook when a run names an
+executor (`-x`); this plugin answers it: every row becomes a Task (`tasks.py`), each Task runs
+in a fresh workspace (`workspaces.py`) inside the run's environment, `concurrency` at once
+through the run store — so a killed run resumes with each task exactly once — and the result
+is one trace row per task (`stage.py`). A third party can answer the same hook another way
+(e.g. spreading tasks over a Ray cluster) and turn this one off with BASHGYM_LOAD_PLUGINS.
+Declared API: `tasks_from_rows`, `PROMPT_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bashgym import hookimpl
+from bashgym_work_tasks.stage import AgentRuns
+from bashgym_work_tasks.tasks import PROMPT_COLUMNS, tasks_from_rows
+
+__all__ = ["PROMPT_COLUMNS", "tasks_from_rows"]
+
+
+@hookimpl
+def run_tasks(rows: Any, resolved: Any, run: Any) -> Any:
+    return AgentRuns(resolved, run).run_all(rows)
