@@ -16,7 +16,15 @@ from bashgym_pipelines_code_graph.model import Node
 from bashgym_pipelines_code_graph.parsed import ParsedFile, Target, failed
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_LEAVES = (ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias, ast.arg)
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.alias, ast.arg})
+# Fields that never hold a node worth a visit: names, numbers, contexts, operators.
+_SCALAR_FIELDS = frozenset({
+    "ctx", "id", "attr", "arg", "asname", "name", "names", "module", "level", "kind",
+    "type_comment", "conversion", "is_async", "simple", "kwd_attrs", "rest", "tag", "op", "ops",
+})  # fmt: skip
+# Of a function's `arguments`, the fields that are expressions (the rest are `arg` leaves).
+_ARG_FIELDS = ("kw_defaults", "defaults")
+_CHILDREN: dict[type, tuple[str, ...]] = {}  # ast class -> its _child_fields, filled as met
 
 
 def module_id(path: str) -> str:
@@ -84,6 +92,109 @@ def _absolute(package: str, level: int, name: str | None) -> str:
     return ".".join([*base, name] if name else base)
 
 
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ast class that can hold nodes worth visiting (none for a leaf)."""
+    if kind in _LEAVES or not issubclass(kind, ast.AST):
+        return ()
+    return tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+
+
+class _Walker:
+    """One file's walk. Each definition's body is walked by its own call of `scan` (the owner is
+    an argument, not a field of every stack entry), started right where the definition is met:
+    the same order as one explicit stack, with fewer tuples per ast node."""
+
+    def __init__(self, out: ParsedFile, lines: list[str], package: str, max_chars: int) -> None:
+        self.out, self.lines, self.package, self.max_chars = out, lines, package, max_chars
+        self.seen: set[str] = {out.module_id}
+
+    def scan(self, stack: list, owner: str, owner_kind: str, cls: str) -> None:
+        """Walk `stack` (top last) inside definition `owner`, enclosing class `cls`."""
+        refs, children = self.out.refs, _CHILDREN
+        pop, push, extend = stack.pop, stack.append, stack.extend
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is ast.Call:
+                func = node.func
+                if type(func) is ast.Name:
+                    refs.append((owner, "calls", func.id, cls))
+                elif type(func) is ast.Attribute:
+                    name = dotted(func)
+                    if name:
+                        refs.append((owner, "calls", name, cls))
+                push(func)  # calls in the callee, the arguments, lambdas, ...
+                extend(node.args)
+                extend(node.keywords)
+            elif kind in _DEFS or kind is ast.ClassDef:
+                self.definition(node, kind is ast.ClassDef, owner, owner_kind, cls, stack)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                self.imports(node, kind is ast.Import)
+            else:
+                fields = children.get(kind)
+                if fields is None:
+                    fields = children[kind] = _child_fields(kind)
+                for name in fields:
+                    value = getattr(node, name)
+                    if type(value) is list:
+                        extend(value)
+                    elif value is not None:
+                        push(value)
+
+    def definition(
+        self, node: ast.AST, is_class: bool, owner: str, owner_kind: str, cls: str, stack: list
+    ) -> None:
+        out, lines = self.out, self.lines
+        ident = f"{owner}.{node.name}"  # type: ignore[attr-defined]
+        if ident in self.seen:  # a redefinition (e.g. under `if TYPE_CHECKING`): keep the first
+            ident = f"{ident}@{node.lineno}"  # type: ignore[attr-defined]
+        self.seen.add(ident)
+        decorators = node.decorator_list  # type: ignore[attr-defined]
+        start = decorators[0].lineno if decorators else node.lineno  # type: ignore[attr-defined]
+        end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        doc, d0, d1 = _docstring(node)
+        source = "\n".join(lines[start - 1 : end])
+        node_kind = "class" if is_class else ("method" if owner_kind == "class" else "function")
+        out.nodes.append(
+            Node(ident, node_kind, node.name, "python", out.file, start, end,  # type: ignore[attr-defined]
+                 _header(lines, node), doc, source[: self.max_chars], d0, d1)
+        )  # fmt: skip
+        out.contains.append((owner, ident))
+        stack.extend(decorators)  # walked in the owner, once the body is done
+        if is_class:
+            for base in node.bases:  # type: ignore[attr-defined]
+                name = dotted(base)
+                if name:
+                    out.refs.append((ident, "inherits", name, cls))
+            self.scan(node.body[::-1], ident, "class", ident)  # type: ignore[attr-defined]
+        else:
+            arguments = node.args  # type: ignore[attr-defined]
+            for name in _ARG_FIELDS:  # defaults run in the owner, once the body is done
+                stack.extend(v for v in getattr(arguments, name) if v is not None)
+            self.scan(node.body[::-1], ident, node_kind, cls)  # type: ignore[attr-defined]
+
+    def imports(self, node: ast.AST, plain: bool) -> None:
+        out = self.out
+        if plain:
+            for alias in node.names:  # type: ignore[attr-defined]
+                target: Target = (alias.name, "")
+                out.imports.append(target)
+                if alias.asname:
+                    out.bindings[alias.asname] = target
+                else:  # `import a.b` binds `a`
+                    head = alias.name.partition(".")[0]
+                    out.bindings[head] = (head, "")
+            return
+        base = _absolute(self.package, node.level, node.module)  # type: ignore[attr-defined]
+        for alias in node.names:  # type: ignore[attr-defined]
+            if alias.name == "*":
+                out.imports.append((base, ""))
+                continue
+            target = (base, alias.name)
+            out.imports.append(target)
+            out.bindings[alias.asname or alias.name] = target
+
+
 def parse_python(path: str, data: bytes, max_source_chars: int) -> ParsedFile:
     """Parse one file (repository-relative `path`, raw bytes); errors are returned, not raised."""
     mod = module_id(path)
@@ -102,71 +213,5 @@ def parse_python(path: str, data: bytes, max_source_chars: int) -> ParsedFile:
              "", doc, text[:max_source_chars], d0, d1)
     )  # fmt: skip
     package = _package(mod, path.endswith("__init__.py"))
-    seen: set[str] = {mod}
-    # (ast node, id of the definition it sits in, that definition's kind, enclosing class id)
-    stack: list[tuple[ast.AST, str, str, str]] = [
-        (child, mod, "module", "") for child in reversed(tree.body)
-    ]
-    refs, contains, nodes = out.refs, out.contains, out.nodes
-    while stack:
-        node, owner, owner_kind, cls = stack.pop()
-        kind = type(node)
-        if kind is ast.Call:
-            name = dotted(node.func)  # type: ignore[attr-defined]
-            if name:
-                refs.append((owner, "calls", name, cls))
-            for child in ast.iter_child_nodes(node):  # calls in the arguments, lambdas, ...
-                stack.append((child, owner, owner_kind, cls))
-        elif kind in _DEFS or kind is ast.ClassDef:
-            is_class = kind is ast.ClassDef
-            ident = f"{owner}.{node.name}"  # type: ignore[attr-defined]
-            if ident in seen:  # a redefinition (e.g. under `if TYPE_CHECKING`): keep the first
-                ident = f"{ident}@{node.lineno}"  # type: ignore[attr-defined]
-            seen.add(ident)
-            decorators = node.decorator_list  # type: ignore[attr-defined]
-            start = decorators[0].lineno if decorators else node.lineno  # type: ignore[attr-defined]
-            end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
-            doc, d0, d1 = _docstring(node)
-            source = "\n".join(lines[start - 1 : end])
-            node_kind = "class" if is_class else ("method" if owner_kind == "class" else "function")
-            nodes.append(
-                Node(ident, node_kind, node.name, "python", path, start, end,  # type: ignore[attr-defined]
-                     _header(lines, node), doc, source[:max_source_chars], d0, d1)
-            )  # fmt: skip
-            contains.append((owner, ident))
-            for child in decorators:
-                stack.append((child, owner, owner_kind, cls))
-            if is_class:
-                for base in node.bases:  # type: ignore[attr-defined]
-                    name = dotted(base)
-                    if name:
-                        refs.append((ident, "inherits", name, cls))
-                for child in reversed(node.body):  # type: ignore[attr-defined]
-                    stack.append((child, ident, "class", ident))
-            else:
-                for child in ast.iter_child_nodes(node.args):  # type: ignore[attr-defined]
-                    stack.append((child, owner, owner_kind, cls))  # defaults run in the owner
-                for child in reversed(node.body):  # type: ignore[attr-defined]
-                    stack.append((child, ident, node_kind, cls))
-        elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                target: Target = (alias.name, "")
-                out.imports.append(target)
-                if alias.asname:
-                    out.bindings[alias.asname] = target
-                else:  # `import a.b` binds `a`
-                    head = alias.name.partition(".")[0]
-                    out.bindings[head] = (head, "")
-        elif kind is ast.ImportFrom:
-            base = _absolute(package, node.level, node.module)  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name == "*":
-                    out.imports.append((base, ""))
-                    continue
-                target = (base, alias.name)
-                out.imports.append(target)
-                out.bindings[alias.asname or alias.name] = target
-        elif kind not in _LEAVES:
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, owner, owner_kind, cls))
+    _Walker(out, lines, package, max_source_chars).scan(tree.body[::-1], mod, "module", "")
     return out
