@@ -91,6 +91,21 @@ class NegativeSampler:
         self.by_file = graph.by_file()
         self.all_ids = list(graph.nodes)
         self.neighbours = graph.neighbours()
+        # Per file, the latest first line and the earliest last line of its nodes: a node whose
+        # lines reach both overlaps every node of that file (a module does), so no candidate
+        # there can be its negative and the file's pool is skipped without probing it.
+        self.extent: dict[str, tuple[int, int]] = {}
+        for file, ids in self.by_file.items():
+            spans = [(self.nodes[i].start_line, self.nodes[i].end_line) for i in ids]
+            self.extent[file] = (max(s for s, _ in spans), min(e for _, e in spans))
+
+    def _useful(self, pool_file: str, a: Node, p: Node) -> bool:
+        """False when `a` or `p` overlaps every node of `pool_file` (see `extent`)."""
+        last_start, first_end = self.extent[pool_file]
+        for node in (a, p):
+            if node.file == pool_file and last_start <= node.end_line and node.start_line <= first_end:
+                return False
+        return True
 
     def pick(
         self,
@@ -129,13 +144,10 @@ class NegativeSampler:
 
     def near(self, anchor: str, positive: str, key: str) -> str | None:
         """From the positive's file, else the anchor's, else anywhere in the repo."""
-        home, other = self.nodes[positive].file, self.nodes[anchor].file
-        by_file = self.by_file
-        pools = (
-            (by_file[home], self.all_ids)
-            if home == other
-            else (by_file[home], by_file[other], self.all_ids)
-        )
+        a, p = self.nodes[anchor], self.nodes[positive]
+        files = (p.file,) if p.file == a.file else (p.file, a.file)
+        pools = [self.by_file[f] for f in files if self._useful(f, a, p)]
+        pools.append(self.all_ids)
         return self.pick(anchor, positive, key, pools)
 
     def elsewhere(self, anchor: str, positive: str, key: str) -> str | None:
