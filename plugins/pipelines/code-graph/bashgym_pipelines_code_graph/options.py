@@ -31,8 +31,8 @@ class CodeRepoOptions(Options):
         default=1,
         ge=1,
         le=64,
-        description="Processes that parse files (parsing is CPU-bound; names are resolved "
-        "once per repository, in the run's process).",
+        description="Processes that parse files, the run's own process included (parsing is "
+        "CPU-bound; names are resolved once per repository, in the run's process).",
     )
     max_source_chars: int = Field(
         default=4000,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from bashgym_pipelines_code_graph.build import build_graph
 from bashgym_pipelines_code_graph.repos import RepoSpec, checkout
@@ -127,3 +129,27 @@ def test_workers_give_the_same_graph(sample_repo):
     two = build_graph("sample", sample_repo, workers=2).graph
     assert list(one.nodes) == list(two.nodes)
     assert one.edges == two.edges
+
+
+def test_processes_sharing_the_parse_give_the_same_graph_and_pairs(tmp_path):
+    """Enough files for the spawned-worker path (the sample repo alone is parsed inline): the
+    sample copied into 16 packages, a file that fails to parse among them."""
+    from bashgym_pipelines_code_graph.pairs import structural_pairs
+
+    from .conftest import BROKEN, SAMPLE
+
+    for i in range(16):
+        shutil.copytree(SAMPLE, tmp_path / f"p{i}")
+    for rel, text in BROKEN.items():
+        (tmp_path / "p3" / rel).write_text(text)
+    one = build_graph("many", tmp_path, workers=1)
+    assert len(one.graph.nodes) > 16 * 20 and one.failed
+    for workers in (2, 3):
+        other = build_graph("many", tmp_path, workers=workers)
+        assert other.graph.nodes == one.graph.nodes
+        assert list(other.graph.nodes) == list(one.graph.nodes)
+        assert other.graph.edges == one.graph.edges
+        assert (other.failed, other.skipped) == (one.failed, one.skipped)
+        pairs = structural_pairs(other.graph, seed=3)
+        assert pairs.rows == structural_pairs(one.graph, seed=3).rows
+        assert pairs.unpaired == structural_pairs(one.graph, seed=3).unpaired
