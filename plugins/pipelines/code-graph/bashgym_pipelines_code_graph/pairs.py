@@ -24,8 +24,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+import numpy as np
+
 from bashgym_pipelines_code_graph.bulk import gc_paused
 from bashgym_pipelines_code_graph.model import EDGE_TYPES, Graph, Node
+from bashgym_pipelines_code_graph.negatives import NONE, PROBES, ArraySampler
 
 WEIGHTS = {"contains": 1.0, "calls": 0.9, "inherits": 0.9, "imports": 0.8, "same_file": 0.5,
            "docstring": 1.0}  # fmt: skip
@@ -34,7 +37,6 @@ PAIR_COLUMNS = (
     "anchor", "positive", "negative", "pair_type", "weight", "source_repo",
     "anchor_id", "positive_id", "negative_id",
 )  # fmt: skip
-PROBES = 64  # candidates tried per pool before falling back to the next pool
 MIN_DOCSTRING_CHARS = 12
 
 
@@ -83,7 +85,9 @@ class PairSet:
 
 
 class NegativeSampler:
-    """Picks hard negatives for one graph (see the module docstring)."""
+    """Picks hard negatives for one graph (see the module docstring), one pair per call: for
+    the Q&A triplets. `structural_pairs` picks all of its pairs at once with the vectorized
+    twin, `negatives.ArraySampler`, which follows the same rule (a test holds them together)."""
 
     def __init__(self, graph: Graph, seed: int) -> None:
         self.graph, self.seed = graph, seed
@@ -99,19 +103,23 @@ class NegativeSampler:
             spans = [(self.nodes[i].start_line, self.nodes[i].end_line) for i in ids]
             self.extent[file] = (max(s for s, _ in spans), min(e for _, e in spans))
 
-    def _useful(self, pool_file: str, a: Node, p: Node) -> bool:
-        """False when `a` or `p` overlaps every node of `pool_file` (see `extent`)."""
-        last_start, first_end = self.extent[pool_file]
-        for node in (a, p):
-            if node.file == pool_file and last_start <= node.end_line and node.start_line <= first_end:
-                return False
-        return True
-
     def pick(
         self,
         anchor: str,
         positive: str,
         key: str,
+        pools: Iterable[list[str]],
+        accept: Callable[[Node], bool] | None = None,
+    ) -> str | None:
+        """The first acceptable candidate, probing each pool from a place `key` hashes to."""
+        index = zlib.crc32(f"{self.seed}|{key}".encode())
+        return self._probe(anchor, positive, index, pools, accept)
+
+    def _probe(
+        self,
+        anchor: str,
+        positive: str,
+        index: int,
         pools: Iterable[list[str]],
         accept: Callable[[Node], bool] | None = None,
     ) -> str | None:
@@ -121,7 +129,6 @@ class NegativeSampler:
         a_file, a_start, a_end = a.file, a.start_line, a.end_line
         p_file, p_start, p_end = p.file, p.start_line, p.end_line
         linked = self.neighbours[anchor]
-        index = zlib.crc32(f"{self.seed}|{key}".encode())
         for pool in pools:
             size = len(pool)
             if not size:
@@ -129,7 +136,7 @@ class NegativeSampler:
             start = index % size
             for i in range(min(size, PROBES)):
                 candidate = pool[(start + i) % size]
-                if candidate in (anchor, positive) or candidate in linked:
+                if candidate == anchor or candidate == positive or candidate in linked:
                     continue
                 node = nodes[candidate]
                 file = node.file
@@ -144,11 +151,23 @@ class NegativeSampler:
 
     def near(self, anchor: str, positive: str, key: str) -> str | None:
         """From the positive's file, else the anchor's, else anywhere in the repo."""
+        return self.near_at(anchor, positive, zlib.crc32(f"{self.seed}|{key}".encode()))
+
+    def near_at(self, anchor: str, positive: str, index: int) -> str | None:
+        """`near` with the key's hash already taken (the pairs loop hashes with one f-string)."""
         a, p = self.nodes[anchor], self.nodes[positive]
-        files = (p.file,) if p.file == a.file else (p.file, a.file)
-        pools = [self.by_file[f] for f in files if self._useful(f, a, p)]
+        p_file, a_file = p.file, a.file
+        extent, by_file = self.extent, self.by_file
+        pools = []
+        for file in (p_file,) if p_file == a_file else (p_file, a_file):
+            last_start, first_end = extent[file]  # skip a file whose every node overlaps a or p
+            if a_file == file and last_start <= a.end_line and a.start_line <= first_end:
+                continue
+            if p_file == file and last_start <= p.end_line and p.start_line <= first_end:
+                continue
+            pools.append(by_file[file])
         pools.append(self.all_ids)
-        return self.pick(anchor, positive, key, pools)
+        return self._probe(anchor, positive, index, pools)
 
     def elsewhere(self, anchor: str, positive: str, key: str) -> str | None:
         """From any file but the anchor's."""
@@ -182,42 +201,77 @@ def structural_pairs(
 
 def _structural_pairs(graph: Graph, seed: int, wanted: set[str], max_chars: int) -> PairSet:
     out = PairSet()
-    sampler = NegativeSampler(graph, seed)
-    nodes, repo = graph.nodes, graph.repo
-    texts: dict[str, str] = {}
-
-    def text(ident: str) -> str:
-        found = texts.get(ident)
-        if found is None:
-            found = texts[ident] = render(nodes[ident], max_chars)
-        return found
-
-    def emit(kind: str, anchor_text: str, anchor: str, positive: str, pos_text: str,
-             negative: str | None, neg_text: str | None = None) -> None:  # fmt: skip
-        if negative is None:
-            reason = f"{kind}: no unconnected node for a hard negative"
-            out.unpaired[reason] = out.unpaired.get(reason, 0) + 1
-            return
-        out.add(anchor_text, pos_text, neg_text or text(negative), kind, WEIGHTS[kind], repo,
-                anchor, positive, negative)  # fmt: skip
-
-    for src, dst, kind in graph.iter_edges():
+    if not graph.nodes:
+        return out
+    sampler = ArraySampler(graph)
+    nodes, repo, ids = graph.nodes, graph.repo, sampler.ids
+    crc32 = zlib.crc32
+    # Every pair first (anchor and positive as node indices, the hash of its key), the
+    # negatives for all of them at once, then the rows in order: edges by type, siblings,
+    # docstrings. Nearly every node is in some row: all texts are rendered once, up front.
+    groups: list[tuple[str, np.ndarray, np.ndarray]] = []
+    hashes: list[int] = []
+    for kind in EDGE_TYPES:
         if kind in wanted:
-            key = f"{kind}|{src}|{dst}"
-            emit(kind, text(src), src, dst, text(dst), sampler.near(src, dst, key))
-    if "same_file" in wanted:
-        for a, b in siblings(graph):
-            emit("same_file", text(a), a, b, text(b), sampler.elsewhere(a, b, f"same|{a}|{b}"))
+            groups.append((kind, *sampler.edges[kind]))
+            prefix = f"{seed}|{kind}|"
+            hashes.extend(crc32(f"{prefix}{s}|{d}".encode()) for s, d in graph.edges[kind])
+    documented: list[str] = []
     if "docstring" in wanted:
-        for ident, node in nodes.items():
-            if node.kind == "module" or len(node.docstring) < MIN_DOCSTRING_CHARS:
+        documented = [
+            ident
+            for ident, node in nodes.items()
+            if node.kind != "module" and len(node.docstring) >= MIN_DOCSTRING_CHARS
+        ]
+        hashes.extend(crc32(f"{seed}|doc|{ident}".encode()) for ident in documented)
+        doc_index = sampler.indices(documented)
+        groups.append(("docstring", doc_index, doc_index))
+    if not groups:
+        picks: list[int] = []
+    else:
+        anchors = np.concatenate([a for _, a, _ in groups])
+        positives = np.concatenate([p for _, _, p in groups])
+        picks = sampler.near(anchors, positives, np.array(hashes, dtype=np.int64)).tolist()
+    texts = [render(node, max_chars) for node in nodes.values()]  # by node index
+
+    def emit(kind: str, anchor: list[int], positive: list[int], negative: list[int]) -> None:
+        rows, weight, missing = out.rows, WEIGHTS[kind], 0
+        for a, p, n in zip(anchor, positive, negative, strict=True):
+            if n == NONE:
+                missing += 1
+            else:
+                rows.append((texts[a], texts[p], texts[n], kind, weight, repo, ids[a], ids[p],
+                             ids[n]))  # fmt: skip
+        if missing:
+            reason = f"{kind}: no unconnected node for a hard negative"
+            out.unpaired[reason] = out.unpaired.get(reason, 0) + missing
+
+    at = 0
+    for kind, group_a, group_p in groups:
+        picked, at = picks[at : at + len(group_a)], at + len(group_a)
+        if kind != "docstring":  # those come after the siblings
+            emit(kind, group_a.tolist(), group_p.tolist(), picked)
+    if "same_file" in wanted:
+        pairs = siblings(graph)
+        keys = np.fromiter(
+            (crc32(f"{seed}|same|{a}|{b}".encode()) for a, b in pairs), np.int64, len(pairs)
+        )
+        a_index = sampler.indices([a for a, _ in pairs])
+        p_index = sampler.indices([b for _, b in pairs])
+        found = sampler.elsewhere(a_index, p_index, keys).tolist()
+        emit("same_file", a_index.tolist(), p_index.tolist(), found)
+    if documented:
+        weight, missing = WEIGHTS["docstring"], 0
+        for ident, pick in zip(documented, picks[len(picks) - len(documented) :], strict=True):
+            if pick == NONE:
+                missing += 1
                 continue
-            negative = sampler.near(ident, ident, f"doc|{ident}")
-            code = render(node, max_chars, with_docstring=False)
-            neg = (
-                render(nodes[negative], max_chars, with_docstring=False)
-                if negative is not None
-                else None
-            )
-            emit("docstring", node.docstring[:max_chars], ident, ident, code, negative, neg)
+            node, negative = nodes[ident], ids[pick]
+            out.rows.append((node.docstring[:max_chars],
+                             render(node, max_chars, with_docstring=False),
+                             render(nodes[negative], max_chars, with_docstring=False),
+                             "docstring", weight, repo, ident, ident, negative))  # fmt: skip
+        if missing:
+            reason = "docstring: no unconnected node for a hard negative"
+            out.unpaired[reason] = out.unpaired.get(reason, 0) + missing
     return out

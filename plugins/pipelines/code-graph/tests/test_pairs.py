@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 from bashgym_pipelines_code_graph.build import build_graph
 from bashgym_pipelines_code_graph.pairs import WEIGHTS, siblings, structural_pairs
@@ -79,3 +81,43 @@ def test_a_repo_too_small_for_negatives_reports_them(tmp_path):
         "calls: no unconnected node for a hard negative": 1,
         "contains: no unconnected node for a hard negative": 2,
     }
+
+
+def test_the_vectorized_sampler_picks_what_the_one_pair_sampler_picks(tmp_path):
+    """`ArraySampler` (all pairs at once) and `NegativeSampler` (one pair per call) are the
+    same rule: checked on a graph with files of more nodes than PROBES and small ones."""
+    import shutil
+
+    import numpy as np
+    from bashgym_pipelines_code_graph.negatives import NONE, PROBES, ArraySampler
+    from bashgym_pipelines_code_graph.pairs import NegativeSampler
+
+    from .conftest import SAMPLE
+
+    for i in range(4):
+        shutil.copytree(SAMPLE, tmp_path / f"p{i}")
+    chain = "".join(f"def f{i}():\n    f{i + 1}()\n\n\n" for i in range(PROBES + 20))
+    (tmp_path / "chain.py").write_text(chain + "class Big:\n" + "".join(
+        f"    def m{i}(self):\n        self.m{(i * 7) % 90}()\n" for i in range(90)))
+    graph = build_graph("mixed", tmp_path).graph
+    arrays = ArraySampler(graph)
+    pairs = [(s, d, f"{kind}|{s}|{d}") for s, d, kind in graph.iter_edges()]
+    pairs += [(i, i, f"doc|{i}") for i in graph.nodes]
+    sides = siblings(graph)
+    for seed in (0, 1, 5):
+        one = NegativeSampler(graph, seed)
+
+        def hashes(keys, seed=seed):
+            return np.array([zlib.crc32(f"{seed}|{k}".encode()) for k in keys], dtype=np.int64)
+
+        def named(picks):
+            return [None if p == NONE else arrays.ids[p] for p in picks.tolist()]
+
+        near = arrays.near(arrays.indices([a for a, _, _ in pairs]),
+                           arrays.indices([p for _, p, _ in pairs]),
+                           hashes([k for _, _, k in pairs]))  # fmt: skip
+        assert named(near) == [one.near(a, p, k) for a, p, k in pairs]
+        far = arrays.elsewhere(arrays.indices([a for a, _ in sides]),
+                               arrays.indices([b for _, b in sides]),
+                               hashes([f"same|{a}|{b}" for a, b in sides]))  # fmt: skip
+        assert named(far) == [one.elsewhere(a, b, f"same|{a}|{b}") for a, b in sides]
