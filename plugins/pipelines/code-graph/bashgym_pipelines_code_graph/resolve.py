@@ -73,6 +73,9 @@ class Resolver:
                     self.defaults[parsed.module_id] = parsed.bindings["default"]
         self.edges: dict[str, dict[tuple[str, str], None]] = {t: {} for t in EDGE_TYPES}
         self.bases: dict[str, list[str]] = {}
+        # The last dotted part of every id: `scope.name` can only be an id when name's last
+        # part is one of these (most calls are to builtins or imports: no scope walk for them).
+        self.tails = {ident.rpartition(".")[2] for ident in self.nodes}
 
     # -- lookups ------------------------------------------------------------------------------
 
@@ -140,14 +143,15 @@ class Resolver:
         head, _, rest = name.partition(".")
         if head in ("self", "cls", "this"):
             return self.member(cls, rest) if cls and rest else None
-        scope, mod = src, parsed.module_id
-        while True:
-            candidate = f"{scope}.{name}"
-            if candidate in self.nodes:
-                return candidate
-            if len(scope) <= len(mod):
-                break
-            scope = scope.rpartition(".")[0]
+        if name.rpartition(".")[2] in self.tails:
+            scope, mod = src, parsed.module_id
+            while True:
+                candidate = f"{scope}.{name}"
+                if candidate in self.nodes:
+                    return candidate
+                if len(scope) <= len(mod):
+                    break
+                scope = scope.rpartition(".")[0]
         binding = parsed.bindings.get(head)
         if binding is None:
             return None
@@ -166,18 +170,33 @@ class Resolver:
                 self.bases.setdefault(src, []).append(dst)
 
     def run(self) -> Resolution:
+        contains = self.edges["contains"]
         for parsed in self.files:
             for owner, child in parsed.contains:
-                self.add("contains", owner, child)
+                if child != owner:
+                    contains[(owner, child)] = None  # a repeat keeps its first place
         for parsed in self.files:  # bases first: method lookups follow them
             for src, kind, name, cls in parsed.refs:
                 if kind == "inherits":
                     owner = src.rpartition(".")[0]
                     self.add(kind, src, self.reference(parsed, owner, name, cls))
+        reference, calls, missed = self.reference, self.edges["calls"], 0
         for parsed in self.files:
+            known: dict[tuple[str, str, str], str | None] = {}  # a call repeated in one place
             for src, kind, name, cls in parsed.refs:
                 if kind == "calls":
-                    self.add(kind, src, self.reference(parsed, src, name, cls))
+                    key = (src, name, cls)
+                    if key in known:
+                        found = known[key]
+                    else:
+                        found = known[key] = reference(parsed, src, name, cls)
+                    if found is None:
+                        missed += 1
+                    elif found != src:
+                        calls[(src, found)] = None
+            if missed:  # counted before this file's imports, as one at a time would
+                self.result.unresolved["calls"] += missed
+                missed = 0
             for target in parsed.imports:
                 found = self.target(parsed.language, target, module_fallback=True)
                 self.add("imports", parsed.module_id, found)
