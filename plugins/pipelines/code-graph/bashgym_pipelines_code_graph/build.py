@@ -177,8 +177,11 @@ def build_graph(
     with gc_paused():
         parsed = parse_all(jobs, workers)
         result = BuildResult(resolve(repo, parsed), files=len(jobs))
-    for item in parsed:
-        if item.error is not None:
-            bucket = result.skipped if item.error.startswith("skipped") else result.failed
-            bucket.append((item.file, item.error))
+        for item in parsed:
+            if item.error is not None:
+                bucket = result.skipped if item.error.startswith("skipped") else result.failed
+                bucket.append((item.file, item.error))
+        # Freed before the collector resumes: its first pass scans every object made while
+        # it was paused that is still alive (the references alone: ~0.2 s on the stdlib).
+        del parsed
     return result
