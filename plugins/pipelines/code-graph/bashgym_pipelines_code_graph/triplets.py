@@ -139,4 +139,4 @@ def to_triplets(
         run.count(f"pairs.{kind}", n)
     for reason, n in sorted(out.unpaired.items()):
         run.drop(reason, n, by=NAME)
-    return pd.DataFrame.from_records(out.rows, columns=list(PAIR_COLUMNS))
+    return pd.DataFrame({c: out.columns[c] for c in PAIR_COLUMNS})
