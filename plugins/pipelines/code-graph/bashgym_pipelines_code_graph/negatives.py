@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from bashgym_pipelines_code_graph.model import Graph
+from bashgym_pipelines_code_graph.pairs import PROBES
 
-PROBES = 64  # candidates tried per pool before falling back to the next pool
 NONE = -1  # no candidate in any pool
 
 

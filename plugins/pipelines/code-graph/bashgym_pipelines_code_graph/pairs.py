@@ -24,11 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-import numpy as np
-
 from bashgym_pipelines_code_graph.bulk import gc_paused
 from bashgym_pipelines_code_graph.model import EDGE_TYPES, Graph, Node
-from bashgym_pipelines_code_graph.negatives import NONE, PROBES, ArraySampler
 
 WEIGHTS = {"contains": 1.0, "calls": 0.9, "inherits": 0.9, "imports": 0.8, "same_file": 0.5,
            "docstring": 1.0}  # fmt: skip
@@ -38,6 +35,7 @@ PAIR_COLUMNS = (
     "anchor_id", "positive_id", "negative_id",
 )  # fmt: skip
 MIN_DOCSTRING_CHARS = 12
+PROBES = 64  # candidates tried per pool before falling back to the next pool
 
 
 def render(node: Node, max_chars: int, *, with_docstring: bool = True) -> str:
@@ -208,6 +206,11 @@ def structural_pairs(
 
 
 def _structural_pairs(graph: Graph, seed: int, wanted: set[str], max_chars: int) -> PairSet:
+    # numpy on first use: parse workers import this package and need none of it
+    import numpy as np
+
+    from bashgym_pipelines_code_graph.negatives import NONE, ArraySampler
+
     out = PairSet()
     if not graph.nodes:
         return out
