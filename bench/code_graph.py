@@ -4,7 +4,7 @@ Why: the `code-repo` source parses every file of every repository it is given, a
 `code-graph-pairs` pipeline turns the graph into triplets. Parsing is the floor of that cost:
 CPython's own `ast.parse` plus one `ast.walk` over each tree is the least any ast-based graph
 builder can do. The target: graph plus structural pairs at >= 70% of the bare rate in one
-process, and >= 1.7x the bare one-process rate with two worker processes.
+process, and >= 1.7x the bare one-process rate with two processes.
 
 Set-up (every figure from one run of this script, on the same files):
 - the corpus: every `.py` file under `--root` (default: this Python's standard library,
@@ -14,8 +14,10 @@ Set-up (every figure from one run of this script, on the same files):
   processes at all: on a busy or one-core machine no code can reach 2x);
 - `graph`: `build_graph()` (parse, nodes, signatures, sources, references, then resolution
   across the repository) and `structural_pairs()` (every pair type with its hard negative);
-- `graph x2`: the same with `workers=2` (parsing in two spawned processes; resolution and
-  pairs in the calling one).
+- `graph x2`: the same with `workers=2`: two processes in all, the calling one and one
+  spawned worker, share the parsing (each takes the next chunk of files when it is free);
+  resolution and pairs run in the calling one, after the parse. Like `bare x2`, no more than
+  two processes ever work at once.
 Each measurement runs in a fresh child process, so its peak memory (ru_maxrss; worker
 processes listed apart) is its own and no cache is warm from another; the modes take turns
 within each repeat, and the median of `--repeats` is shown with the min-max. The load average
