@@ -13,6 +13,8 @@ them together. numpy comes with the kernel's pandas.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -26,23 +28,26 @@ class ArraySampler:
     """One graph's nodes as arrays: ids by index, each node's file, first and last line."""
 
     def __init__(self, graph: Graph) -> None:
+        # map() over C-level getters, not generator expressions: one Python frame less per
+        # node and per edge end (~75k and ~285k on the standard library)
         self.ids = list(graph.nodes)
-        self.index = {ident: i for i, ident in enumerate(self.ids)}
+        self.index = dict(zip(self.ids, range(len(self.ids))))
         n = len(self.ids)
+        nodes = list(graph.nodes.values())
+        node_files = list(map(attrgetter("file"), nodes))
         files: dict[str, int] = {}
         members: list[int] = []
         offsets: list[int] = []
         by_file: dict[str, list[int]] = {}
-        for i, node in enumerate(graph.nodes.values()):
-            by_file.setdefault(node.file, []).append(i)
+        for i, file in enumerate(node_files):
+            by_file.setdefault(file, []).append(i)
         for file, idx in by_file.items():
             files[file] = len(offsets)
             offsets.append(len(members))
             members.extend(idx)
-        nodes = graph.nodes.values()
-        self.file = np.fromiter((files[node.file] for node in nodes), np.int64, n)
-        self.start = np.fromiter((node.start_line for node in nodes), np.int64, n)
-        self.end = np.fromiter((node.end_line for node in nodes), np.int64, n)
+        self.file = np.fromiter(map(files.__getitem__, node_files), np.int64, n)
+        self.start = np.fromiter(map(attrgetter("start_line"), nodes), np.int64, n)
+        self.end = np.fromiter(map(attrgetter("end_line"), nodes), np.int64, n)
         self.members = np.array(members, dtype=np.int64)
         self.offset = np.array(offsets, dtype=np.int64)
         self.size = np.diff(np.append(self.offset, len(members)))
@@ -56,7 +61,7 @@ class ArraySampler:
         # every edge as (source index, target index), by type
         self.edges: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for kind, edges in graph.edges.items():
-            flat = np.fromiter((self.index[e] for edge in edges for e in edge), np.int64)
+            flat = np.fromiter(map(self.index.__getitem__, chain.from_iterable(edges)), np.int64)
             self.edges[kind] = (flat[0::2], flat[1::2])
         src = np.concatenate([s for s, _ in self.edges.values()])
         dst = np.concatenate([d for _, d in self.edges.values()])
@@ -66,8 +71,7 @@ class ArraySampler:
         self.linked = linked if len(linked) else np.array([NONE], dtype=np.int64)
 
     def indices(self, idents: Sequence[str]) -> np.ndarray:
-        index = self.index
-        return np.fromiter((index[i] for i in idents), np.int64, len(idents))
+        return np.fromiter(map(self.index.__getitem__, idents), np.int64, len(idents))
 
     def _covers(self, node: np.ndarray, file: np.ndarray) -> np.ndarray:
         """Whether `node` lies in `file` and overlaps every node there."""

@@ -226,7 +226,7 @@ def _structural_pairs(graph: Graph, seed: int, wanted: set[str], max_chars: int)
         if kind in wanted:
             groups.append((kind, *sampler.edges[kind]))
             prefix = f"{seed}|{kind}|"
-            hashes.extend(crc32(f"{prefix}{s}|{d}".encode()) for s, d in graph.edges[kind])
+            hashes += [crc32(f"{prefix}{s}|{d}".encode()) for s, d in graph.edges[kind]]
     documented: list[str] = []
     if "docstring" in wanted:
         documented = [
@@ -234,7 +234,7 @@ def _structural_pairs(graph: Graph, seed: int, wanted: set[str], max_chars: int)
             for ident, node in nodes.items()
             if node.kind != "module" and len(node.docstring) >= MIN_DOCSTRING_CHARS
         ]
-        hashes.extend(crc32(f"{seed}|doc|{ident}".encode()) for ident in documented)
+        hashes += [crc32(f"{seed}|doc|{ident}".encode()) for ident in documented]
         doc_index = sampler.indices(documented)
         groups.append(("docstring", doc_index, doc_index))
     if not groups:
