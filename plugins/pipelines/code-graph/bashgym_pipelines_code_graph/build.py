@@ -1,15 +1,17 @@
 """A folder of source files → a code graph: parse each file (in several processes if asked),
 then resolve names across the whole repository.
 
-Parsing is per file and independent, so it spreads over processes (the calling one parses its
-share too); resolution needs every file's definitions and runs once, in the calling process. Workers are started with `spawn`:
-the caller may hold threads (DataDesigner, litellm), and forking a threaded process can hang.
+Parsing is per file and independent, so it spreads over processes (the calling one parses
+its share too); resolution needs every file's definitions and runs once, in the calling
+process. Workers are started with `spawn`: the caller may hold threads (DataDesigner,
+litellm), and forking a threaded process can hang.
 A file that cannot be read or parsed is recorded in `failed` with its reason; one that is too
 large or not UTF-8 text in `skipped`. Neither stops the build.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import posixpath
@@ -84,16 +86,28 @@ def parse_chunk(jobs: Sequence[ParseJob]) -> list[ParsedFile]:
     return [parse_file(job) for job in jobs]
 
 
-def parse_chunk_to_file(jobs: Sequence[ParseJob], path: str) -> str:
-    """A worker's chunk, pickled to `path` (see `parse_all` for why not through the pipe)."""
-    with open(path, "wb") as fh:
-        pickle.dump(parse_chunk(jobs), fh, protocol=pickle.HIGHEST_PROTOCOL)
+def parse_chunk_to_file(jobs: Sequence[ParseJob], path: str) -> str | list[ParsedFile]:
+    """A worker's chunk, pickled to `path` (see `parse_all` for why not through the pipe);
+    the chunk itself, through the pipe, when the file cannot be written (a full /dev/shm)."""
+    parsed = parse_chunk(jobs)
+    try:
+        with open(path, "wb") as fh:
+            pickle.dump(parsed, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return parsed
     return path
 
 
-def _load(path: str) -> list[ParsedFile]:
-    with open(path, "rb") as fh:
-        return pickle.load(fh)
+def _load(result: str | list[ParsedFile]) -> list[ParsedFile]:
+    """A worker's chunk; its file is removed once read, so few are ever on disk at once."""
+    if not isinstance(result, str):
+        return result
+    with open(result, "rb") as fh:
+        parsed = pickle.load(fh)
+    os.unlink(result)
+    return parsed
 
 
 def parse_all(jobs: Sequence[ParseJob], workers: int) -> list[ParsedFile]:
@@ -126,7 +140,7 @@ def parse_all(jobs: Sequence[ParseJob], workers: int) -> list[ParsedFile]:
         tempfile.TemporaryDirectory(prefix="code-graph-", dir=shm) as folder,
         ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool,
     ):
-        futures: list[Future[str]] = [
+        futures: list[Future[str | list[ParsedFile]]] = [
             pool.submit(parse_chunk_to_file, chunk, os.path.join(folder, str(i)))
             for i, chunk in enumerate(chunks)
         ]

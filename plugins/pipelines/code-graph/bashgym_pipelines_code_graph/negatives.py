@@ -31,7 +31,7 @@ class ArraySampler:
         # map() over C-level getters, not generator expressions: one Python frame less per
         # node and per edge end (~75k and ~285k on the standard library)
         self.ids = list(graph.nodes)
-        self.index = dict(zip(self.ids, range(len(self.ids))))
+        self.index = dict(zip(self.ids, range(len(self.ids)), strict=True))
         n = len(self.ids)
         nodes = list(graph.nodes.values())
         node_files = list(map(attrgetter("file"), nodes))

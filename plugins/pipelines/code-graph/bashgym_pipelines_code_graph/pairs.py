@@ -142,7 +142,7 @@ class NegativeSampler:
             start = index % size
             for i in range(min(size, PROBES)):
                 candidate = pool[(start + i) % size]
-                if candidate == anchor or candidate == positive or candidate in linked:
+                if candidate in (anchor, positive) or candidate in linked:
                     continue
                 node = nodes[candidate]
                 file = node.file

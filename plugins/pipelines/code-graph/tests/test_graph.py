@@ -153,3 +153,17 @@ def test_processes_sharing_the_parse_give_the_same_graph_and_pairs(tmp_path):
         pairs = structural_pairs(other.graph, seed=3)
         assert pairs.rows == structural_pairs(one.graph, seed=3).rows
         assert pairs.unpaired == structural_pairs(one.graph, seed=3).unpaired
+
+
+def test_a_worker_chunk_that_cannot_be_written_comes_back_whole(sample_repo, tmp_path):
+    from bashgym_pipelines_code_graph.build import ParseJob, _load, parse_chunk_to_file
+
+    files = ("shop/cart.py", "shop/models.py")
+    jobs = [ParseJob(str(sample_repo), p, 4000, 1_000_000) for p in files]
+    written = parse_chunk_to_file(jobs, str(tmp_path / "chunk"))
+    assert written == str(tmp_path / "chunk")
+    kept = _load(written)
+    assert not (tmp_path / "chunk").exists()  # removed once read
+    unwritable = parse_chunk_to_file(jobs, str(tmp_path / "no-such-folder" / "chunk"))
+    assert isinstance(unwritable, list)
+    assert [f.nodes for f in _load(unwritable)] == [f.nodes for f in kept]

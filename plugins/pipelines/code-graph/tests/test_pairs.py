@@ -97,8 +97,11 @@ def test_the_vectorized_sampler_picks_what_the_one_pair_sampler_picks(tmp_path):
     for i in range(4):
         shutil.copytree(SAMPLE, tmp_path / f"p{i}")
     chain = "".join(f"def f{i}():\n    f{i + 1}()\n\n\n" for i in range(PROBES + 20))
-    (tmp_path / "chain.py").write_text(chain + "class Big:\n" + "".join(
-        f"    def m{i}(self):\n        self.m{(i * 7) % 90}()\n" for i in range(90)))
+    (tmp_path / "chain.py").write_text(
+        chain
+        + "class Big:\n"
+        + "".join(f"    def m{i}(self):\n        self.m{(i * 7) % 90}()\n" for i in range(90))
+    )
     graph = build_graph("mixed", tmp_path).graph
     arrays = ArraySampler(graph)
     pairs = [(s, d, f"{kind}|{s}|{d}") for s, d, kind in graph.iter_edges()]
