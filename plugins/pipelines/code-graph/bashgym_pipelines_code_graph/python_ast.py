@@ -109,37 +109,43 @@ class _Walker:
         self.seen: set[str] = {out.module_id}
 
     def scan(self, stack: list, owner: str, owner_kind: str, cls: str) -> None:
-        """Walk `stack` (top last) inside definition `owner`, enclosing class `cls`."""
+        """Walk `stack` (top last) inside definition `owner`, enclosing class `cls`.
+
+        Most nodes are plain expressions and statements: they are tried first, by one dict
+        lookup of their class (calls, definitions and imports are never in `_CHILDREN`)."""
         refs, children = self.out.refs, _CHILDREN
         pop, push, extend = stack.pop, stack.append, stack.extend
+        call, name_kind, attribute = ast.Call, ast.Name, ast.Attribute
         while stack:
             node = pop()
             kind = type(node)
-            if kind is ast.Call:
-                func = node.func
-                if type(func) is ast.Name:
-                    refs.append((owner, "calls", func.id, cls))
-                elif type(func) is ast.Attribute:
-                    name = dotted(func)
-                    if name:
-                        refs.append((owner, "calls", name, cls))
-                push(func)  # calls in the callee, the arguments, lambdas, ...
-                extend(node.args)
-                extend(node.keywords)
-            elif kind in _DEFS or kind is ast.ClassDef:
-                self.definition(node, kind is ast.ClassDef, owner, owner_kind, cls, stack)
-            elif kind is ast.Import or kind is ast.ImportFrom:
-                self.imports(node, kind is ast.Import)
-            else:
-                fields = children.get(kind)
-                if fields is None:
-                    fields = children[kind] = _child_fields(kind)
-                for name in fields:
-                    value = getattr(node, name)
-                    if type(value) is list:
-                        extend(value)
-                    elif value is not None:
-                        push(value)
+            fields = children.get(kind)
+            if fields is None:
+                if kind is call:
+                    func = node.func
+                    if type(func) is name_kind:
+                        refs.append((owner, "calls", func.id, cls))
+                    elif type(func) is attribute:
+                        name = dotted(func)
+                        if name:
+                            refs.append((owner, "calls", name, cls))
+                    push(func)  # calls in the callee, the arguments, lambdas, ...
+                    extend(node.args)
+                    extend(node.keywords)
+                    continue
+                if kind in _DEFS or kind is ast.ClassDef:
+                    self.definition(node, kind is ast.ClassDef, owner, owner_kind, cls, stack)
+                    continue
+                if kind is ast.Import or kind is ast.ImportFrom:
+                    self.imports(node, kind is ast.Import)
+                    continue
+                fields = children[kind] = _child_fields(kind)
+            for name in fields:
+                value = getattr(node, name)
+                if type(value) is list:
+                    extend(value)
+                elif value is not None:
+                    push(value)
 
     def definition(
         self, node: ast.AST, is_class: bool, owner: str, owner_kind: str, cls: str, stack: list
