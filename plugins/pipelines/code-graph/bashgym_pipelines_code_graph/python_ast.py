@@ -126,9 +126,13 @@ class _Walker:
                     if type(func) is name_kind:
                         refs.append((owner, "calls", func.id, cls))
                     elif type(func) is attribute:
-                        name = dotted(func)
-                        if name:
-                            refs.append((owner, "calls", name, cls))
+                        value = func.value
+                        if type(value) is name_kind:  # `x.f()`, the most common (`self.f()`)
+                            refs.append((owner, "calls", f"{value.id}.{func.attr}", cls))
+                        else:
+                            name = dotted(func)
+                            if name:
+                                refs.append((owner, "calls", name, cls))
                     push(func)  # calls in the callee, the arguments, lambdas, ...
                     extend(node.args)
                     extend(node.keywords)
