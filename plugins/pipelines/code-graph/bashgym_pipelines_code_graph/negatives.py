@@ -5,9 +5,10 @@ and probing candidates one Python call at a time was most of the pairs' cost, al
 the calling process after the parse. Here the same probes run as numpy array steps over every
 pair still looking: probe `i` of all pairs at once, then the next probe for those that found
 nothing. The rule and the probe order are exactly `NegativeSampler`'s (pools in the same order,
-a file's pool skipped when the anchor or positive overlaps all of it, the start each pair's
-hash gives, at most PROBES candidates per pool), so both give the same picks; a test holds
-them together. numpy comes with the kernel's pandas.
+the start each pair's hash gives, at most PROBES candidates per pool), so both give the same
+picks; a test holds them together. One saving is this file's own: a file's pool is skipped
+when the anchor or positive overlaps all of it (a module does), as no candidate there could
+be a negative — the test shows the picks stay the same.
 """
 
 from __future__ import annotations

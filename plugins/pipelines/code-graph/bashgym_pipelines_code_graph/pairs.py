@@ -101,13 +101,6 @@ class NegativeSampler:
         self.by_file = graph.by_file()
         self.all_ids = list(graph.nodes)
         self.neighbours = graph.neighbours()
-        # Per file, the latest first line and the earliest last line of its nodes: a node whose
-        # lines reach both overlaps every node of that file (a module does), so no candidate
-        # there can be its negative and the file's pool is skipped without probing it.
-        self.extent: dict[str, tuple[int, int]] = {}
-        for file, ids in self.by_file.items():
-            spans = [(self.nodes[i].start_line, self.nodes[i].end_line) for i in ids]
-            self.extent[file] = (max(s for s, _ in spans), min(e for _, e in spans))
 
     def pick(
         self,
@@ -119,16 +112,6 @@ class NegativeSampler:
     ) -> str | None:
         """The first acceptable candidate, probing each pool from a place `key` hashes to."""
         index = zlib.crc32(f"{self.seed}|{key}".encode())
-        return self._probe(anchor, positive, index, pools, accept)
-
-    def _probe(
-        self,
-        anchor: str,
-        positive: str,
-        index: int,
-        pools: Iterable[list[str]],
-        accept: Callable[[Node], bool] | None = None,
-    ) -> str | None:
         nodes = self.nodes
         a, p = nodes[anchor], nodes[positive]
         # locals, not attribute lookups: this loop runs for every pair (~200k on the stdlib)
@@ -157,23 +140,10 @@ class NegativeSampler:
 
     def near(self, anchor: str, positive: str, key: str) -> str | None:
         """From the positive's file, else the anchor's, else anywhere in the repo."""
-        return self.near_at(anchor, positive, zlib.crc32(f"{self.seed}|{key}".encode()))
-
-    def near_at(self, anchor: str, positive: str, index: int) -> str | None:
-        """`near` with the key's hash already taken (the pairs loop hashes with one f-string)."""
-        a, p = self.nodes[anchor], self.nodes[positive]
-        p_file, a_file = p.file, a.file
-        extent, by_file = self.extent, self.by_file
-        pools = []
-        for file in (p_file,) if p_file == a_file else (p_file, a_file):
-            last_start, first_end = extent[file]  # skip a file whose every node overlaps a or p
-            if a_file == file and last_start <= a.end_line and a.start_line <= first_end:
-                continue
-            if p_file == file and last_start <= p.end_line and p.start_line <= first_end:
-                continue
-            pools.append(by_file[file])
-        pools.append(self.all_ids)
-        return self._probe(anchor, positive, index, pools)
+        p_file, a_file = self.nodes[positive].file, self.nodes[anchor].file
+        files = (p_file,) if p_file == a_file else (p_file, a_file)
+        pools = [self.by_file[file] for file in files] + [self.all_ids]
+        return self.pick(anchor, positive, key, pools)
 
     def elsewhere(self, anchor: str, positive: str, key: str) -> str | None:
         """From any file but the anchor's."""
