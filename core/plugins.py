@@ -25,11 +25,12 @@ from bashgym.registry import Registry
 
 GROUP = "bashgym"
 # Plugins that load even when BASHGYM_LOAD_PLUGINS narrows the set (as llm's DEFAULT_PLUGINS):
-# installed with the kernel, so narrowing never turns model access, scrubbing, the inspection
-# commands (`plugins`, `options`, `config show`), the progress display or agent runs off.
+# installed with the kernel, so narrowing never turns model access, scrubbing, `bashgym run`,
+# the inspection commands (`plugins`, `options`, `config show`), the progress display or agent
+# runs off.
 DEFAULT_PLUGINS = frozenset(
-    {"models-providers", "scrubbers-secrets", "commands-inspect", "observers-progress",
-     "work-tasks"}
+    {"models-providers", "scrubbers-secrets", "commands-run", "commands-inspect",
+     "observers-progress", "work-tasks"}
 )  # fmt: skip
 
 

@@ -67,8 +67,8 @@ def test_load_plugins_env_narrows_and_empty_means_only_the_defaults(monkeypatch)
     # The default scrubber loads whatever the narrowing: narrowing never turns scrubbing off.
     monkeypatch.setenv("BASHGYM_LOAD_PLUGINS", "sources-files, bashgym-sinks-parquet")
     defaults = {
-        "models-providers", "scrubbers-secrets", "commands-inspect", "observers-progress",
-        "work-tasks",
+        "models-providers", "scrubbers-secrets", "commands-run", "commands-inspect",
+        "observers-progress", "work-tasks",
     }  # fmt: skip
     assert set(PluginHost().infos) == {"sources-files", "sinks-parquet", *defaults}
     monkeypatch.setenv("BASHGYM_LOAD_PLUGINS", "")

@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from bashgym.cli import _report_broken_plugins, current_host, err, fail, out
+from bashgym.cli import current_host, err, fail, out, report_broken_plugins
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost, PluginLoadError
 from bashgym.registry import PluginConflictError
@@ -73,7 +73,7 @@ def _pipeline_spec(
         resolved = resolve_pipeline(spec, host.registry)
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
         raise fail(str(exc)) from None
-    _report_broken_plugins(host)
+    report_broken_plugins(host)
     return host, settings, resolved
 
 
@@ -97,7 +97,7 @@ def pipeline_list(as_json: JsonOpt = False) -> None:
     except SettingsError as exc:
         raise fail(str(exc)) from None
     host = current_host()
-    _report_broken_plugins(host)
+    report_broken_plugins(host)
     infos = list_pipelines(host, settings)
     if as_json:
         typer.echo(json.dumps([asdict(i) for i in infos], indent=2))

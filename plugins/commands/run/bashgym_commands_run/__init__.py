@@ -1,0 +1,17 @@
+"""`bashgym run` (a default plugin): the command line's front end to the kernel's run engine.
+
+The kernel runs a RunSpec (`bashgym.engine.execute`); this plugin turns flags and a run file
+into one and says on the terminal how the run ended. It loads by default, so a narrowed
+BASHGYM_LOAD_PLUGINS keeps it, and its `run` is mounted before any other plugin's commands.
+"""
+
+from __future__ import annotations
+
+from bashgym import hookimpl
+
+
+@hookimpl
+def register_commands(app):
+    from bashgym_commands_run.command import run_command
+
+    app.command("run")(run_command)

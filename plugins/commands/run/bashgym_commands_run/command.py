@@ -1,0 +1,195 @@
+"""`bashgym run`: flags and a run file become a RunSpec, the kernel's `execute` does the run,
+and the end of it is said on the terminal (what was written, the first notes, why nothing was
+kept). A front end like any other: a web UI or a scheduler would call `execute` the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from bashgym.cli import current_host, err, fail, out, report_broken_plugins
+from bashgym.contracts import InputError
+from bashgym.engine import EXIT_EMPTY, RunInterrupted, execute
+from bashgym.plugins import PluginLoadError
+from bashgym.registry import PluginConflictError
+from bashgym.runspec import RunConfigError, RunSpec, StepSpec, apply_sets, load_run_file, resolve
+from bashgym.settings import SettingsError, load_settings
+
+TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
+
+
+def run_command(
+    run_file: Annotated[
+        Path | None, typer.Argument(help="A run file (TOML). Flags below add to or override it.")
+    ] = None,
+    source: Annotated[str | None, typer.Option("--source", "-s", help="Source name.")] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option("--executor", "-x", help="Executor name: run each source row as a task."),
+    ] = None,
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment", "-e", help="Where tasks run (default: bubblewrap, else local)."
+        ),
+    ] = None,
+    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p", help="Pipeline name.")] = None,
+    sink: Annotated[
+        list[str] | None, typer.Option("--sink", "-k", help="Sink name (repeatable).")
+    ] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option("--judge", "-j", help="Judge name (repeatable).")
+    ] = None,
+    num_records: Annotated[
+        int | None,
+        typer.Option(
+            "-n",
+            "--num-records",
+            min=1,
+            help="Records to generate: pipeline.num_records, or a cap on source rows.",
+        ),
+    ] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Run directory.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", min=1, help="Tasks run at once.")
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="ROLE.KEY=VALUE option, e.g. source.path=data/ (repeatable)."),
+    ] = None,
+    maps: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map",
+            help="Rename a source column: NEW=OLD, e.g. --map prompt=question (repeatable); "
+            "same as --set source.map.NEW=OLD.",
+        ),
+    ] = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin",
+            help="Load a plugin for this run: a .py file, a module or a distribution (repeatable).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed for sampling and splits.")
+    ] = None,
+    top_up: Annotated[
+        bool | None,
+        typer.Option(
+            "--top-up/--no-top-up",
+            help="Keep generating in rounds until N rows pass the filters and judges.",
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool | None,
+        typer.Option(
+            "--fresh",
+            help="Start over instead of resuming an unfinished run of the same config.",
+        ),
+    ] = None,
+) -> None:
+    """Run source → executor → pipeline → judges → sinks into a run directory (each optional).
+
+    The run directory holds run.json (counts, usage, cost), events.jsonl, the sinks' files and
+    report.html. Exit 0 when rows were written, 3 when the run kept none (run.json says why),
+    2 for a mistake in the command, 1 when the run failed.
+
+    [bold]Examples[/]
+
+      bashgym run -s files --set source.path=examples/tasks.csv -p samplers -k parquet
+
+      bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl
+
+      bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5
+
+      bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet
+
+    List names with [bold]bashgym plugins[/] and options with [bold]bashgym options ROLE NAME[/].
+    """
+    try:
+        settings = load_settings()
+        spec = load_run_file(run_file) if run_file else RunSpec()
+        update: dict[str, Any] = {}
+        if source:
+            update["source"] = StepSpec(plugin=source)
+        for role, name in (
+            ("executor", executor),
+            ("environment", environment),
+            ("pipeline", pipeline),
+        ):
+            if name:
+                update[role] = StepSpec(plugin=name)
+        if sink:
+            update["sinks"] = [StepSpec(plugin=s) for s in sink]
+        if judge:
+            update["judges"] = [StepSpec(plugin=j) for j in judge]
+        for key, value in (
+            ("num_records", num_records),
+            ("out", out_dir),
+            ("concurrency", concurrency),
+            ("seed", seed),
+            ("top_up", top_up),
+            ("fresh", fresh),
+        ):
+            if value is not None:
+                update[key] = value
+        if plugin:
+            update["plugins"] = [*spec.plugins, *plugin]
+        spec = apply_sets(
+            RunSpec.model_validate({**spec.model_dump(), **update}),
+            [*(f"source.map.{m}" for m in maps or []), *(sets or [])],
+        )
+        host = current_host()
+        for extra in spec.plugins:
+            host.load(extra)
+        resolved = resolve(spec, host.registry)
+    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
+        raise fail(str(exc)) from None
+    report_broken_plugins(host)
+    try:
+        summary = execute(resolved, host, settings, console=err)
+    except InputError as exc:
+        raise fail(str(exc)) from None
+    except RunInterrupted as exc:
+        err.print(
+            f"[yellow]interrupted[/] ({exc.why}): {exc.run_dir} keeps its finished work; run "
+            "the same command again to resume it (--fresh starts over)",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    print_summary(summary)
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """What the run wrote, its first notes, and exit 3 when it kept no rows."""
+    counts = summary["counts"]
+    dropped = ", ".join(f"{n} {r}" for r, n in counts["dropped"].items()) or "none"
+    kept = "an unknown number of" if counts["kept"] is None else counts["kept"]
+    empty = summary["status"] == "empty"
+    out.print(
+        f"{'[yellow]no rows kept[/]' if empty else '[green]done[/]'} {summary['run_dir']}: "
+        f"{counts.get('generated', 0)} generated, {kept} kept, dropped: {dropped}",
+        highlight=False,
+    )
+    for name, paths in summary["outputs"].items():
+        for p in paths:
+            out.print(f"  {name}: {p}", highlight=False)
+    for name, path in summary.get("artifacts", {}).items():
+        out.print(f"  {name}: {path}", highlight=False)
+    notes = summary.get("notes", [])  # what the run wants a user to know; run.json keeps all
+    for note in notes[:TERMINAL_NOTES]:
+        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    if len(notes) > TERMINAL_NOTES:
+        err.print(
+            f"[yellow]note:[/] {len(notes) - TERMINAL_NOTES} more in run.json", highlight=False
+        )
+    if empty:
+        err.print(
+            f"[yellow]warning:[/] {escape(summary['warning'])}", highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(EXIT_EMPTY)

@@ -1,0 +1,38 @@
+"""`bashgym run` is a default plugin: it stays under a narrowed BASHGYM_LOAD_PLUGINS, and no
+plugin loaded before it can take the name over."""
+
+from __future__ import annotations
+
+import types
+
+from typer.testing import CliRunner
+
+from bashgym import hookimpl
+from bashgym.cli import build_app
+from bashgym.plugins import PluginHost
+
+
+def test_run_is_there_when_loading_is_narrowed_to_nothing(monkeypatch):
+    monkeypatch.setenv("BASHGYM_LOAD_PLUGINS", "")
+    host = PluginHost()
+    result = CliRunner().invoke(build_app(host), ["run", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "--executor" in result.output and "--num-records" in result.output
+    assert host.infos["commands-run"].registers["commands"] == ["run"]
+
+
+def test_a_plugin_registered_first_cannot_take_run_over(monkeypatch):
+    monkeypatch.setenv("BASHGYM_LOAD_PLUGINS", "")
+    host = PluginHost(entry_points=False)
+    squatter = types.ModuleType("squatter")
+
+    @hookimpl
+    def register_commands(app):
+        app.command("run")(lambda: print("not bashgym's run"))
+
+    squatter.register_commands = register_commands
+    host.add(squatter, "squatter")  # before the defaults
+    host.load_entry_points()
+    result = CliRunner().invoke(build_app(host), ["run", "--help"])
+    assert result.exit_code == 0 and "--executor" in result.output
+    assert "'run' refused" in (host.infos["squatter"].error or "")
