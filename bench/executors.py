@@ -11,7 +11,7 @@ Set-up:
   process (this script with `--serve`), so it never holds the measured process's GIL; every
   request waits `--latency` s; a task's first request gets one tool call (`run_command echo` for
   the student, `Bash echo` for Claude Code), the request after a tool result gets "Done.";
-- each task runs through `bashgym.work.run_task` in its own temp workspace, in the `local`
+- each task runs through `bashgym_work_tasks.run_task` in its own temp workspace, in the `local`
   environment, as the engine runs it; `--tasks-per-lane` tasks per unit of concurrency;
 - claude-cli and agent-sdk run the real `claude` binary (bundled in the claude-agent-sdk wheel).
 Only the batch of tasks is timed (imports, the server's start and one warm-up task per
@@ -105,11 +105,11 @@ def settings(base_url: str) -> Any:
 
 async def batch(name: str, concurrency: int, tasks: int, base_url: str, root: Path) -> dict:
     from bashgym_models_providers import ModelSession
+    from bashgym_work_tasks import run_task
 
     from bashgym.contracts import RunContext, TaskContext
     from bashgym.plugins import PluginHost
     from bashgym.records import Task
-    from bashgym.work import run_task
 
     registry = PluginHost().registry
     executor = registry.get("executors", name).obj

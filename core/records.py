@@ -236,6 +236,19 @@ class WorkerResult(_Record):
     branch: str | None = None
     commit: str | None = None
 
+    @classmethod
+    def failed(cls, task: Task, executor: str, status: Status, reason: str) -> WorkerResult:
+        """The result of a task that produced no trace of its own."""
+        outcome = Outcome(success=False, error_kind=status, error_message=reason)
+        trace = Trace(
+            id=task.id,
+            system_prompt=task.system_prompt,
+            messages=[Message(role="user", content=task.prompt)],
+            outcome=outcome,
+            provenance=Provenance(source="executor", executor=executor),
+        )
+        return cls(task_id=task.id, executor=executor, status=status, reason=reason, trace=trace)
+
     @property
     def success(self) -> bool:
         return self.status == "success"

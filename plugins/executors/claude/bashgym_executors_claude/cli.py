@@ -16,7 +16,6 @@ from bashgym import procs
 from bashgym.contracts import Executor, InputError, TaskContext
 from bashgym.events import TaskOutput
 from bashgym.records import Task, WorkerResult
-from bashgym.work import failed_result
 from bashgym_executors_claude import finish
 from bashgym_executors_claude.launch import (
     child_env,
@@ -43,7 +42,7 @@ class ClaudeCli(Executor[ClaudeOptions]):
             conn = connection(options, ctx)
             claude = find_claude(options.claude_path)
         except InputError as exc:
-            return failed_result(task, self.name, "error", str(exc))
+            return WorkerResult.failed(task, self.name, "error", str(exc))
         argv, env = ctx.env.argv([claude, *cli_args(task, options, ctx, conn)])
         env = child_env(env, conn, options, telemetry=ctx.run.settings.telemetry)
         builder = TraceBuilder(task.id, task.prompt, executor=self.name, cwd=str(ctx.workspace))

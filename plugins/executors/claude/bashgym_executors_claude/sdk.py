@@ -16,7 +16,6 @@ from typing import Any
 from bashgym.contracts import Executor, InputError, TaskContext
 from bashgym.events import TaskOutput
 from bashgym.records import Task, WorkerResult
-from bashgym.work import failed_result
 from bashgym_executors_claude import finish
 from bashgym_executors_claude.launch import (
     child_env,
@@ -130,7 +129,7 @@ class AgentSdk(Executor[ClaudeOptions]):
             conn = connection(options, ctx)
             claude = find_claude(options.claude_path)
         except InputError as exc:
-            return failed_result(task, self.name, "error", str(exc))
+            return WorkerResult.failed(task, self.name, "error", str(exc))
         argv, env = ctx.env.argv([claude])
         env = child_env(env, conn, options, telemetry=ctx.run.settings.telemetry)
         launcher = Launcher(argv, env)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from bashgym_executors_claude import AgentSdk, ClaudeCli
 from bashgym_testing import Fault, Reply, ToolUse
+from bashgym_work_tasks import run_task
 
 from bashgym.events import TaskOutput
 from bashgym.records import Task
-from bashgym.work import run_task
 
 EXECUTORS = [ClaudeCli(), AgentSdk()]
 IDS = ["claude-cli", "agent-sdk"]

@@ -11,7 +11,6 @@ from bashgym_models_providers import describe_failure
 from bashgym import hookimpl
 from bashgym.contracts import BudgetExceeded, Executor, InputError, TaskContext
 from bashgym.records import Task, WorkerResult
-from bashgym.work import failed_result
 from bashgym_executors_student.agent import Ending, StudentAgent
 from bashgym_executors_student.options import StudentOptions
 
@@ -36,7 +35,7 @@ class Student(Executor[StudentOptions]):
         try:
             agent = StudentAgent(task, options, ctx)
         except InputError as exc:  # an alias that cannot be used: a missing key or endpoint
-            return failed_result(task, self.name, "error", str(exc))
+            return WorkerResult.failed(task, self.name, "error", str(exc))
         try:
             async with asyncio.timeout(own_timeout(ctx)):
                 ending = await agent.run()

@@ -11,12 +11,12 @@ import pytest
 from bashgym_environments_local import Workspace
 from bashgym_models_providers import ModelSession
 from bashgym_testing import PlainSession
+from bashgym_work_tasks import run_task
 
 from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
 from bashgym.events import Event, EventBus
 from bashgym.records import Task
 from bashgym.settings import ModelAlias, Settings
-from bashgym.work import run_task
 
 KEY_ENV = "BASHGYM_TEST_OPENAI_KEY"
 

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from bashgym_executors_student import Student, StudentOptions
 from bashgym_models_providers import ModelSession
+from bashgym_work_tasks import run_task
 
 from bashgym.contracts import RunContext, TaskContext
 from bashgym.plugins import PluginHost
 from bashgym.records import Task
 from bashgym.settings import ModelAlias, Settings
-from bashgym.work import run_task
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python (llama_cpp) is not installed")
 embedded = pytest.importorskip("bashgym_models_embedded.assemble", reason="bashgym-models-embedded")

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from bashgym_executors_student import Student, StudentOptions
 from bashgym_testing import Reply, ToolUse
+from bashgym_work_tasks import run_task
 
 from bashgym.plugins import PluginHost
 from bashgym.records import Task
-from bashgym.work import run_task
 
 
 def bubblewrap() -> Any:

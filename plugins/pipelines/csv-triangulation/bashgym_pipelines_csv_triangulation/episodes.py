@@ -187,7 +187,7 @@ async def work_questions(
     the run store; `make()` is an async context manager giving the Triangulator, entered only
     when there is work (a resumed run with every question done starts no sandbox).
 
-    Why not `bashgym.work.work_through`: it claims any pending item of the namespace, and an
+    Why not `bashgym_work_tasks.work_through`: it claims any pending item of the namespace, and an
     interrupted earlier attempt may have left questions this attempt no longer asks (its
     DataDesigner batch was regenerated); only this call's keys are claimed here.
     """

@@ -6,7 +6,9 @@ in a fresh workspace (`workspaces.py`) inside the run's environment, `concurrenc
 through the run store — so a killed run resumes with each task exactly once — and the result
 is one trace row per task (`stage.py`). A third party can answer the same hook another way
 (e.g. spreading tasks over a Ray cluster) and turn this one off with BASHGYM_LOAD_PLUGINS.
-Declared API: `tasks_from_rows`, `PROMPT_COLUMNS`.
+Declared API: `run_task` (how any plugin calls an executor: deadline, budget and crashes become
+statuses), `work_through` (store items N at a time, exactly once), `tasks_from_rows`,
+`PROMPT_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from bashgym import hookimpl
+from bashgym_work_tasks.running import run_task, work_through
 from bashgym_work_tasks.stage import AgentRuns
 from bashgym_work_tasks.tasks import PROMPT_COLUMNS, tasks_from_rows
 
-__all__ = ["PROMPT_COLUMNS", "tasks_from_rows"]
+__all__ = ["PROMPT_COLUMNS", "run_task", "tasks_from_rows", "work_through"]
 
 
 @hookimpl

@@ -1,7 +1,7 @@
 """The executor step of a run: every task through the run store, `concurrency` at once.
 
 Tasks are added to the store's `tasks` namespace, so a resumed run keeps the ones that
-finished and runs only the rest; each runs through the kernel's `run_task` (deadline, budget
+finished and runs only the rest; each runs through `run_task` (deadline, budget
 and crashes become statuses) in a fresh workspace inside the run's environment. Each row is
 scrubbed before the store keeps it: the store is a file in the run dir.
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bashgym.contracts import Budget, RunContext, TaskContext
 from bashgym.events import RowsGenerated
 from bashgym.records import Task, trace_to_row
-from bashgym.work import run_task, work_through
+from bashgym_work_tasks.running import run_task, work_through
 from bashgym_work_tasks.tasks import tasks_from_rows
 from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 

@@ -1,10 +1,11 @@
 """Running work: one Task through an executor, and many items through the run store.
 
-`run_task` is the only place an executor is called: it holds the deadline (asyncio timeout),
-turns a budget overrun or a crash into a WorkerResult status, and emits task events — so every
-executor reports the same way and none can take a run down. `work_through` claims store items
-`concurrency` at a time until none is left: finished items stay done across a crash, and the
-items in flight are claimable again once their owner is gone (exactly-once, with resume).
+`run_task` is how every executor is called (this plugin's stage, and any plugin that runs
+tasks, e.g. an orchestrator): it holds the deadline (asyncio timeout), turns a budget overrun
+or a crash into a WorkerResult status, and emits task events — so every executor reports the
+same way and none can take a run down. `work_through` claims store items `concurrency` at a
+time until none is left: finished items stay done across a crash, and the items in flight are
+claimable again once their owner is gone (exactly-once, with resume).
 """
 
 from __future__ import annotations
@@ -16,25 +17,9 @@ from typing import Any
 
 from bashgym.contracts import BudgetExceeded, Executor, TaskContext
 from bashgym.events import TaskFinished, TaskStarted
-from bashgym.records import Message, Provenance, Status, Task, Trace, WorkerResult
+from bashgym.records import Task, WorkerResult
 from bashgym.store import Item, RunStore
 from bashgym.text import one_line
-
-
-def failed_result(task: Task, executor: str, status: Status, reason: str) -> WorkerResult:
-    """A WorkerResult for a task that produced no trace of its own."""
-    trace = Trace(
-        id=task.id,
-        system_prompt=task.system_prompt,
-        messages=[Message(role="user", content=task.prompt)],
-        provenance=Provenance(source="executor", executor=executor),
-    )
-    trace.outcome.success, trace.outcome.error_kind, trace.outcome.error_message = (
-        False, status, reason
-    )  # fmt: skip
-    return WorkerResult(
-        task_id=task.id, executor=executor, status=status, reason=reason, trace=trace
-    )
 
 
 async def run_task(
@@ -50,11 +35,11 @@ async def run_task(
             result = await executor.run(task, options, ctx)
     except TimeoutError:
         limit = task.timeout_s or "the run's"
-        result = failed_result(task, name, "timeout", f"deadline passed ({limit} s)")
+        result = WorkerResult.failed(task, name, "timeout", f"deadline passed ({limit} s)")
     except BudgetExceeded as exc:
-        result = failed_result(task, name, "budget", str(exc))
+        result = WorkerResult.failed(task, name, "budget", str(exc))
     except Exception as exc:  # noqa: BLE001 -- an executor bug is a task status, not a crash
-        result = failed_result(task, name, "error", one_line(exc))
+        result = WorkerResult.failed(task, name, "error", one_line(exc))
     if result.duration_s is None:
         result = result.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
     ctx.emit(

@@ -8,12 +8,12 @@ import asyncio
 import pytest
 from bashgym_environments_local import Workspace
 from bashgym_testing import ScriptedExecutor
+from bashgym_work_tasks import run_task, work_through
 
 from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
 from bashgym.records import Task, Usage
 from bashgym.settings import Settings
 from bashgym.store import RunStore
-from bashgym.work import run_task, work_through
 
 
 class NoCommands(EnvironmentSession):
