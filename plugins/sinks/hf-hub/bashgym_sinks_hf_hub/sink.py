@@ -150,5 +150,5 @@ def _push_or_say(folder: Path, options: HfHubOptions, run: RunContext, files: li
             f"{NAME}: dry run, nothing pushed ({missing} not set); would upload "
             f"{len(files) + 1} files from {folder} to dataset repo {options.repo_id or '<repo_id>'}"
         )
-    run.notes.append(note)
+    run.note(note)  # through the run's events, so events.jsonl and run.json both have it
     print(note, file=sys.stderr)
