@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bashgym.events import Event, Note, RowDropped, Tally, UsageCharged
+from bashgym.events import Counted, Event, Note, RowDropped, Tally, UsageCharged
+from bashgym.inputs import find_files
 from bashgym.records import DroppedRow, Task, Usage, WorkerResult
+from bashgym.store import RunStore
 
 if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load only when used
     import pandas as pd
@@ -33,19 +35,10 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load o
     from bashgym.runspec import RunSpec, Step
     from bashgym.scrubbing import Scrubbing
     from bashgym.settings import ModelAlias, Settings
-    from bashgym.store import RunStore
 
-KINDS = (
-    "sources", "pipelines", "judges", "executors", "routers", "runtimes", "sinks",
-    "environments", "scrubbers", "runners",
-)  # fmt: skip
+# a run's roles and the kind each is registered as (`--source files` names a source)
 ROLES = {
-    "source": "sources",
-    "executor": "executors",
-    "environment": "environments",
-    "pipeline": "pipelines",
-    "judge": "judges",
-    "sink": "sinks",
+    role: f"{role}s" for role in ("source", "executor", "environment", "pipeline", "judge", "sink")
 }
 
 
@@ -112,8 +105,6 @@ class RunContext:
 
     def count(self, what: str, n: int = 1) -> None:
         """Count anything else worth reporting (e.g. `source.bad_lines`)."""
-        from bashgym.events import Counted
-
         self.emit(Counted(what=what, n=n))
 
     def note(self, text: str) -> None:
@@ -129,8 +120,6 @@ class RunContext:
     def store(self) -> RunStore:
         """The run's work-item store (`state.db`), opened on first use."""
         if self._store is None:
-            from bashgym.store import RunStore
-
             self._store = RunStore(self.run_dir / "state.db")
         return self._store
 
@@ -269,8 +258,6 @@ class Component(ABC, Generic[O]):
     def inputs(self, options: O) -> list[Path]:
         """Files this step reads, for the run's input fingerprint (a changed input never
         resumes silently). Default: every existing path among the options' string values."""
-        from bashgym.inputs import find_files
-
         found: list[Path] = []
         for value in options.model_dump().values():
             for item in value if isinstance(value, list) else [value]:
@@ -508,4 +495,5 @@ BASES: dict[str, type[Component[Any]]] = {
     "environments": Environment,
     "scrubbers": Scrubber,
     "runners": Runner,
-}
+}  # fmt: skip -- the kinds, each with the base its objects must subclass
+KINDS = tuple(BASES)

@@ -20,11 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
 from bashgym import __version__
-from bashgym.contracts import Generated, InputError, Judge, RunContext, open_models
+from bashgym import resume as resuming
+from bashgym.contracts import Generated, InputError, Judge, RunContext, Written, open_models
 from bashgym.events import (
     Artifact,
     Event,
@@ -41,7 +42,9 @@ from bashgym.events import (
 from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
-from bashgym.text import plain
+from bashgym.settings import DesignerSettings
+from bashgym.store import owner_token
+from bashgym.text import explain_validation, plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -193,9 +196,6 @@ def execute(
     An unfinished run of the same config and inputs is resumed (see `bashgym.resume`), said on
     `console`; the progress display is an `on_event` plugin (bashgym-observers-progress).
     """
-    from bashgym import resume as resuming
-    from bashgym.store import owner_token
-
     console = console or Console(stderr=True)
     settings = with_run_overrides(settings, resolved)
     scrubbing = Scrubbing.open(settings.scrub, host.registry)
@@ -322,11 +322,6 @@ def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[Event], Non
 
 def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
     """Settings with the run file's `[designer]` table over the configured one."""
-    from pydantic import ValidationError
-
-    from bashgym.settings import DesignerSettings
-    from bashgym.text import explain_validation
-
     if not resolved.spec.designer:
         return settings
     try:
@@ -420,8 +415,6 @@ def _output_format(resolved: ResolvedRun) -> str:
 
 
 def _written(result: Any) -> tuple[list[Path], int | None]:
-    from bashgym.contracts import Written
-
     if isinstance(result, Written):
         return list(result.paths), result.rows
     return [Path(p) for p in result], None

@@ -20,6 +20,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bashgym.runspec import resolved_toml
+from bashgym.store import owner_alive, owner_token
+
 if TYPE_CHECKING:
     from bashgym.runspec import ResolvedRun
     from bashgym.settings import Settings
@@ -36,8 +39,6 @@ class Target:
 
 def config_hash(resolved: ResolvedRun, settings: Settings) -> str:
     """Identity of a run's config: what it generates, not where it writes or how it was asked."""
-    from bashgym.runspec import resolved_toml
-
     spec = resolved.spec.model_copy(update={"fresh": False})
     text = resolved_toml(replace(resolved, spec=spec), Path("RUN_DIR"))
     text += f"\nbuffer_size={settings.designer.buffer_size}\n"
@@ -68,8 +69,6 @@ def _read_status(run_dir: Path) -> dict[str, Any] | None:
 
 def _alive(status: dict[str, Any]) -> bool:
     """True when the run that wrote `status` is still going (another live process)."""
-    from bashgym.store import owner_alive, owner_token
-
     owner = status.get("owner")
     return owner != owner_token() and owner_alive(owner)
 

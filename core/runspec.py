@@ -27,7 +27,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bashgym.contracts import ROLES
-from bashgym.registry import Registered, Registry
+from bashgym.registry import PluginConflictError, Registered, Registry, UnknownNameError
 from bashgym.text import explain_validation
 
 PLURAL_KEYS = {"judge": "judges", "sink": "sinks"}
@@ -282,8 +282,6 @@ def resolve(
     export`) needs neither: it prints or writes a config, and falls back on the pipeline's
     example seed; those callers pass `require_sinks=False, require_seed_source=False`.
     """
-    from bashgym.registry import PluginConflictError, UnknownNameError
-
     try:
         registry.check()
     except PluginConflictError as exc:

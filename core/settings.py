@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -164,10 +165,6 @@ class SettingsError(ValueError):
 
 def load_settings(**overrides: Any) -> Settings:
     """Settings, or a SettingsError naming the bad file or key (never a raw traceback)."""
-    import tomllib
-
-    from pydantic import ValidationError
-
     for path in config_files():
         if path.is_file():
             try:

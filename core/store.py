@@ -19,7 +19,8 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -143,22 +144,17 @@ class RunStore:
                         "INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time())
                     )
 
-    def _tx(self) -> Any:
-        store = self
-
-        class _Tx:
-            def __enter__(self) -> sqlite3.Connection:
-                store._lock.acquire()
-                store._db.execute("BEGIN IMMEDIATE")
-                return store._db
-
-            def __exit__(self, exc_type: Any, *_: Any) -> None:
-                try:
-                    store._db.execute("ROLLBACK" if exc_type else "COMMIT")
-                finally:
-                    store._lock.release()
-
-        return _Tx()
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken before reading (BEGIN IMMEDIATE): no lost update."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def add(self, namespace: str, items: Iterable[str | tuple[str, Any]]) -> int:
         """Add items as pending (keys already present are left as they are); returns how many
@@ -216,21 +212,13 @@ class RunStore:
         result: Any = None,
         error: str | None = None,
     ) -> bool:
+        stored = json.dumps(result, default=str) if result is not None else None
         with self._tx() as db:
             cursor = db.execute(
                 "UPDATE items SET state = ?, result = ?, error = ?, finished_at = ?, "
                 "owner = CASE WHEN ? = 'pending' THEN NULL ELSE owner END "
                 "WHERE namespace = ? AND key = ? AND state = 'running' AND owner = ?",
-                (
-                    state,
-                    json.dumps(result, default=str) if result is not None else None,
-                    error,
-                    time.time(),
-                    state,
-                    namespace,
-                    key,
-                    self.owner,
-                ),
+                (state, stored, error, time.time(), state, namespace, key, self.owner),
             )
             return cursor.rowcount == 1
 
