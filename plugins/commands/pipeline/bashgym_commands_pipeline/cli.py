@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from bashgym_commands_run import resolve_spec
 from rich.markup import escape
 from rich.table import Table
 
 from bashgym.cli import current_host, err, fail, out, report_broken_plugins
 from bashgym.contracts import InputError
-from bashgym.plugins import PluginHost, PluginLoadError
-from bashgym.registry import PluginConflictError
-from bashgym.runspec import RunConfigError, RunSpec, StepSpec, apply_sets
+from bashgym.plugins import PluginHost
+from bashgym.runspec import RunSpec, StepSpec
 from bashgym.settings import SettingsError, load_settings
 from bashgym.text import plain
 
@@ -58,23 +58,15 @@ def _pipeline_spec(
     """Settings, host and the resolved spec, through the same `--set`/`--plugin` path as `run`."""
     from bashgym_commands_pipeline import resolve_pipeline
 
-    try:
-        settings = load_settings()
-        spec = RunSpec(
+    def build() -> RunSpec:
+        return RunSpec(
             source=StepSpec(plugin=source) if source else None,
             pipeline=StepSpec(plugin=pipeline),
             judges=[StepSpec(plugin=j) for j in judge or []],
             plugins=list(plugin or []),
         )
-        spec = apply_sets(spec, [*(f"source.map.{m}" for m in maps or []), *(sets or [])])
-        host = current_host()
-        for extra in spec.plugins:
-            host.load(extra)
-        resolved = resolve_pipeline(spec, host.registry)
-    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
-        raise fail(str(exc)) from None
-    report_broken_plugins(host)
-    return host, settings, resolved
+
+    return resolve_spec(build, sets=sets, maps=maps, resolver=resolve_pipeline)
 
 
 def pipeline_list(as_json: JsonOpt = False) -> None:

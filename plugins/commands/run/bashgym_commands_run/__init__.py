@@ -3,11 +3,16 @@
 The kernel runs a RunSpec (`bashgym.engine.execute`); this plugin turns flags and a run file
 into one and says on the terminal how the run ended. It loads by default, so a narrowed
 BASHGYM_LOAD_PLUGINS keeps it, and its `run` is mounted before any other plugin's commands.
+Declared API: `resolve_spec`, how any command turns flags into a checked run (one red line and
+exit 2 for every mistake), as the pipeline commands do.
 """
 
 from __future__ import annotations
 
 from bashgym import hookimpl
+from bashgym_commands_run.command import resolve_spec
+
+__all__ = ["resolve_spec"]
 
 
 @hookimpl

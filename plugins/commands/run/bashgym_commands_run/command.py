@@ -4,6 +4,7 @@ kept). A front end like any other: a web UI or a scheduler would call `execute` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,10 +14,18 @@ from rich.markup import escape
 from bashgym.cli import current_host, err, fail, out, report_broken_plugins
 from bashgym.contracts import InputError
 from bashgym.engine import EXIT_EMPTY, RunInterrupted, execute
-from bashgym.plugins import PluginLoadError
-from bashgym.registry import PluginConflictError
-from bashgym.runspec import RunConfigError, RunSpec, StepSpec, apply_sets, load_run_file, resolve
-from bashgym.settings import SettingsError, load_settings
+from bashgym.plugins import PluginHost, PluginLoadError
+from bashgym.registry import PluginConflictError, Registry
+from bashgym.runspec import (
+    ResolvedRun,
+    RunConfigError,
+    RunSpec,
+    StepSpec,
+    apply_sets,
+    load_run_file,
+    resolve,
+)
+from bashgym.settings import Settings, SettingsError, load_settings
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
 
@@ -111,8 +120,8 @@ def run_command(
 
     List names with [bold]bashgym plugins[/] and options with [bold]bashgym options ROLE NAME[/].
     """
-    try:
-        settings = load_settings()
+
+    def build() -> RunSpec:
         spec = load_run_file(run_file) if run_file else RunSpec()
         update: dict[str, Any] = {}
         if source:
@@ -140,17 +149,9 @@ def run_command(
                 update[key] = value
         if plugin:
             update["plugins"] = [*spec.plugins, *plugin]
-        spec = apply_sets(
-            RunSpec.model_validate({**spec.model_dump(), **update}),
-            [*(f"source.map.{m}" for m in maps or []), *(sets or [])],
-        )
-        host = current_host()
-        for extra in spec.plugins:
-            host.load(extra)
-        resolved = resolve(spec, host.registry)
-    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
-        raise fail(str(exc)) from None
-    report_broken_plugins(host)
+        return RunSpec.model_validate({**spec.model_dump(), **update})
+
+    host, settings, resolved = resolve_spec(build, sets=sets, maps=maps)
     try:
         summary = execute(resolved, host, settings, console=err)
     except InputError as exc:
@@ -163,6 +164,30 @@ def run_command(
         )
         raise typer.Exit(130) from None
     print_summary(summary)
+
+
+def resolve_spec(
+    build: Callable[[], RunSpec],
+    *,
+    sets: list[str] | None = None,
+    maps: list[str] | None = None,
+    resolver: Callable[[RunSpec, Registry], ResolvedRun] = resolve,
+) -> tuple[PluginHost, Settings, ResolvedRun]:
+    """What every command that runs or inspects a RunSpec does first: settings, the spec
+    (`build`, then `--map NEW=OLD` and `--set` on it), its `--plugin`s loaded, every name and
+    option checked by `resolver`. A mistake in any of them is one red line and exit 2; plugins
+    that failed to load are warned about and the command goes on without them."""
+    try:
+        settings = load_settings()
+        spec = apply_sets(build(), [*(f"source.map.{m}" for m in maps or []), *(sets or [])])
+        host = current_host()
+        for extra in spec.plugins:
+            host.load(extra)
+        resolved = resolver(spec, host.registry)
+    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
+        raise fail(str(exc)) from None
+    report_broken_plugins(host)
+    return host, settings, resolved
 
 
 def print_summary(summary: dict[str, Any]) -> None:
