@@ -87,8 +87,10 @@ def on_run_end(summary, run):
 def report_command(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (it holds run.json).")],
 ) -> None:
-    """Write RUN_DIR/report.html again from the run directory (run.json, dropped rows,
-    DataDesigner's batches): after an upgrade, or for a run copied from elsewhere."""
+    """Write RUN_DIR/report.html again from what the run directory holds.
+
+    It reads run.json, the dropped rows and DataDesigner's batches: for a run made before an
+    upgrade, or one copied from elsewhere."""
     from bashgym.cli import fail, out
 
     if not (run_dir / "run.json").is_file():
