@@ -114,20 +114,11 @@ class Usage(_Record):
 
     @property
     def total_tokens(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_tokens
-            + self.cache_read_tokens
-        )
+        return sum(self.model_dump().values())
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-        )
+        """Field by field, so a token kind added later is summed without touching this."""
+        return Usage(**{k: v + getattr(other, k) for k, v in self.model_dump().items()})
 
 
 class Timing(_Record):
