@@ -15,9 +15,10 @@ Set-up (every figure from one run of this script, on the same files):
 - `graph`: `build_graph()` (parse, nodes, signatures, sources, references, then resolution
   across the repository) and `structural_pairs()` (every pair type with its hard negative);
 - `graph x2`: the same with `workers=2`: two processes in all, the calling one and one
-  spawned worker, share the parsing (each takes the next chunk of files when it is free);
-  resolution and pairs run in the calling one, after the parse. Like `bare x2`, no more than
-  two processes ever work at once.
+  spawned worker, share the parsing (each takes the next chunk of files when it is free) and
+  then each resolves the calls and imports of the files it parsed; the index they resolve
+  against and the pairs are made in the calling one. Like `bare x2`, no more than two
+  processes ever work at once.
 Each measurement runs in a fresh child process, so its peak memory (ru_maxrss; worker
 processes listed apart) is its own and no cache is warm from another; the modes take turns
 within each repeat, and the median of `--repeats` is shown with the min-max. The load average

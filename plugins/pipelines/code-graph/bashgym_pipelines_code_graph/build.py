@@ -2,18 +2,15 @@
 then resolve names across the whole repository.
 
 Parsing is per file and independent, so it spreads over processes (the calling one parses
-its share too); resolution needs every file's definitions and runs once, in the calling
-process. Workers are started with `spawn`: the caller may hold threads (DataDesigner,
-litellm), and forking a threaded process can hang.
+its share too); resolution needs every file's definitions, and then each file's calls and
+imports are resolved where the file was parsed (`shared.py`).
 A file that cannot be read or parsed is recorded in `failed` with its reason; one that is too
 large or not UTF-8 text in `skipped`. Neither stops the build.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import pickle
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -86,78 +83,6 @@ def parse_chunk(jobs: Sequence[ParseJob]) -> list[ParsedFile]:
     return [parse_file(job) for job in jobs]
 
 
-def parse_chunk_to_file(jobs: Sequence[ParseJob], path: str) -> str | list[ParsedFile]:
-    """A worker's chunk, pickled to `path` (see `parse_all` for why not through the pipe);
-    the chunk itself, through the pipe, when the file cannot be written (a full /dev/shm)."""
-    parsed = parse_chunk(jobs)
-    try:
-        with open(path, "wb") as fh:
-            pickle.dump(parsed, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        return parsed
-    return path
-
-
-def _load(result: str | list[ParsedFile]) -> list[ParsedFile]:
-    """A worker's chunk; its file is removed once read, so few are ever on disk at once."""
-    if not isinstance(result, str):
-        return result
-    with open(result, "rb") as fh:
-        parsed = pickle.load(fh)
-    os.unlink(result)
-    return parsed
-
-
-def parse_all(jobs: Sequence[ParseJob], workers: int) -> list[ParsedFile]:
-    """Every job's ParsedFile, in job order, parsed by `workers` processes in all: this one
-    and `workers - 1` spawned ones.
-
-    The jobs are cut into chunks, queued to the spawned workers front first; this process
-    parses chunks from the back, each one it can still take out of the queue (a future not yet
-    handed to a worker cancels), until it meets one a worker holds. So nobody idles while work
-    is left, whoever is slower (a worker still starting, this process loading results), and
-    this process's share never crosses between processes.
-
-    A worker pickles its chunk to a file and returns the file's name: results sent back
-    through the executor's pipe block the worker until this process's result thread has read
-    them, and that thread waits for the GIL this process's parsing holds (on the standard
-    library that cost ~1 s of 6). This process loads the files between its own chunks.
-    """
-    if workers <= 1 or len(jobs) < 4 * workers:
-        return parse_chunk(jobs)
-    import multiprocessing
-    import tempfile
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    size = max(1, len(jobs) // (workers * CHUNKS_PER_PROCESS))
-    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    done: dict[int, list[ParsedFile]] = {}
-    context = multiprocessing.get_context("spawn")
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    with (
-        tempfile.TemporaryDirectory(prefix="code-graph-", dir=shm) as folder,
-        ProcessPoolExecutor(max_workers=workers - 1, mp_context=context) as pool,
-    ):
-        futures: list[Future[str | list[ParsedFile]]] = [
-            pool.submit(parse_chunk_to_file, chunk, os.path.join(folder, str(i)))
-            for i, chunk in enumerate(chunks)
-        ]
-        front = 0  # the first worker chunk not loaded yet
-        for index in range(len(chunks) - 1, -1, -1):
-            if not futures[index].cancel():
-                break  # a worker has it, and every chunk before it
-            done[index] = parse_chunk(chunks[index])
-            while front < index and futures[front].done():
-                done[front] = _load(futures[front].result())
-                front += 1
-        for index in range(front, len(chunks)):
-            if index not in done:
-                done[index] = _load(futures[index].result())
-    return [parsed for index in range(len(chunks)) for parsed in done[index]]
-
-
 @dataclass
 class BuildResult:
     """A repository's graph, and every file that did not make it in, with the reason."""
@@ -189,8 +114,14 @@ def build_graph(
         if language_of(p) is not None
     ]
     with gc_paused():
-        parsed = parse_all(jobs, workers)
-        result = BuildResult(resolve(repo, parsed), files=len(jobs))
+        if workers > 1 and len(jobs) >= 4 * workers:
+            from bashgym_pipelines_code_graph.shared import build_shared
+
+            resolution, parsed = build_shared(repo, jobs, workers, CHUNKS_PER_PROCESS)
+        else:
+            parsed = parse_chunk(jobs)
+            resolution = resolve(repo, parsed)
+        result = BuildResult(resolution, files=len(jobs))
         for item in parsed:
             if item.error is not None:
                 bucket = result.skipped if item.error.startswith("skipped") else result.failed

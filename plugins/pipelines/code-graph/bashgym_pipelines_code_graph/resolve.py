@@ -12,9 +12,10 @@ edge type in `unresolved` and left out: the graph only holds edges it can stand 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field, replace
 
-from bashgym_pipelines_code_graph.model import EDGE_TYPES, Graph, Node
+from bashgym_pipelines_code_graph.model import EDGE_TYPES, Graph
 from bashgym_pipelines_code_graph.parsed import ParsedFile, Target
 
 MAX_BASE_DEPTH = 8  # base classes followed when looking a method up
@@ -44,40 +45,45 @@ def _rehome(parsed: ParsedFile, prefix: str) -> None:
     parsed.module_id = prefix
 
 
-class Resolver:
-    def __init__(self, repo: str, files: list[ParsedFile]) -> None:
-        self.files = [f for f in files if f.error is None]
-        self.result = Resolution(Graph(repo))
-        self.nodes: dict[str, Node] = self.result.graph.nodes
-        taken: set[str] = set()
-        for parsed in self.files:
-            if parsed.module_id in taken:
-                _rehome(parsed, parsed.file)
-                self.result.renamed_modules.append(parsed.file)
-            taken.add(parsed.module_id)
-            for node in parsed.nodes:
-                self.nodes.setdefault(node.node_id, node)
-        self.python: set[str] = set()
-        self.scripts: set[str] = set()
-        self.suffixes: dict[str, list[str]] = {}
-        self.defaults: dict[str, Target] = {}
-        for parsed in self.files:
+@dataclass
+class Index:
+    """Everything one file's references are looked up against: the repository's node ids and
+    modules, and the base classes the inherits pass found.
+
+    Apart from the files themselves, so a parse worker can be sent one and resolve the calls
+    and imports of the files it parsed: their references (most of what parsing yields after
+    the nodes) then never cross between processes. `ids` is any container of every node id:
+    the graph's own node dict in the calling process, a set when sent (see `portable`)."""
+
+    ids: Collection[str]
+    python: set[str] = field(default_factory=set)
+    scripts: set[str] = field(default_factory=set)
+    suffixes: dict[str, list[str]] = field(default_factory=dict)
+    defaults: dict[str, Target] = field(default_factory=dict)
+    bases: dict[str, list[str]] = field(default_factory=dict)
+    # The last dotted part of every id: `scope.name` can only be an id when name's last part
+    # is one of these (most calls are to builtins or imports: no scope walk for them).
+    tails: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, ids: Collection[str], files: Iterable[ParsedFile]) -> Index:
+        index = cls(ids, tails={ident.rpartition(".")[2] for ident in ids})
+        for parsed in files:
             if parsed.language == "python":
-                self.python.add(parsed.module_id)
+                index.python.add(parsed.module_id)
                 parts = parsed.module_id.split(".")
                 for i in range(1, len(parts)):
-                    self.suffixes.setdefault(".".join(parts[i:]), []).append(parsed.module_id)
+                    index.suffixes.setdefault(".".join(parts[i:]), []).append(parsed.module_id)
             else:
-                self.scripts.add(parsed.module_id)
+                index.scripts.add(parsed.module_id)
                 if "default" in parsed.bindings:
-                    self.defaults[parsed.module_id] = parsed.bindings["default"]
-        self.edges: dict[str, dict[tuple[str, str], None]] = {t: {} for t in EDGE_TYPES}
-        self.bases: dict[str, list[str]] = {}
-        # The last dotted part of every id: `scope.name` can only be an id when name's last
-        # part is one of these (most calls are to builtins or imports: no scope walk for them).
-        self.tails = {ident.rpartition(".")[2] for ident in self.nodes}
+                    index.defaults[parsed.module_id] = parsed.bindings["default"]
+        return index
 
-    # -- lookups ------------------------------------------------------------------------------
+    def portable(self) -> Index:
+        """This index with its ids as a plain set: what is pickled for a worker (the node
+        dict would carry every node along)."""
+        return replace(self, ids=set(self.ids))
 
     def module(self, language: str, ref: str) -> str | None:
         if language == "python":
@@ -95,7 +101,7 @@ class Resolver:
         ref, member = target
         if language == "python":
             full = f"{ref}.{member}" if member and ref else (ref or member)
-            if full in self.nodes:
+            if full in self.ids:
                 return full
             parts = full.split(".")
             for i in range(len(parts) - 1, 0, -1):
@@ -103,7 +109,7 @@ class Resolver:
                 if mod is None:
                     continue
                 candidate = ".".join([mod, *parts[i:]])
-                if candidate in self.nodes:
+                if candidate in self.ids:
                     return candidate
                 return mod if module_fallback else None
             return self.module(language, full) if module_fallback else None
@@ -117,7 +123,7 @@ class Resolver:
             named = self.defaults[mod][1]
             member = f"{named}.{rest}" if rest else named
         candidate = f"{mod}.{member}"
-        if candidate in self.nodes:
+        if candidate in self.ids:
             return candidate
         return mod if module_fallback else None
 
@@ -128,7 +134,7 @@ class Resolver:
             following = []
             for klass in queue:
                 candidate = f"{klass}.{name}"
-                if candidate in self.nodes:
+                if candidate in self.ids:
                     return candidate
                 for base in self.bases.get(klass, ()):
                     if base not in seen:
@@ -147,7 +153,7 @@ class Resolver:
             scope, mod = src, parsed.module_id
             while True:
                 candidate = f"{scope}.{name}"
-                if candidate in self.nodes:
+                if candidate in self.ids:
                     return candidate
                 if len(scope) <= len(mod):
                     break
@@ -159,51 +165,105 @@ class Resolver:
         member = ".".join(p for p in (member, rest) if p)
         return self.target(parsed.language, (ref, member), module_fallback=False)
 
-    # -- building -----------------------------------------------------------------------------
 
-    def add(self, kind: str, src: str, dst: str | None) -> None:
-        if dst is None:
-            self.result.unresolved[kind] += 1
-        elif dst != src and (src, dst) not in self.edges[kind]:
-            self.edges[kind][(src, dst)] = None
-            if kind == "inherits":
-                self.bases.setdefault(src, []).append(dst)
+@dataclass
+class Found:
+    """What some files' calls and imports resolved to, in file order: edges each kept once at
+    its first place, and the references left unresolved, counted in the order met. Found for
+    consecutive runs of files merge into exactly what one pass over them all gives."""
 
-    def run(self) -> Resolution:
+    calls: dict[tuple[str, str], None] = field(default_factory=dict)
+    imports: dict[tuple[str, str], None] = field(default_factory=dict)
+    unresolved: Counter[str] = field(default_factory=Counter)
+
+
+def resolve_references(index: Index, files: Iterable[ParsedFile]) -> Found:
+    """The calls and imports of `files` (the inherits pass has filled `index.bases`)."""
+    found = Found()
+    reference, calls, imports = index.reference, found.calls, found.imports
+    unresolved, missed = found.unresolved, 0
+    for parsed in files:
+        known: dict[tuple[str, str, str], str | None] = {}  # a call repeated in one place
+        for src, kind, name, cls in parsed.refs:
+            if kind == "calls":
+                key = (src, name, cls)
+                if key in known:
+                    dst = known[key]
+                else:
+                    dst = known[key] = reference(parsed, src, name, cls)
+                if dst is None:
+                    missed += 1
+                elif dst != src:
+                    calls[(src, dst)] = None
+        if missed:  # counted before this file's imports, as one at a time would
+            unresolved["calls"] += missed
+            missed = 0
+        src = parsed.module_id
+        for target in parsed.imports:
+            dst = index.target(parsed.language, target, module_fallback=True)
+            if dst is None:
+                unresolved["imports"] += 1
+            elif dst != src:
+                imports[(src, dst)] = None
+    return found
+
+
+class Resolver:
+    """One repository's resolution: its files' nodes and `contains` edges, the base classes
+    (inherits, resolved first: method lookups follow them), then every file's `Found` merged
+    in file order. `resolve` does it all in one process; a build spread over processes hands
+    the index to its workers and merges what each sends back (`build.py`)."""
+
+    def __init__(self, repo: str, files: list[ParsedFile]) -> None:
+        self.files = [f for f in files if f.error is None]
+        self.result = Resolution(Graph(repo))
+        nodes = self.result.graph.nodes
+        taken: set[str] = set()
+        for parsed in self.files:
+            if parsed.module_id in taken:
+                _rehome(parsed, parsed.file)
+                self.result.renamed_modules.append(parsed.file)
+            taken.add(parsed.module_id)
+            for node in parsed.nodes:
+                nodes.setdefault(node.node_id, node)
+        self.index = Index.of(nodes, self.files)
+        self.edges: dict[str, dict[tuple[str, str], None]] = {t: {} for t in EDGE_TYPES}
+
+    def structure(self) -> None:
+        """The `contains` edges, then `inherits` (filling the index's base classes)."""
         contains = self.edges["contains"]
         for parsed in self.files:
             for owner, child in parsed.contains:
                 if child != owner:
                     contains[(owner, child)] = None  # a repeat keeps its first place
-        for parsed in self.files:  # bases first: method lookups follow them
+        inherits, bases, unresolved = self.edges["inherits"], self.index.bases, 0
+        for parsed in self.files:
             for src, kind, name, cls in parsed.refs:
                 if kind == "inherits":
                     owner = src.rpartition(".")[0]
-                    self.add(kind, src, self.reference(parsed, owner, name, cls))
-        reference, calls, missed = self.reference, self.edges["calls"], 0
-        for parsed in self.files:
-            known: dict[tuple[str, str, str], str | None] = {}  # a call repeated in one place
-            for src, kind, name, cls in parsed.refs:
-                if kind == "calls":
-                    key = (src, name, cls)
-                    if key in known:
-                        found = known[key]
-                    else:
-                        found = known[key] = reference(parsed, src, name, cls)
-                    if found is None:
-                        missed += 1
-                    elif found != src:
-                        calls[(src, found)] = None
-            if missed:  # counted before this file's imports, as one at a time would
-                self.result.unresolved["calls"] += missed
-                missed = 0
-            for target in parsed.imports:
-                found = self.target(parsed.language, target, module_fallback=True)
-                self.add("imports", parsed.module_id, found)
+                    dst = self.index.reference(parsed, owner, name, cls)
+                    if dst is None:
+                        unresolved += 1
+                    elif dst != src and (src, dst) not in inherits:
+                        inherits[(src, dst)] = None
+                        bases.setdefault(src, []).append(dst)
+        if unresolved:
+            self.result.unresolved["inherits"] += unresolved
+
+    def merge(self, found: Found) -> None:
+        """Add the next files' calls and imports (in file order: a repeat keeps its place)."""
+        self.edges["calls"].update(found.calls)
+        self.edges["imports"].update(found.imports)
+        self.result.unresolved.update(found.unresolved)
+
+    def finish(self) -> Resolution:
         graph = self.result.graph
         graph.edges = {kind: list(pairs) for kind, pairs in self.edges.items()}
         return self.result
 
 
 def resolve(repo: str, files: list[ParsedFile]) -> Resolution:
-    return Resolver(repo, files).run()
+    resolver = Resolver(repo, files)
+    resolver.structure()
+    resolver.merge(resolve_references(resolver.index, resolver.files))
+    return resolver.finish()

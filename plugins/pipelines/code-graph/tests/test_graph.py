@@ -131,9 +131,14 @@ def test_workers_give_the_same_graph(sample_repo):
     assert one.edges == two.edges
 
 
-def test_processes_sharing_the_parse_give_the_same_graph_and_pairs(tmp_path):
+def test_processes_sharing_the_parse_give_the_same_graph_and_pairs(tmp_path, monkeypatch):
     """Enough files for the spawned-worker path (the sample repo alone is parsed inline): the
-    sample copied into 16 packages, a file that fails to parse among them."""
+    sample copied into 16 packages, a file that fails to parse among them, and a module beside
+    a package of the same name (one of them is renamed, in the worker that parsed it too).
+    This process parses slowly, so that the workers get their share of such small files."""
+    import time
+
+    from bashgym_pipelines_code_graph import shared
     from bashgym_pipelines_code_graph.pairs import structural_pairs
 
     from .conftest import BROKEN, SAMPLE
@@ -142,13 +147,29 @@ def test_processes_sharing_the_parse_give_the_same_graph_and_pairs(tmp_path):
         shutil.copytree(SAMPLE, tmp_path / f"p{i}")
     for rel, text in BROKEN.items():
         (tmp_path / "p3" / rel).write_text(text)
+    calling = "def {0}():\n    return {1}()\n\n\ndef {1}():\n    pass\n"
+    (tmp_path / "p0" / "shop.py").write_text(calling.format("shop", "helper"))
+    (tmp_path / "p0" / "shop" / "__init__.py").write_text(calling.format("top", "inner"))
     one = build_graph("many", tmp_path, workers=1)
     assert len(one.graph.nodes) > 16 * 20 and one.failed
+    assert one.resolution.renamed_modules == ["p0/shop/__init__.py"]
+    assert ("p0.shop.shop", "p0.shop.helper") in one.graph.edges["calls"]
+    renamed = "p0/shop/__init__.py"
+    assert (f"{renamed}.top", f"{renamed}.inner") in one.graph.edges["calls"]
+    parse_chunk = shared.parse_chunk
+
+    def parse_slowly(jobs):
+        time.sleep(0.01)
+        return parse_chunk(jobs)
+
+    monkeypatch.setattr(shared, "parse_chunk", parse_slowly)
     for workers in (2, 3):
         other = build_graph("many", tmp_path, workers=workers)
         assert other.graph.nodes == one.graph.nodes
         assert list(other.graph.nodes) == list(one.graph.nodes)
         assert other.graph.edges == one.graph.edges
+        assert list(other.resolution.unresolved.items()) == list(one.resolution.unresolved.items())
+        assert other.resolution.renamed_modules == one.resolution.renamed_modules
         assert (other.failed, other.skipped) == (one.failed, one.skipped)
         pairs = structural_pairs(other.graph, seed=3)
         assert pairs.rows == structural_pairs(one.graph, seed=3).rows
@@ -156,14 +177,56 @@ def test_processes_sharing_the_parse_give_the_same_graph_and_pairs(tmp_path):
 
 
 def test_a_worker_chunk_that_cannot_be_written_comes_back_whole(sample_repo, tmp_path):
-    from bashgym_pipelines_code_graph.build import ParseJob, _load, parse_chunk_to_file
+    from bashgym_pipelines_code_graph.build import ParseJob, parse_chunk
+    from bashgym_pipelines_code_graph.shared import read_heads, write_heads
 
     files = ("shop/cart.py", "shop/models.py")
-    jobs = [ParseJob(str(sample_repo), p, 4000, 1_000_000) for p in files]
-    written = parse_chunk_to_file(jobs, str(tmp_path / "chunk"))
+    parsed = parse_chunk([ParseJob(str(sample_repo), p, 4000, 1_000_000) for p in files])
+    written = write_heads(parsed, str(tmp_path / "chunk"))
     assert written == str(tmp_path / "chunk")
-    kept = _load(written)
+    kept = read_heads(written)
     assert not (tmp_path / "chunk").exists()  # removed once read
-    unwritable = parse_chunk_to_file(jobs, str(tmp_path / "no-such-folder" / "chunk"))
+    assert [f.nodes for f in kept] == [f.nodes for f in parsed]
+    assert [f.contains for f in kept] == [f.contains for f in parsed]
+    unwritable = write_heads(parsed, str(tmp_path / "no-such-folder" / "chunk"))
     assert isinstance(unwritable, list)
-    assert [f.nodes for f in _load(unwritable)] == [f.nodes for f in kept]
+    assert [f.nodes for f in read_heads(unwritable)] == [f.nodes for f in kept]
+
+
+def test_a_worker_that_dies_costs_time_not_files(tmp_path, monkeypatch):
+    """The worker is killed once it has sent a chunk: what it sent (its references were still
+    there) and what it was parsing are parsed again in this process, and the graph is the one
+    a single process builds."""
+    import time
+
+    from bashgym_pipelines_code_graph import shared
+
+    from .conftest import SAMPLE
+
+    for i in range(16):
+        shutil.copytree(SAMPLE, tmp_path / f"p{i}")
+    one = build_graph("many", tmp_path, workers=1)
+    receive, parse_chunk, killed = shared.Crew.receive, shared.parse_chunk, []
+
+    def parse_slowly(jobs):  # in this process only: the worker gets a share once it is up
+        if not killed:
+            time.sleep(0.05)
+        return parse_chunk(jobs)
+
+    def receive_then_kill(crew, heads, *, wait):
+        receive(crew, heads, wait=wait)
+        if not killed and any(crew.owned.values()):
+            for process in crew.processes:
+                process.kill()
+                process.join()
+                killed.append(process.exitcode)
+
+    monkeypatch.setattr(shared.Crew, "receive", receive_then_kill)
+    monkeypatch.setattr(shared, "parse_chunk", parse_slowly)
+    other = build_graph("many", tmp_path, workers=2)
+    assert killed and killed[0] != 0
+    assert list(other.graph.nodes) == list(one.graph.nodes)
+    assert other.graph.nodes == one.graph.nodes
+    assert other.graph.edges == one.graph.edges
+    assert other.resolution.unresolved == one.resolution.unresolved
+    assert (other.failed, other.skipped) == (one.failed, one.skipped)
