@@ -71,6 +71,22 @@ class ArraySampler:
         linked = np.sort(np.concatenate([src * n + dst, dst * n + src]))
         self.linked = linked if len(linked) else np.array([NONE], dtype=np.int64)
 
+    def siblings(self) -> tuple[np.ndarray, np.ndarray]:
+        """`pairs.siblings` as index arrays, in the same order: parents in the order their first
+        `contains` edge comes, each one's children by first line (a stable sort: ties keep
+        their edge order), then every two neighbours. One sort of all edges instead of a
+        Python key call per child (~72k on the standard library)."""
+        parent, child = self.edges["contains"]
+        if not len(parent):
+            return parent, child
+        seen, first = np.unique(parent, return_index=True)
+        rank = np.zeros(self.n, dtype=np.int64)
+        rank[seen] = first  # a parent's place: where its first edge is
+        order = np.lexsort((self.start[child], rank[parent]))
+        parent, child = parent[order], child[order]
+        same = parent[1:] == parent[:-1]
+        return child[:-1][same], child[1:][same]
+
     def indices(self, idents: Sequence[str]) -> np.ndarray:
         return np.fromiter(map(self.index.__getitem__, idents), np.int64, len(idents))
 

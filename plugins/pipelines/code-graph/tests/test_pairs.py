@@ -124,3 +124,22 @@ def test_the_vectorized_sampler_picks_what_the_one_pair_sampler_picks(tmp_path):
                                arrays.indices([b for _, b in sides]),
                                hashes([f"same|{a}|{b}" for a, b in sides]))  # fmt: skip
         assert named(far) == [one.elsewhere(a, b, f"same|{a}|{b}") for a, b in sides]
+
+
+def test_the_array_siblings_are_the_siblings(tmp_path, sample_repo):
+    """`ArraySampler.siblings` (one sort) gives `siblings` (a key call per child) in the same
+    order, children on one line included (a stable sort keeps their edge order)."""
+    from bashgym_pipelines_code_graph.negatives import ArraySampler
+
+    (sample_repo / "web" / "src" / "same.ts").write_text(
+        "export const a = () => 1, b = () => 2, c = () => 3;\nexport function d() {}\n"
+    )
+    graph = build_graph("r", sample_repo).graph
+    on_one_line = [graph.nodes[f"web/src/same.{n}"].start_line for n in "abc"]
+    assert on_one_line == [1, 1, 1]
+    for each in (graph, build_graph("empty", tmp_path).graph):
+        arrays = ArraySampler(each)
+        first, second = arrays.siblings()
+        named = [(arrays.ids[a], arrays.ids[b]) for a, b in zip(first, second, strict=True)]
+        assert named == siblings(each)
+    assert ("web/src/same.a", "web/src/same.d") in siblings(graph)
