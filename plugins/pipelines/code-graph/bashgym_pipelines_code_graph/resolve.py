@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from bashgym_pipelines_code_graph.model import EDGE_TYPES, Graph
 from bashgym_pipelines_code_graph.parsed import ParsedFile, Target
@@ -45,15 +45,23 @@ def _rehome(parsed: ParsedFile, prefix: str) -> None:
     parsed.module_id = prefix
 
 
+# A module as the index knows it: (module id, language, what a TS/JS `export default` names).
+Module = tuple[str, str, Target | None]
+
+
+def modules_of(files: Iterable[ParsedFile]) -> list[Module]:
+    return [(f.module_id, f.language, f.bindings.get("default")) for f in files]
+
+
 @dataclass
 class Index:
     """Everything one file's references are looked up against: the repository's node ids and
     modules, and the base classes the inherits pass found.
 
-    Apart from the files themselves, so a parse worker can be sent one and resolve the calls
-    and imports of the files it parsed: their references (most of what parsing yields after
-    the nodes) then never cross between processes. `ids` is any container of every node id:
-    the graph's own node dict in the calling process, a set when sent (see `portable`)."""
+    Apart from the files themselves, so a parse worker can build one from the ids and modules
+    it is sent, and resolve the calls and imports of the files it parsed: their references
+    (most of what parsing yields after the nodes) then never cross between processes. `ids` is
+    any container of every node id: the graph's own node dict in the calling process."""
 
     ids: Collection[str]
     python: set[str] = field(default_factory=set)
@@ -66,24 +74,19 @@ class Index:
     tails: set[str] = field(default_factory=set)
 
     @classmethod
-    def of(cls, ids: Collection[str], files: Iterable[ParsedFile]) -> Index:
+    def of(cls, ids: Collection[str], modules: Iterable[Module]) -> Index:
         index = cls(ids, tails={ident.rpartition(".")[2] for ident in ids})
-        for parsed in files:
-            if parsed.language == "python":
-                index.python.add(parsed.module_id)
-                parts = parsed.module_id.split(".")
+        for module_id, language, default in modules:
+            if language == "python":
+                index.python.add(module_id)
+                parts = module_id.split(".")
                 for i in range(1, len(parts)):
-                    index.suffixes.setdefault(".".join(parts[i:]), []).append(parsed.module_id)
+                    index.suffixes.setdefault(".".join(parts[i:]), []).append(module_id)
             else:
-                index.scripts.add(parsed.module_id)
-                if "default" in parsed.bindings:
-                    index.defaults[parsed.module_id] = parsed.bindings["default"]
+                index.scripts.add(module_id)
+                if default is not None:
+                    index.defaults[module_id] = default
         return index
-
-    def portable(self) -> Index:
-        """This index with its ids as a plain set: what is pickled for a worker (the node
-        dict would carry every node along)."""
-        return replace(self, ids=set(self.ids))
 
     def module(self, language: str, ref: str) -> str | None:
         if language == "python":
@@ -226,7 +229,8 @@ class Resolver:
             taken.add(parsed.module_id)
             for node in parsed.nodes:
                 nodes.setdefault(node.node_id, node)
-        self.index = Index.of(nodes, self.files)
+        self.modules = modules_of(self.files)
+        self.index = Index.of(nodes, self.modules)
         self.edges: dict[str, dict[tuple[str, str], None]] = {t: {} for t in EDGE_TYPES}
 
     def structure(self) -> None:
