@@ -208,45 +208,51 @@ def _structural_pairs(graph: Graph, seed: int, wanted: set[str], max_chars: int)
         doc_index = sampler.indices(documented)
         groups.append(("docstring", doc_index, doc_index))
     if not groups:
-        picks: list[int] = []
+        picks = np.zeros(0, dtype=np.int64)
     else:
         anchors = np.concatenate([a for _, a, _ in groups])
         positives = np.concatenate([p for _, _, p in groups])
-        picks = sampler.near(anchors, positives, np.array(hashes, dtype=np.int64)).tolist()
-    # by node index; `render` inline (one call less per node, ~75k on the standard library)
-    texts = [f"{n.node_id}\n{n.source or n.signature}"[:max_chars] for n in nodes.values()]
+        picks = sampler.near(anchors, positives, np.array(hashes, dtype=np.int64))
+    # Texts and ids by node index, as object arrays: a column is then one take of the pairs'
+    # indices (~3x faster than a list comprehension per column, nine columns per pair type).
+    # `render` inline: one call less per node (~75k on the standard library).
+    texts = np.array(
+        [f"{n.node_id}\n{n.source or n.signature}"[:max_chars] for n in nodes.values()],
+        dtype=object,
+    )
+    names = np.array(ids, dtype=object)
 
-    def emit(kind: str, anchor: list[int], positive: list[int], negative: list[int]) -> None:
-        if NONE in negative:
-            kept = [i for i, n in enumerate(negative) if n != NONE]
+    def emit(kind: str, anchor: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> None:
+        kept = negative != NONE
+        if not kept.all():
             reason = f"{kind}: no unconnected node for a hard negative"
-            out.unpaired[reason] = out.unpaired.get(reason, 0) + len(negative) - len(kept)
-            anchor, positive = [anchor[i] for i in kept], [positive[i] for i in kept]
-            negative = [negative[i] for i in kept]
+            out.unpaired[reason] = out.unpaired.get(reason, 0) + len(kept) - int(kept.sum())
+            anchor, positive, negative = anchor[kept], positive[kept], negative[kept]
+        n = len(anchor)
         out.add_many(
-            anchor=[texts[i] for i in anchor], positive=[texts[i] for i in positive],
-            negative=[texts[i] for i in negative], pair_type=[kind] * len(anchor),
-            weight=[WEIGHTS[kind]] * len(anchor), source_repo=[repo] * len(anchor),
-            anchor_id=[ids[i] for i in anchor], positive_id=[ids[i] for i in positive],
-            negative_id=[ids[i] for i in negative],
+            anchor=texts[anchor].tolist(), positive=texts[positive].tolist(),
+            negative=texts[negative].tolist(), pair_type=[kind] * n,
+            weight=[WEIGHTS[kind]] * n, source_repo=[repo] * n,
+            anchor_id=names[anchor].tolist(), positive_id=names[positive].tolist(),
+            negative_id=names[negative].tolist(),
         )  # fmt: skip
 
     at = 0
     for kind, group_a, group_p in groups:
         picked, at = picks[at : at + len(group_a)], at + len(group_a)
         if kind != "docstring":  # those come after the siblings
-            emit(kind, group_a.tolist(), group_p.tolist(), picked)
+            emit(kind, group_a, group_p, picked)
     if "same_file" in wanted:
         a_index, p_index = sampler.siblings()
-        first, second = a_index.tolist(), p_index.tolist()
         keys = [
-            crc32(f"{seed}|same|{ids[a]}|{ids[b]}".encode())
-            for a, b in zip(first, second, strict=True)
+            crc32(f"{seed}|same|{a}|{b}".encode())
+            for a, b in zip(names[a_index].tolist(), names[p_index].tolist(), strict=True)
         ]
-        found = sampler.elsewhere(a_index, p_index, np.array(keys, dtype=np.int64)).tolist()
-        emit("same_file", first, second, found)
+        emit("same_file", a_index, p_index,
+             sampler.elsewhere(a_index, p_index, np.array(keys, dtype=np.int64)))  # fmt: skip
     if documented:
-        negatives = [NONE if i == NONE else ids[i] for i in picks[len(picks) - len(documented) :]]
+        picked = picks[len(picks) - len(documented) :].tolist()
+        negatives = [NONE if i == NONE else ids[i] for i in picked]
         _docstring_rows(out, graph, documented, negatives, max_chars)
     return out
 
