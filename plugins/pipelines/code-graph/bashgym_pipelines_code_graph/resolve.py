@@ -30,7 +30,7 @@ class Resolution:
     renamed_modules: list[str] = field(default_factory=list)
 
 
-def _rehome(parsed: ParsedFile, prefix: str) -> None:
+def rehome(parsed: ParsedFile, prefix: str) -> None:
     """Give a file whose module id another file already holds (`a.py` beside `a/__init__.py`,
     `x.ts` beside `x.js`) ids under its path instead, so no node is lost or merged."""
     old = parsed.module_id
@@ -224,7 +224,7 @@ class Resolver:
         taken: set[str] = set()
         for parsed in self.files:
             if parsed.module_id in taken:
-                _rehome(parsed, parsed.file)
+                rehome(parsed, parsed.file)
                 self.result.renamed_modules.append(parsed.file)
             taken.add(parsed.module_id)
             for node in parsed.nodes:

@@ -46,13 +46,15 @@ from bashgym_pipelines_code_graph.resolve import (
     Index,
     Resolution,
     Resolver,
-    _rehome,
+    rehome,
     resolve_references,
 )
 
 # What a worker sends of one parsed file: (file, language, module id, node field tuples,
 # contains edges, inherits references, import bindings, error).
-Head = tuple[str, str, str, list[tuple], list[tuple[str, str]], list[Ref], dict[str, Target], Any]
+Head = tuple[
+    str, str, str, list[tuple], list[tuple[str, str]], list[Ref], dict[str, Target], str | None
+]
 _node_fields = attrgetter(*(f.name for f in fields(Node)))  # Node's positional order
 
 
@@ -117,10 +119,30 @@ class Claims:
 
 def work(conn: Connection, claims: Claims, spec: str) -> None:
     """A worker: parse chunks from the front until none is left, keep each one's references,
-    then resolve them against the index this process sends (or stop, at end of file)."""
+    then resolve them against the index this process sends. A closed pipe (the caller gave
+    up) ends it quietly."""
     gc.disable()  # parsed files hold no cycles, and the kept references only grow
     with open(spec, "rb") as fh:
         chunks, folder = pickle.load(fh)
+    try:
+        held = parse_claimed(conn, claims, chunks, folder)
+        ids, modules, renamed = conn.recv()
+        index = Index.of(set(ids.split("\0")), modules)  # while the caller finds the bases
+        index.bases = conn.recv()
+        conn.send(resolve_held(index, renamed, held))
+    except (EOFError, BrokenPipeError):
+        return
+    conn.close()
+    # Everything is sent: skip the interpreter's teardown, which would free every held file
+    # one object at a time while the caller waits to join this process.
+    os._exit(0)
+
+
+def parse_claimed(
+    conn: Connection, claims: Claims, chunks: Sequence[Sequence[ParseJob]], folder: str
+) -> dict[int, list[ParsedFile]]:
+    """Parse chunks from the front while any is left, sending each one's heads; returns what
+    is kept of them: the references and imports, by chunk."""
     held: dict[int, list[ParsedFile]] = {}
     while (index := claims.take(front=True)) is not None:
         parsed = parse_chunk(chunks[index])
@@ -129,17 +151,7 @@ def work(conn: Connection, claims: Claims, spec: str) -> None:
             item.nodes, item.contains = [], []
         held[index] = parsed
     conn.send(None)  # done parsing
-    try:
-        ids, modules, renamed = conn.recv()
-        index = Index.of(set(ids.split("\0")), modules)  # while the caller finds the bases
-        index.bases = conn.recv()
-    except EOFError:
-        return
-    conn.send(resolve_held(index, renamed, held))
-    conn.close()
-    # Everything is sent: skip the interpreter's teardown, which would free every held file
-    # one object at a time while the caller waits to join this process.
-    os._exit(0)
+    return held
 
 
 def resolve_held(
@@ -152,7 +164,7 @@ def resolve_held(
         files = [f for f in parsed if f.error is None]
         for item in files:
             if item.file in moved:
-                _rehome(item, item.file)
+                rehome(item, item.file)
         found[key] = resolve_references(index, files)
     return found
 
