@@ -484,6 +484,7 @@ class Scrubber(Component[O]):
         """A redactor that keeps matches of `allow` (literals, or `re:PATTERN`) as they are."""
 
 
+# the kinds, each with the base its registered objects must subclass
 BASES: dict[str, type[Component[Any]]] = {
     "sources": Source,
     "pipelines": Pipeline,
@@ -495,5 +496,5 @@ BASES: dict[str, type[Component[Any]]] = {
     "environments": Environment,
     "scrubbers": Scrubber,
     "runners": Runner,
-}  # fmt: skip -- the kinds, each with the base its objects must subclass
+}
 KINDS = tuple(BASES)

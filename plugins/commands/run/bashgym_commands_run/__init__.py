@@ -10,13 +10,11 @@ exit 2 for every mistake), as the pipeline commands do.
 from __future__ import annotations
 
 from bashgym import hookimpl
-from bashgym_commands_run.command import resolve_spec
+from bashgym_commands_run.command import resolve_spec, run_command
 
 __all__ = ["resolve_spec"]
 
 
 @hookimpl
 def register_commands(app):
-    from bashgym_commands_run.command import run_command
-
     app.command("run")(run_command)

@@ -13,7 +13,6 @@ from rich.markup import escape
 
 from bashgym.cli import current_host, err, fail, out, report_broken_plugins
 from bashgym.contracts import InputError
-from bashgym.engine import EXIT_EMPTY, RunInterrupted, execute
 from bashgym.plugins import PluginHost, PluginLoadError
 from bashgym.registry import PluginConflictError, Registry
 from bashgym.runspec import (
@@ -152,6 +151,8 @@ def run_command(
         return RunSpec.model_validate({**spec.model_dump(), **update})
 
     host, settings, resolved = resolve_spec(build, sets=sets, maps=maps)
+    from bashgym.engine import RunInterrupted, execute  # here: every CLI start imports this file
+
     try:
         summary = execute(resolved, host, settings, console=err)
     except InputError as exc:
@@ -192,6 +193,8 @@ def resolve_spec(
 
 def print_summary(summary: dict[str, Any]) -> None:
     """What the run wrote, its first notes, and exit 3 when it kept no rows."""
+    from bashgym.engine import EXIT_EMPTY
+
     counts = summary["counts"]
     dropped = ", ".join(f"{n} {r}" for r, n in counts["dropped"].items()) or "none"
     kept = "an unknown number of" if counts["kept"] is None else counts["kept"]
