@@ -1,86 +1,11 @@
-"""Run files and flags produce the same spec; --set addresses options by role; validation."""
+"""resolve() checks names and options against the plugins' models, before any work."""
 
 from __future__ import annotations
 
 import pytest
 
 from bashgym.plugins import PluginHost
-from bashgym.runspec import (
-    RunConfigError,
-    RunSpec,
-    StepSpec,
-    apply_sets,
-    load_run_file,
-    parse_value,
-    resolve,
-    spec_from_dict,
-)
-
-
-def test_run_file_and_flags_give_the_same_spec(tmp_path):
-    path = tmp_path / "run.toml"
-    path.write_text(
-        'num_records = 5\n[source]\nplugin = "files"\npath = "a.csv"\n'
-        '[pipeline]\nplugin = "samplers"\n[sink]\nplugin = "parquet"\n'
-    )
-    from_file = load_run_file(path)
-    from_flags = apply_sets(
-        RunSpec(
-            source=StepSpec(plugin="files"),
-            pipeline=StepSpec(plugin="samplers"),
-            sinks=[StepSpec(plugin="parquet")],
-            num_records=5,
-        ),
-        ["source.path=a.csv"],
-    )
-    assert from_file == from_flags
-    assert spec_from_dict({}).sinks == []
-
-
-def test_to_toml_round_trips(tmp_path):
-    spec = RunSpec(
-        source=StepSpec(plugin="files", options={"path": "x", "map": {"a": "b"}}),
-        sinks=[StepSpec(plugin="parquet"), StepSpec(plugin="other", options={"k": 1})],
-        judges=[StepSpec(plugin="j")],
-        num_records=3,
-        plugins=["p.py"],
-    )
-    path = tmp_path / "again.toml"
-    path.write_text(spec.to_toml())
-    again = load_run_file(path)
-    assert again.model_copy(update={"plugins": ["p.py"]}) == spec
-    assert again.plugins == [str(tmp_path / "p.py")]  # local plugin files resolve next to the file
-
-
-@pytest.mark.parametrize(
-    "text,value",
-    [
-        ("0.1", 0.1),
-        ("50", 50),
-        ("true", True),
-        ('["a","b"]', ["a", "b"]),
-        ("[1, 2]", [1, 2]),
-        ("data/dir", "data/dir"),
-        ("{a = 1}", {"a": 1}),
-    ],
-)
-def test_parse_value(text, value):
-    assert parse_value(text) == value
-
-
-def test_set_addresses_roles_and_needs_a_name_when_several():
-    spec = RunSpec(
-        source=StepSpec(plugin="files"), sinks=[StepSpec(plugin="parquet"), StepSpec(plugin="nemo")]
-    )
-    spec = apply_sets(spec, ["source.map.prompt=question", "sink.parquet.shard_rows=5"])
-    assert spec.source.options == {"map": {"prompt": "question"}}
-    assert spec.sinks[0].options == {"shard_rows": 5}
-    with pytest.raises(RunConfigError, match="several sinks"):
-        apply_sets(spec, ["sink.shard_rows=5"])
-    with pytest.raises(RunConfigError, match="no pipeline"):
-        apply_sets(spec, ["pipeline.num_records=3"])
-    with pytest.raises(RunConfigError, match=r"ROLE\.KEY=VALUE"):
-        apply_sets(spec, ["bogus"])
+from bashgym.runspec import RunConfigError, RunSpec, StepSpec, resolve
 
 
 def test_resolve_validates_options_against_plugin_models():
@@ -112,21 +37,3 @@ def test_num_records_flows_into_pipeline_options():
         pipeline=StepSpec(plugin="samplers"), sinks=[StepSpec(plugin="parquet")], num_records=7
     )
     assert resolve(spec, PluginHost().registry).pipeline.options.num_records == 7
-
-
-def test_bad_run_files(tmp_path):
-    with pytest.raises(RunConfigError, match="does not exist"):
-        load_run_file(tmp_path / "nope.toml")
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[source\n")
-    with pytest.raises(RunConfigError, match="not valid TOML"):
-        load_run_file(bad)
-    bad.write_text('[source]\npath = "x"\n')
-    with pytest.raises(RunConfigError, match=r"\[source\]: expected a plugin name"):
-        load_run_file(bad)
-    bad.write_text('[sink]\nplugin = "a"\n[[sinks]]\nplugin = "b"\n')
-    with pytest.raises(RunConfigError, match="either"):
-        load_run_file(bad)
-    bad.write_text("num_record = 3\n")
-    with pytest.raises(RunConfigError, match="num_record: unknown option"):
-        load_run_file(bad)

@@ -15,16 +15,9 @@ from bashgym.cli import current_host, err, fail, out, report_broken_plugins
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost, PluginLoadError
 from bashgym.registry import PluginConflictError, Registry
-from bashgym.runspec import (
-    ResolvedRun,
-    RunConfigError,
-    RunSpec,
-    StepSpec,
-    apply_sets,
-    load_run_file,
-    resolve,
-)
+from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, StepSpec, resolve
 from bashgym.settings import Settings, SettingsError, load_settings
+from bashgym_commands_run.spec import apply_sets, load_run_file
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
 

@@ -3,12 +3,13 @@ template questions of every kind."""
 
 from __future__ import annotations
 
+from bashgym_commands_run import load_run_file
 from bashgym_pipelines_csv_triangulation.options import KINDS
 from bashgym_pipelines_csv_triangulation.pipeline import csv_path, load_profile
 from bashgym_pipelines_csv_triangulation.templates import template_questions
 
 from bashgym.plugins import PluginHost
-from bashgym.runspec import load_run_file, resolve
+from bashgym.runspec import resolve
 
 
 def test_the_example_run_file_resolves_and_its_csv_has_every_kind(repo, monkeypatch):

@@ -1,0 +1,142 @@
+"""Run files and `--set` flags read into a RunSpec: the command line's grammar for a run.
+
+A run file is the TOML the engine writes as `run.toml` (`RunSpec.to_toml`), with two
+shorthands: a step may be just a plugin name, and a single `[judge]` or `[sink]` table may stand
+for a one-item list. `--set ROLE.KEY=VALUE` edits an option of the spec it is given:
+
+    num_records = 20
+    plugins = ["my_pipeline.py"]      # loaded for this run only, like --plugin
+    [source]
+    plugin = "files"
+    path = "examples/tasks.csv"
+    [pipeline]
+    plugin = "samplers"
+    [[sinks]]                         # or a single [sink] table
+    plugin = "parquet"
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bashgym.contracts import ROLES
+from bashgym.runspec import (
+    PLURAL_KEYS,
+    SINGLE_ROLES,
+    RunConfigError,
+    RunSpec,
+    StepSpec,
+    WorkspaceSpec,
+)
+from bashgym.text import explain_validation
+
+
+def _step(value: Any, where: str) -> StepSpec:
+    if isinstance(value, str):
+        return StepSpec(plugin=value)
+    if isinstance(value, dict) and isinstance(value.get("plugin"), str):
+        options = {k: v for k, v in value.items() if k != "plugin"}
+        return StepSpec(plugin=value["plugin"], options=options)
+    raise RunConfigError(
+        f"{where}: expected a plugin name or a table with a 'plugin' key, got {value!r}"
+    )
+
+
+def spec_from_dict(doc: dict[str, Any], where: str = "run file") -> RunSpec:
+    doc = dict(doc)
+    for role, plural in PLURAL_KEYS.items():
+        if role in doc:
+            if plural in doc:
+                raise RunConfigError(f"{where}: use either [{role}] or [[{plural}]], not both")
+            doc[plural] = [doc.pop(role)]
+    for role in SINGLE_ROLES:
+        if role in doc:
+            doc[role] = _step(doc[role], f"{where}: [{role}]")
+    for plural in PLURAL_KEYS.values():
+        items = doc.get(plural, [])
+        if not isinstance(items, list):
+            items = [items]
+        doc[plural] = [_step(v, f"{where}: {plural}[{i}]") for i, v in enumerate(items)]
+    try:
+        return RunSpec.model_validate(doc)
+    except ValidationError as exc:
+        raise RunConfigError(f"{where}: {explain_validation(exc)}") from None
+
+
+def load_run_file(path: Path) -> RunSpec:
+    if not path.is_file():
+        raise RunConfigError(f"run file {str(path)!r} does not exist")
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RunConfigError(f"run file {str(path)!r} is not valid TOML: {exc}") from None
+    spec = spec_from_dict(doc, where=str(path))
+    base = path.parent
+    local = [str((base / p).resolve()) if p.endswith(".py") else p for p in spec.plugins]
+    return spec.model_copy(update={"plugins": local})
+
+
+def parse_value(text: str) -> Any:
+    """`--set` values: JSON or TOML literals when they parse (numbers, lists, true), else text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
+    """Apply `role.key=value` (or `role.plugin.key=value` when a role has several plugins)."""
+    spec = spec.model_copy(deep=True)
+    for item in assignments:
+        target, sep, raw = item.partition("=")
+        parts = target.strip().split(".")
+        if sep and len(parts) == 2 and parts[0] in ("designer", "workspace"):
+            table = getattr(spec, parts[0])
+            value = parse_value(raw.strip())
+            if isinstance(table, dict):
+                table[parts[1]] = value
+            else:
+                spec = _with_workspace(spec, {**table.model_dump(), parts[1]: value}, item)
+            continue
+        if not sep or len(parts) < 2 or parts[0] not in ROLES:
+            raise RunConfigError(
+                f"--set {item!r}: expected ROLE.KEY=VALUE with ROLE one of "
+                f"{', '.join([*ROLES, 'designer', 'workspace'])} (e.g. --set "
+                "source.path=data/ or --set sink.val_fraction=0.1)"
+            )
+        role, rest = parts[0], parts[1:]
+        steps = spec.steps(role)
+        if not steps:
+            raise RunConfigError(f"--set {item!r}: this run has no {role}")
+        if len(steps) > 1:
+            named = [s for s in steps if s.plugin == rest[0]]
+            if not named or len(rest) < 2:
+                raise RunConfigError(
+                    f"--set {item!r}: this run has several {role}s "
+                    f"({', '.join(s.plugin for s in steps)}); use {role}.<plugin>.KEY=VALUE"
+                )
+            steps, rest = named, rest[1:]
+        _assign(steps[0].options, rest, parse_value(raw.strip()))
+    return spec
+
+
+def _with_workspace(spec: RunSpec, table: dict[str, Any], item: str) -> RunSpec:
+    try:
+        return spec.model_copy(update={"workspace": WorkspaceSpec.model_validate(table)})
+    except ValidationError as exc:
+        raise RunConfigError(f"--set {item!r}: {explain_validation(exc)}") from None
+
+
+def _assign(options: dict[str, Any], path: list[str], value: Any) -> None:
+    for key in path[:-1]:
+        options = options.setdefault(key, {})
+    options[path[-1]] = value
