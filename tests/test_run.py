@@ -10,6 +10,7 @@ import pytest
 
 from bashgym import hookimpl
 from bashgym.contracts import Judge, Source
+from bashgym.events import read_events
 
 
 @pytest.fixture
@@ -273,7 +274,7 @@ class NoisySource(Source):
 
     def open(self, options, run):
         for i in range(250):
-            run.notes.append(f"input.jsonl:{i}: truncated line")
+            run.note(f"input.jsonl:{i}: truncated line")
         return [{"x": 1}]
 
 
@@ -290,6 +291,8 @@ def test_source_notes_reach_run_json_capped(bashgym_cli, bashgym_env, register_p
     notes = read_run(out)["notes"]
     assert notes[0] == "input.jsonl:0: truncated line" and len(notes) == 201
     assert notes[-1] == "... and 50 more"
+    logged = [e for e in read_events(out / "events.jsonl") if e.type == "note"]
+    assert len(logged) == 250  # every note is an event, not only a line in run.json
     # the terminal shows the first few and points to the rest
     assert "note: input.jsonl:0: truncated line" in result.output
     assert "note: input.jsonl:5: truncated line" not in result.output

@@ -107,14 +107,14 @@ class DocumentsSource(Source):
             rel = _relative(path, root)
             if path.stat().st_size > options.max_file_bytes:
                 run.count("source.too_large")
-                run.notes.append(f"documents: skipped {rel} (over {options.max_file_bytes} bytes)")
+                run.note(f"documents: skipped {rel} (over {options.max_file_bytes} bytes)")
                 continue
             doc_type, language = kind_of(path) or ("text", None)
             try:
                 text, page_starts = _read(path, doc_type)
             except Unreadable as exc:
                 run.count("source.unreadable")
-                run.notes.append(f"documents: cannot read {rel}: {exc}")
+                run.note(f"documents: cannot read {rel}: {exc}")
                 continue
             rows.extend(self._rows(text, page_starts, rel, doc_type, language, options))
             run.count("source.files")

@@ -66,7 +66,7 @@ def read_jsonl(path: Path, run: RunContext, field: str, split: int | None) -> li
             record = json.loads(line)
         except ValueError as exc:
             run.count("source.bad_lines")
-            run.notes.append(f"{path}:{number}: invalid JSON ({exc})")
+            run.note(f"{path}:{number}: invalid JSON ({exc})")
             continue
         row = _record_row(record, field, f"{path}:{number}", run)
         if row is not None:
@@ -140,7 +140,7 @@ def _last_user_message(messages: list[Any]) -> str | None:
 
 def _skip(run: RunContext, where: str, reason: str) -> None:
     run.count("source.skipped_records")
-    run.notes.append(f"{where}: {reason}")
+    run.note(f"{where}: {reason}")
     return None
 
 
@@ -152,14 +152,14 @@ def read_md(path: Path, run: RunContext, field: str, split: int | None) -> list[
     sections = split_sections(text, split) if split else None
     if sections is None:
         if split:
-            run.notes.append(f"{path}: no level-{split} heading; the whole file is one prompt")
+            run.note(f"{path}: no level-{split} heading; the whole file is one prompt")
         body = text.strip()
         title = first_heading(text)
         return [{"prompt": body, "title": title, "source_file": str(path), "source_index": 0}]
     preamble, parts = sections
     if preamble.strip():
         run.count("source.skipped_preambles")
-        run.notes.append(f"{path}: text before the first level-{split} heading is not a prompt")
+        run.note(f"{path}: text before the first level-{split} heading is not a prompt")
     return [
         {"prompt": body, "title": title, "source_file": str(path), "source_index": index}
         for index, (title, body) in enumerate(parts)
@@ -233,7 +233,7 @@ def folder_files(folder: Path, run: RunContext) -> list[Path]:
     if numbered:
         for other in (p for p in md if p not in numbered):
             run.count("source.skipped_files")
-            run.notes.append(f"{other}: not numbered, skipped among numbered task files")
+            run.note(f"{other}: not numbered, skipped among numbered task files")
         return numbered
     if md:
         return md
