@@ -1,4 +1,4 @@
-"""What a sandbox costs per command: `bash -c true` through bashgym.procs.run alone, then in a
+"""What a sandbox costs per command: `bash -c true` through bashgym_procs.run alone, then in a
 local session and in a bubblewrap session, measured side by side in one process, plus the cost
 of opening and closing a session (a cgroup made and removed). Prints ratios to the bare run.
 
@@ -16,8 +16,7 @@ from pathlib import Path
 
 from bashgym_environments_bubblewrap import BubblewrapEnvironment, why_not
 from bashgym_environments_local import LocalEnvironment
-
-from bashgym.procs import run
+from bashgym_procs import run
 
 
 async def per_command(environment, workspace: Path, rounds: int) -> float:

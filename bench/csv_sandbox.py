@@ -126,7 +126,7 @@ async def unsandboxed_rate(csv: Path, folder: Path, runs: int) -> float:
                 name = "none"
 
                 async def run(self, command: str, *, timeout: float | None = None) -> Any:
-                    from bashgym.procs import run
+                    from bashgym_procs import run
 
                     return await run(["bash", "-c", command], cwd=workspace, timeout=timeout)
 

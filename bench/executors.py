@@ -69,7 +69,7 @@ def serve(port: int, latency: float) -> None:
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    from bashgym.procs import free_port
+    from bashgym_procs import free_port
 
     port = free_port()
     proc = subprocess.Popen(

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bashgym.events import Counted, Event, Note, RowDropped, Tally, UsageCharged
 from bashgym.inputs import find_files
-from bashgym.records import DroppedRow, Task, Usage, WorkerResult
+from bashgym.records import Completed, DroppedRow, Task, Usage, WorkerResult
 from bashgym.store import RunStore
 
 if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load only when used
@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load o
     from data_designer.config import DataDesignerConfigBuilder
 
     from bashgym.events import EventBus
-    from bashgym.procs import Completed
     from bashgym.registry import Registry
     from bashgym.runspec import RunSpec, Step
     from bashgym.scrubbing import Scrubbing
@@ -449,7 +448,7 @@ class EnvironmentSession(ABC):
     @abstractmethod
     def argv(self, argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         """The argv and environment that run `argv` inside this environment (for long-lived
-        workers a caller starts itself with `bashgym.procs`)."""
+        workers a caller starts itself with `bashgym_procs`)."""
 
 
 class Environment(Component[O]):

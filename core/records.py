@@ -1,4 +1,5 @@
-"""The normalized records plugins exchange: Trace, Message, ToolCall, Usage, Task, WorkerResult.
+"""The normalized records plugins exchange: Trace, Message, ToolCall, Usage, Task, WorkerResult,
+Completed.
 
 One Trace shape for every agent run, whatever produced it (a Claude Code transcript, a Codex
 rollout, `claude -p`, the agent SDK, the student loop), so sinks and pipelines never care where
@@ -251,6 +252,23 @@ class WorkerResult(_Record):
     @property
     def cost_usd(self) -> float | None:
         return self.trace.cost_usd
+
+
+@dataclass
+class Completed:
+    """How a command ended: its exit code (None if it was stopped), output and why it stopped
+    (what an environment session's `run` returns; `bashgym_procs.run` makes one)."""
+
+    exit_code: int | None
+    output: str
+    reason: str
+    duration_s: float
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
 
 
 @dataclass(frozen=True)

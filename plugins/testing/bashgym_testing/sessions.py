@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from bashgym import procs
+import bashgym_procs as procs
+
 from bashgym.contracts import EnvironmentSession
 
 

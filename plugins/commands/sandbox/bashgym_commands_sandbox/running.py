@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError
-from bashgym.procs import Completed
+from bashgym.records import Completed
 from bashgym.registry import Registry, UnknownNameError
 from bashgym.runspec import RunConfigError, default_environment
 from bashgym.text import one_line

@@ -124,9 +124,10 @@ def test_an_environment_without_describe_or_notes_runs_too(bashgym_cli, register
     """A third-party environment needs only the kernel's contract."""
     from contextlib import asynccontextmanager
 
+    from bashgym_procs import run
+
     from bashgym import hookimpl
     from bashgym.contracts import Environment, EnvironmentSession
-    from bashgym.procs import run
 
     class Bare(EnvironmentSession):
         async def run(self, command, *, timeout=None):

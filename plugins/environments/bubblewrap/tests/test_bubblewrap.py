@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from bashgym_environments_bubblewrap import BubblewrapEnvironment, BubblewrapOptions, why_not
 from bashgym_environments_bubblewrap.sandbox import bwrap_argv, hidden_paths
+from bashgym_procs import spawn, stop
 
 from bashgym.contracts import InputError
-from bashgym.procs import spawn, stop
 
 SMALL = {"timeout_s": 10, "processes": 64, "memory_mb": 256}
 

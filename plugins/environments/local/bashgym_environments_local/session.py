@@ -10,7 +10,7 @@ for the whole session, see `cgroups`), sets the per-process rlimits (CPU seconds
 address space and process count where no cgroup holds them) and execs the rest. WRAP is what a
 subclass adds around the program: `unshare` for local, `bwrap` for bubblewrap. The environment
 is an allow-list (`envvars`). Output, timeouts and stopping a process group are
-`bashgym.procs.run`'s; the session adds to its reason what the cgroup saw (forks refused at the
+`bashgym_procs.run`'s; the session adds to its reason what the cgroup saw (forks refused at the
 process limit, processes killed at the memory limit).
 """
 
@@ -26,9 +26,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from bashgym_procs import run as run_process
+
 from bashgym.contracts import EnvironmentSession, InputError
-from bashgym.procs import Completed
-from bashgym.procs import run as run_process
+from bashgym.records import Completed
 from bashgym_environments_local.cgroups import Cage, make_cage
 from bashgym_environments_local.envvars import ALLOWED, sandbox_env
 from bashgym_environments_local.options import SandboxOptions

@@ -14,9 +14,9 @@ from bashgym_environments_local import LocalEnvironment, LocalOptions
 from bashgym_environments_local import environment as local_environment
 from bashgym_environments_local.cgroups import PREFIX, hierarchies, make_cage
 from bashgym_environments_local.envvars import looks_secret, sandbox_env
+from bashgym_procs import spawn, stop
 
 from bashgym.contracts import InputError
-from bashgym.procs import spawn, stop
 
 SMALL = {"timeout_s": 10, "processes": 64, "memory_mb": 256}
 

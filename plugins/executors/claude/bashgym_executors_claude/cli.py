@@ -12,7 +12,8 @@ import contextlib
 import json
 from collections import deque
 
-from bashgym import procs
+import bashgym_procs as procs
+
 from bashgym.contracts import Executor, InputError, TaskContext
 from bashgym.events import TaskOutput
 from bashgym.records import Task, WorkerResult

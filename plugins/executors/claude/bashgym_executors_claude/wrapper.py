@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bashgym import procs
+import bashgym_procs as procs
 
 SCRIPT = """\
 #!{python}

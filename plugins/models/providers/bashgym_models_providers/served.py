@@ -1,7 +1,7 @@
 """A model server as a child process: started, waited for until it answers, stopped at exit.
 
 Model runtimes (the embedded llama.cpp server, vLLM) hold gigabytes and every core, so a server
-must never outlive BashGym: it is a `bashgym.procs` child (own group, parent-death signal, TERM
+must never outlive BashGym: it is a `bashgym_procs` child (own group, parent-death signal, TERM
 then KILL), logs to a temp file kept only when starting fails, and every live one is stopped at
 interpreter exit and on SIGTERM. It lives here, beside the aliases that start runtimes on
 demand, rather than in the kernel: only model runtimes serve.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bashgym.procs import spawn, stop
+from bashgym_procs import spawn, stop
 
 
 class ServerStartError(RuntimeError):

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from bashgym_models_providers.served import ManagedProcess, ServerStartError
+from bashgym_procs import free_port
 from pydantic import Field
 
 from bashgym.contracts import InputError, Options, Runtime, ServedModel
-from bashgym.procs import free_port
 
 if TYPE_CHECKING:
     from bashgym.settings import ModelAlias, Settings

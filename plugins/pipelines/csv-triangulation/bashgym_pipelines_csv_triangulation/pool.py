@@ -7,7 +7,7 @@ to the code and needs no path inside the sandbox (bubblewrap hides the host's /t
 
 Each worker is one `worker` process started with the argv and environment its
 `EnvironmentSession.argv()` gives (so it runs inside bubblewrap, or under local's limits), in
-its own process group that dies with BashGym (`bashgym.procs.child_setup`), with the session's
+its own process group that dies with BashGym (`bashgym_procs.child_setup`), with the session's
 workspace as its scratch folder. `episode()` leases an idle worker, opens a fresh episode in it
 (a forked child: see `worker`), and closes it when the episode ends, so the next lease starts
 from the pristine state. A worker that stops answering (its relay hung, or the code killed it)
@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bashgym_procs import astop, child_setup
+
 from bashgym.contracts import Environment, EnvironmentSession
-from bashgym.procs import astop, child_setup
 from bashgym_pipelines_csv_triangulation.protocol import new_nonce
 
 WORKER_MODULE = "bashgym_pipelines_csv_triangulation.worker"

@@ -1,6 +1,6 @@
 """Each task's workspace: made before it runs, and what the task changed read after.
 
-Why the git CLI (through `bashgym.procs`) and not gitpython: one clone, async and killable
+Why the git CLI (through `bashgym_procs`) and not gitpython: one clone, async and killable
 with the task, and one `status --porcelain` need nothing more.
 """
 
@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bashgym import procs
+import bashgym_procs as procs
 
 if TYPE_CHECKING:
     from bashgym.runspec import WorkspaceSpec

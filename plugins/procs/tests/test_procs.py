@@ -11,9 +11,8 @@ import sys
 import textwrap
 import time
 
+import bashgym_procs as procs
 import pytest
-
-from bashgym import procs
 
 
 def _gone(pid: int) -> bool:
@@ -84,7 +83,7 @@ def test_limits_and_signals_are_said_plainly(tmp_path):
 def test_a_spawned_child_dies_with_its_parent(tmp_path):
     code = textwrap.dedent("""
         import time
-        from bashgym import procs
+        import bashgym_procs as procs
         child = procs.spawn(["sleep", "300"])
         print(child.pid, flush=True)
         time.sleep(300)

@@ -1,15 +1,17 @@
 """Child processes, one way: own process group, dies with its parent, stopped TERM then KILL.
 
-Used by model runtimes (servers that must never outlive BashGym: they hold gigabytes and both
-cores), executors (`claude -p`) and environments (an agent's commands). Every child starts in
-its own session, so one signal reaches its whole group; `PR_SET_PDEATHSIG` kills it if BashGym
-dies by `kill -9` (model servers, `bashgym_models_providers.served`, are also stopped at exit
-and on SIGTERM). The death signal fires when the *thread* that forked the child ends, so
-blocking spawns fork from one long-lived launcher thread, and async ones from the event loop's
-thread (alive for the run).
+A library for the plugins that start processes (the kernel starts none): one copy of this
+policy, so a fix reaches every user. Used by model runtimes (servers that must never outlive
+BashGym: they hold gigabytes and both cores), executors (`claude -p`) and environments (an
+agent's commands). Every child starts in its own session, so one signal reaches its whole
+group; `PR_SET_PDEATHSIG` kills it if BashGym dies by `kill -9` (model servers,
+`bashgym_models_providers.served`, are also stopped at exit and on SIGTERM). The death signal
+fires when the *thread* that forked the child ends, so blocking spawns fork from one
+long-lived launcher thread, and async ones from the event loop's thread (alive for the run).
 
-Why not a library: subprocess and asyncio give every piece; what they lack is exactly this
-policy, and psutil (the usual helper) cannot set rlimits or death signals before exec.
+Why not a third-party library: subprocess and asyncio give every piece; what they lack is
+exactly this policy, and psutil (the usual helper) cannot set rlimits or death signals before
+exec.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bashgym.records import Completed
 
 PR_SET_PDEATHSIG = 1
 
@@ -140,22 +144,6 @@ _SIGNAL_REASONS = {
     signal.SIGXCPU: "CPU time limit reached",
     signal.SIGXFSZ: "file size limit reached",
 }
-
-
-@dataclass
-class Completed:
-    """How a command ended: its exit code (None if it was stopped), output and why it stopped."""
-
-    exit_code: int | None
-    output: str
-    reason: str
-    duration_s: float
-    timed_out: bool = False
-    truncated: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0
 
 
 async def run(
