@@ -111,7 +111,7 @@ def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from rich.console import Console
 
     from bashgym import hookimpl
-    from bashgym.cli import current_host
+    from bashgym.plugins import current_host
     from bashgym.contracts import Pipeline, PipelineOptions, RunContext
     from bashgym.engine import execute
     from bashgym.runspec import RunSpec, StepSpec, resolve

@@ -1,5 +1,5 @@
-"""Plugin manager: load `bashgym` entry points (narrowed by BASHGYM_LOAD_PLUGINS), load per-run
-extras (`--plugin`), and collect what every plugin registers, attributed to the plugin.
+"""Plugin manager: load `bashgym` entry points (narrowed by BASHGYM_LOAD_PLUGINS) and plugin
+objects, and collect what every plugin registers, attributed to the plugin; the process's host.
 
 pluggy's own `load_setuptools_entrypoints` stops at the first plugin that fails to import; this
 loop instead records the failure under the plugin's name and goes on, so one broken plugin never
@@ -8,14 +8,9 @@ takes the rest of BashGym down.
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata as metadata
-import importlib.util
 import os
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -118,60 +113,6 @@ class PluginHost:
         self.infos.pop(name, None)
         self._registry = None
 
-    def load(self, spec: str) -> list[str]:
-        """Load a plugin for this process only, like `pytest -p`: a local .py file, an installed
-        distribution (its `bashgym` entry points), or an importable module name."""
-        path = Path(spec)
-        if spec.endswith(".py") or path.is_file():
-            return [self._load_file(path)]
-        try:
-            dist = metadata.distribution(spec)
-        except metadata.PackageNotFoundError:
-            dist = None
-        if dist is not None:
-            names = {ep.name for ep in dist.entry_points if ep.group == GROUP}
-            if not names:
-                raise PluginLoadError(f"distribution {spec!r} declares no {GROUP!r} entry points")
-            self.load_entry_points(only=names)
-            self._raise_failures(names)
-            return sorted(names)
-        try:
-            module = importlib.import_module(spec)
-        except ImportError as exc:
-            raise PluginLoadError(
-                f"plugin {spec!r} is not a .py file, an installed distribution or an importable"
-                f" module ({exc})"
-            ) from exc
-        if spec not in self.infos:
-            self.add(module, spec)
-        return [spec]
-
-    def _load_file(self, path: Path) -> str:
-        if not path.is_file():
-            raise PluginLoadError(f"plugin file {str(path)!r} does not exist")
-        name = path.stem
-        if name in self.infos:
-            return name
-        module_name = f"bashgym_local_plugin_{name}"
-        spec = importlib.util.spec_from_file_location(module_name, path.resolve())
-        assert spec is not None and spec.loader is not None
-        module: ModuleType = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            sys.modules.pop(module_name, None)
-            raise PluginLoadError(
-                f"plugin file {str(path)!r} failed to import: {type(exc).__name__}: {exc}"
-            ) from exc
-        self.add(module, name)
-        return name
-
-    def _raise_failures(self, names: set[str]) -> None:
-        failed = [f"{n}: {self.infos[n].error}" for n in sorted(names) if self.infos[n].error]
-        if failed:
-            raise PluginLoadError("plugin failed to import: " + "; ".join(failed))
-
     @property
     def registry(self) -> Registry:
         """Everything registered, by kind and name (collected once, after loading)."""
@@ -181,3 +122,21 @@ class PluginHost:
 
     def failures(self) -> list[PluginInfo]:
         return [info for info in self.infos.values() if info.error]
+
+
+_host: PluginHost | None = None
+
+
+def current_host() -> PluginHost:
+    """The process's plugin host, loaded on first use (tests swap it with `use_host`)."""
+    global _host
+    if _host is None:
+        _host = PluginHost()
+    return _host
+
+
+def use_host(host: PluginHost | None) -> PluginHost | None:
+    """Install `host` as the current one; returns the previous (for fixtures to restore)."""
+    global _host
+    previous, _host = _host, host
+    return previous

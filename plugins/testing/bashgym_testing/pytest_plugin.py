@@ -81,7 +81,7 @@ def bashgym_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> IsolatedEnv:
 @pytest.fixture
 def bashgym_host() -> Iterator[PluginHost]:
     """A fresh plugin host, made current for the CLI during the test."""
-    from bashgym.cli import use_host
+    from bashgym.plugins import use_host
 
     host = PluginHost()
     previous = use_host(host)
@@ -130,7 +130,7 @@ class CliRunner:
     def __call__(self, *args: str, input: str | None = None) -> CliResult:
         from typer.testing import CliRunner as TyperRunner
 
-        from bashgym.cli import build_app
+        from bashgym_cli import build_app
 
         result = TyperRunner().invoke(
             build_app(self.host), [str(a) for a in args], input=input, catch_exceptions=False

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from bashgym.cli import current_host, fail, out
+from bashgym_cli import current_host, fail, out
 from bashgym.contracts import ROLES
 from bashgym.registry import UnknownNameError
 from bashgym.runspec import toml_dumps

@@ -20,7 +20,7 @@ import pytest
 from bashgym_testing.pytest_plugin import CliRunner
 
 from bashgym import hookimpl
-from bashgym.cli import use_host
+from bashgym.plugins import use_host
 from bashgym.contracts import Judge, Pipeline, PipelineOptions, Runtime
 from bashgym.plugins import PluginHost
 

@@ -91,7 +91,7 @@ def report_command(
 
     It reads run.json, the dropped rows and DataDesigner's batches: for a run made before an
     upgrade, or one copied from elsewhere."""
-    from bashgym.cli import fail, out
+    from bashgym_cli import fail, out
 
     if not (run_dir / "run.json").is_file():
         raise fail(f"{run_dir} is not a run directory (no run.json)")

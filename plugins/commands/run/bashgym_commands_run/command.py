@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from bashgym.cli import current_host, err, fail, out, report_broken_plugins
+from bashgym_cli import current_host, err, fail, load_plugin, out, report_broken_plugins
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost, PluginLoadError
 from bashgym.registry import PluginConflictError, Registry
@@ -176,7 +176,7 @@ def resolve_spec(
         spec = apply_sets(build(), [*(f"source.map.{m}" for m in maps or []), *(sets or [])])
         host = current_host()
         for extra in spec.plugins:
-            host.load(extra)
+            load_plugin(host, extra)
         resolved = resolver(spec, host.registry)
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
         raise fail(str(exc)) from None

@@ -8,7 +8,7 @@ import types
 from typer.testing import CliRunner
 
 from bashgym import hookimpl
-from bashgym.cli import build_app
+from bashgym_cli import build_app
 from bashgym.plugins import PluginHost
 
 

@@ -81,7 +81,7 @@ def run_command(
         bool, typer.Option("--json", help="Print one JSON object instead (exit code kept).")
     ] = False,
 ) -> None:
-    from bashgym.cli import current_host, err, fail
+    from bashgym_cli import current_host, err, fail
 
     try:
         command = command_text(words or [])

@@ -313,7 +313,7 @@ class ModelSession:
 
         registry = self.registry
         if registry is None:  # no registry handed in: the CLI's current one
-            from bashgym.cli import current_host
+            from bashgym.plugins import current_host
 
             registry = current_host().registry
         try:

@@ -562,7 +562,7 @@ def test_litellm_import_and_models_check_stay_offline(bashgym_env, model_server,
             return real_getaddrinfo(host, *args, **kwargs)
         socket.socket.connect, socket.getaddrinfo = connect, getaddrinfo
         sys.argv = ["bashgym", "models", "check"]
-        from bashgym.cli import main
+        from bashgym_cli import main
         main()
         """
     )

@@ -39,7 +39,7 @@ def registry_of(run: RunContext | None) -> Registry:
     """The registry of the running host (through the run's model session when it has one)."""
     registry = getattr(run.models, "registry", None) if run is not None else None
     if registry is None:
-        from bashgym.cli import current_host
+        from bashgym.plugins import current_host
 
         registry = current_host().registry
     return registry

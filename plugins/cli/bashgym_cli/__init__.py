@@ -1,5 +1,9 @@
-"""The `bashgym` command line (Typer): every sub-command comes from a plugin's
-`register_commands`, `run` included (the default plugin bashgym-commands-run).
+"""The `bashgym` command line (Typer): the kernel's front end for people, installed with it.
+
+The kernel is a library (a web UI or a scheduler would call `bashgym.engine.execute` the same
+way); this distribution is the shell around it: the `bashgym` executable, every sub-command
+mounted from a plugin's `register_commands` (`run` included: bashgym-commands-run), and the
+console helpers commands share (`fail`, `err`, `out`, `report_broken_plugins`, `load_plugin`).
 
 Every configuration problem (unknown plugin name, bad option, bad run or settings file) is caught
 before any work and printed as one line naming the problem and the valid choices, exit code 2.
@@ -16,27 +20,11 @@ from rich.console import Console
 
 from bashgym import __version__
 from bashgym.contracts import InputError
-from bashgym.plugins import DEFAULT_PLUGINS, PluginHost
+from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host, use_host
+from bashgym_cli.loading import load_plugin
 
 err = Console(stderr=True)
 out = Console()
-
-_host: PluginHost | None = None
-
-
-def current_host() -> PluginHost:
-    """The process's plugin host, loaded on first use (tests swap it with `use_host`)."""
-    global _host
-    if _host is None:
-        _host = PluginHost()
-    return _host
-
-
-def use_host(host: PluginHost | None) -> PluginHost | None:
-    """Install `host` as the current one; returns the previous (for fixtures to restore)."""
-    global _host
-    previous, _host = _host, host
-    return previous
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -161,4 +149,14 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-__all__ = ["build_app", "current_host", "main", "use_host"]
+__all__ = [
+    "build_app",
+    "current_host",
+    "err",
+    "fail",
+    "load_plugin",
+    "main",
+    "out",
+    "report_broken_plugins",
+    "use_host",
+]

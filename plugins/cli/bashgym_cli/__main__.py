@@ -1,0 +1,3 @@
+from bashgym_cli import main
+
+main()
