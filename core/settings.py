@@ -22,6 +22,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bashgym.text import explain_validation
+
 CONFIG_NAME = "bashgym.toml"
 ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -178,9 +180,5 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         files = [str(p) for p in config_files() if p.is_file()]
         where = f"settings files {files} or BASHGYM_* env vars" if files else "BASHGYM_* env vars"
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: "
-            f"{'unknown setting' if e['type'] == 'extra_forbidden' else e['msg']}"
-            for e in exc.errors()
-        )
+        problems = explain_validation(exc, unknown="unknown setting")
         raise SettingsError(f"invalid settings in {where}: {problems}") from None

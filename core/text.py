@@ -38,12 +38,13 @@ def plain(value: Any) -> Any:
     return value
 
 
-def explain_validation(exc: ValidationError) -> str:
-    """`option: problem; option: problem`, an extra key called an unknown option."""
+def explain_validation(exc: ValidationError, unknown: str = "unknown option") -> str:
+    """`option: problem; option: problem`, an extra key called `unknown` (an unknown option,
+    or in settings files an unknown setting)."""
     problems = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "value"
-        msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
+        msg = unknown if err["type"] == "extra_forbidden" else err["msg"]
         problems.append(f"{loc}: {msg}")
     return "; ".join(problems)
 
