@@ -108,12 +108,11 @@ def worker_raw(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from bashgym_models_providers import resolve_static
     from bashgym_runners_datadesigner import prepare_environment
-    from rich.console import Console
 
     from bashgym import hookimpl
-    from bashgym.plugins import current_host
     from bashgym.contracts import Pipeline, PipelineOptions, RunContext
     from bashgym.engine import execute
+    from bashgym.plugins import current_host
     from bashgym.runspec import RunSpec, StepSpec, resolve
     from bashgym.settings import load_settings
 
@@ -154,12 +153,10 @@ def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     prepare_environment(settings)
     build_config(resolve_static(ALIAS, settings.alias(ALIAS)).model_config())
     importlib.import_module("data_designer.interface").DataDesigner  # noqa: B018
-    with open(work / "console.txt", "w") as log:
-        console = Console(file=log)
-        wall, cpu = time.perf_counter(), time.process_time()
-        summary = execute(resolved, host, settings, console=console)
-        startup = wall - STARTED
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter(), time.process_time()
+    summary = execute(resolved, host, settings)
+    startup = wall - STARTED
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {
         "startup": startup,
         "wall": wall,

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
-from rich.console import Console
 
 from bashgym import __version__
 from bashgym import resume as resuming
@@ -188,15 +187,13 @@ class Engine:
                 self.run.emit(RowsGenerated(step=f"sink {sink.name}", n=rows or 0))
 
 
-def execute(
-    resolved: ResolvedRun, host: PluginHost, settings: Settings, *, console: Console | None = None
-) -> dict[str, Any]:
+def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict[str, Any]:
     """Run everything; return what run.json holds. Options were validated by `resolve()`.
 
-    An unfinished run of the same config and inputs is resumed (see `bashgym.resume`), said on
-    `console`; the progress display is an `on_event` plugin (bashgym-observers-progress).
+    An unfinished run of the same config and inputs is resumed (see `bashgym.resume`), which
+    `RunStarted` says. The engine prints nothing: what a person sees of a run comes from its
+    events (the terminal's display is bashgym-observers-progress).
     """
-    console = console or Console(stderr=True)
     settings = with_run_overrides(settings, resolved)
     scrubbing = Scrubbing.open(settings.scrub, host.registry)
     digest, inputs = resuming.config_hash(resolved, settings), resuming.input_hash(resolved)
@@ -208,11 +205,6 @@ def execute(
     attempt = 1
     if target.resume:
         attempt = int(json.loads((run_dir / "run.json").read_text()).get("attempt", 1)) + 1
-        console.print(
-            f"[yellow]resuming[/] {run_dir} (attempt {attempt}; the last one ended "
-            f"{target.previous_status}): finished work is kept",
-            highlight=False,
-        )
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         toml = resolved_toml(resolved, run_dir)  # a key typed into --set never lands on disk
@@ -244,7 +236,8 @@ def execute(
         if subscriber is not None:
             bus.subscribe(subscriber)
     engine = Engine(resolved, host, run, scrubbing, target.resume)
-    run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt))
+    resumed_from = target.previous_status if target.resume else None
+    run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
     generated: Generated | None = None
     try:
         try:

@@ -33,6 +33,7 @@ class RunStarted(Event):
     type: Literal["run_started"] = "run_started"
     run_dir: str
     attempt: int = 1
+    resumed_from: str | None = None  # a resumed run: how its last attempt ended
 
 
 class RunFinished(Event):

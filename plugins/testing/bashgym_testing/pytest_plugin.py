@@ -128,9 +128,8 @@ class CliRunner:
         self.env, self.host = env, host
 
     def __call__(self, *args: str, input: str | None = None) -> CliResult:
-        from typer.testing import CliRunner as TyperRunner
-
         from bashgym_cli import build_app
+        from typer.testing import CliRunner as TyperRunner
 
         result = TyperRunner().invoke(
             build_app(self.host), [str(a) for a in args], input=input, catch_exceptions=False

@@ -6,10 +6,10 @@ import json
 from typing import Annotated, Any
 
 import typer
+from bashgym_cli import current_host, fail, out
 from rich.markup import escape
 from rich.table import Table
 
-from bashgym_cli import current_host, fail, out
 from bashgym.contracts import ROLES
 from bashgym.registry import UnknownNameError
 from bashgym.runspec import toml_dumps

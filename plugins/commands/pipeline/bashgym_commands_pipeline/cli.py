@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from bashgym_cli import current_host, err, fail, out, report_broken_plugins
 from bashgym_commands_run import resolve_spec
 from rich.markup import escape
 from rich.table import Table
 
-from bashgym_cli import current_host, err, fail, out, report_broken_plugins
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost
 from bashgym.runspec import RunSpec, StepSpec

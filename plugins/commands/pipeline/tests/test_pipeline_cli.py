@@ -20,9 +20,8 @@ import pytest
 from bashgym_testing.pytest_plugin import CliRunner
 
 from bashgym import hookimpl
-from bashgym.plugins import use_host
 from bashgym.contracts import Judge, Pipeline, PipelineOptions, Runtime
-from bashgym.plugins import PluginHost
+from bashgym.plugins import PluginHost, use_host
 
 
 class StoryOptions(PipelineOptions):

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from bashgym_cli import current_host, err, fail, load_plugin, out, report_broken_plugins
 from rich.markup import escape
 
-from bashgym_cli import current_host, err, fail, load_plugin, out, report_broken_plugins
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost, PluginLoadError
 from bashgym.registry import PluginConflictError, Registry
@@ -147,7 +147,7 @@ def run_command(
     from bashgym.engine import RunInterrupted, execute  # here: every CLI start imports this file
 
     try:
-        summary = execute(resolved, host, settings, console=err)
+        summary = execute(resolved, host, settings)
     except InputError as exc:
         raise fail(str(exc)) from None
     except RunInterrupted as exc:

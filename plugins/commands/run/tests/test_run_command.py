@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import types
 
+from bashgym_cli import build_app
 from typer.testing import CliRunner
 
 from bashgym import hookimpl
-from bashgym_cli import build_app
 from bashgym.plugins import PluginHost
 
 

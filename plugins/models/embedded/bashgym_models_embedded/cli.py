@@ -67,6 +67,7 @@ def serve_command(
         -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 32}'
     """
     from bashgym_cli import current_host, fail
+
     from bashgym.registry import UnknownNameError
     from bashgym.settings import SettingsError, load_settings
 

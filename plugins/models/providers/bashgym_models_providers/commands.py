@@ -6,10 +6,10 @@ import json
 from typing import Annotated
 
 import typer
+from bashgym_cli import current_host, fail, out
 from rich.markup import escape
 from rich.table import Table
 
-from bashgym_cli import current_host, fail, out
 from bashgym.settings import SettingsError, load_settings
 
 

@@ -1,6 +1,7 @@
 """BashGym run progress (a default plugin): a live display on a terminal, plain lines otherwise.
 
-An `on_event` subscriber like any other: a display opens on the run's `RunStarted`, follows
+An `on_event` subscriber like any other: a display opens on the run's `RunStarted` (saying
+first when the run resumes an interrupted one), follows
 its events and the counts of its tally (`run.tally`), and closes on `RunFinished` (or at
 `on_run_end`, whichever comes first). It writes to stderr, beside the CLI's own messages.
 Declared API: `RunProgress`.
@@ -26,8 +27,15 @@ def on_event(event: Any, run: Any) -> None:
     if isinstance(event, RunStarted):
         from rich.console import Console
 
+        console = Console(stderr=True)
+        if event.resumed_from is not None:
+            console.print(
+                f"[yellow]resuming[/] {event.run_dir} (attempt {event.attempt}; the last one "
+                f"ended {event.resumed_from}): finished work is kept",
+                highlight=False,
+            )
         with _lock:
-            _open[id(run)] = RunProgress(Console(stderr=True), run.tally).__enter__()
+            _open[id(run)] = RunProgress(console, run.tally).__enter__()
         return
     progress = _open.get(id(run))
     if progress is not None:
