@@ -131,8 +131,9 @@ class RunContext:
         return self.tally.dropped
 
     @property
-    def notes(self) -> list[str]:
-        return self.tally.notes
+    def notes(self) -> tuple[str, ...]:
+        """A copy: a note is added with `note()`, which logs it as an event too."""
+        return tuple(self.tally.notes)
 
     @property
     def usage(self) -> Usage:

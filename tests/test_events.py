@@ -100,4 +100,4 @@ def test_a_context_without_a_bus_still_counts(tmp_path):
     run.count("x", 2)
     run.drop("why")
     run.note("hello")
-    assert run.counts == {"x": 2} and run.dropped == {"why": 1} and run.notes == ["hello"]
+    assert run.counts == {"x": 2} and run.dropped == {"why": 1} and run.notes == ("hello",)

@@ -185,9 +185,9 @@ def test_push_with_repo_and_token_from_the_named_env_var(run_ctx, make_trace, mo
         ),
     ]
     assert run_ctx.counts["hf-hub.pushed"] == 1
-    assert run_ctx.notes == [
-        f"hf-hub: pushed {folder} to https://huggingface.co/datasets/me/agent-runs"
-    ]
+    assert run_ctx.notes == (
+        f"hf-hub: pushed {folder} to https://huggingface.co/datasets/me/agent-runs",
+    )
     for path in paths:
         assert b"hf_s3cr3t_value" not in path.read_bytes()
     assert 'load_dataset("me/agent-runs")' in (folder / "README.md").read_text()

@@ -60,7 +60,7 @@ def test_projects_dir_yields_each_session_once_with_its_subagent(read, projects,
     assert call.id == child.provenance.extra["tool_use_id"] and call.name == "Agent"
     assert [c.name for m in child.messages for c in m.tool_calls] == ["Grep", "Read"]
     assert run.counts["source.traces"] == 6 and run.counts["source.subagents"] == 1
-    assert run.counts["source.bad_lines"] == 0 and run.notes == []
+    assert run.counts["source.bad_lines"] == 0 and run.notes == ()
 
 
 def test_project_dir_single_file_and_claude_config_dir(read, projects, tmp_path, monkeypatch):

@@ -120,7 +120,7 @@ def test_parallel_calls_developer_message_compaction_and_damaged_lines(run):
     assert trace_via_source == trace
     assert run.counts["source.bad_lines"] == 2
     assert run.counts["source.skipped_items.web_search_call"] == 1
-    assert run.notes == rollout.bad_lines
+    assert list(run.notes) == rollout.bad_lines
 
 
 def test_legacy_rollout_without_wrapper():

@@ -55,7 +55,7 @@ def test_json_list_of_strings_objects_and_custom_field(run, tmp_path):
     assert list(frame["prompt"]) == ["first prompt", "second prompt"]
     assert list(frame["source_index"]) == [0, 2]
     assert run.counts["source.skipped_records"] == 1
-    assert run.notes == [f"{strings}[1]: empty prompt"]
+    assert run.notes == (f"{strings}[1]: empty prompt",)
     objects = tmp_path / "q.json"
     objects.write_text(json.dumps([
         {"question": "What is 2+2?", "answer": "4", "meta": {"level": 1}},
@@ -91,7 +91,9 @@ def test_numbered_markdown_folder_in_numeric_order(run, tmp_path):
     frame = read(run, folder)
     assert list(frame["title"]) == ["Step 1", "Step 2", "Step 9", "Step 10", "Step 11"]
     assert frame["prompt"][3] == "# Step 10\n\nDo step 10."
-    assert run.notes == [f"{folder / 'README.md'}: not numbered, skipped among numbered task files"]
+    assert run.notes == (
+        f"{folder / 'README.md'}: not numbered, skipped among numbered task files",
+    )
 
 
 def test_example_course_folder(run):
@@ -140,7 +142,7 @@ def test_split_without_matching_heading_keeps_whole_file(run, tmp_path):
     path = tmp_path / "one.md"
     path.write_text("Just do the thing.\n")
     assert list(read(run, path, split_headings=2)["prompt"]) == ["Just do the thing."]
-    assert run.notes == [f"{path}: no level-2 heading; the whole file is one prompt"]
+    assert run.notes == (f"{path}: no level-2 heading; the whole file is one prompt",)
     assert split_sections("no headings", 1) is None
 
 
