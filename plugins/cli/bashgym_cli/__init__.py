@@ -20,7 +20,7 @@ from rich.console import Console
 
 from bashgym import __version__
 from bashgym.contracts import InputError
-from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host, use_host
+from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host
 from bashgym_cli.loading import load_plugin
 
 err = Console(stderr=True)
@@ -151,12 +151,10 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 __all__ = [
     "build_app",
-    "current_host",
     "err",
     "fail",
     "load_plugin",
     "main",
     "out",
     "report_broken_plugins",
-    "use_host",
 ]

@@ -6,11 +6,12 @@ import json
 from typing import Annotated, Any
 
 import typer
-from bashgym_cli import current_host, fail, out
+from bashgym_cli import fail, out
 from rich.markup import escape
 from rich.table import Table
 
 from bashgym.contracts import ROLES
+from bashgym.plugins import current_host
 from bashgym.registry import UnknownNameError
 from bashgym.runspec import toml_dumps
 from bashgym.settings import SettingsError, config_files, load_settings

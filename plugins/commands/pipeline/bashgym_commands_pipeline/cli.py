@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from bashgym_cli import current_host, err, fail, out, report_broken_plugins
+from bashgym_cli import err, fail, out, report_broken_plugins
 from bashgym_commands_run import resolve_spec
 from rich.markup import escape
 from rich.table import Table
 
 from bashgym.contracts import InputError
-from bashgym.plugins import PluginHost
+from bashgym.plugins import PluginHost, current_host
 from bashgym.runspec import RunSpec, StepSpec
 from bashgym.settings import SettingsError, load_settings
 from bashgym.text import plain

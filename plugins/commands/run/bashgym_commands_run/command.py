@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from bashgym_cli import current_host, err, fail, load_plugin, out, report_broken_plugins
+from bashgym_cli import err, fail, load_plugin, out, report_broken_plugins
 from rich.markup import escape
 
 from bashgym.contracts import InputError
-from bashgym.plugins import PluginHost, PluginLoadError
+from bashgym.plugins import PluginHost, PluginLoadError, current_host
 from bashgym.registry import PluginConflictError, Registry
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, StepSpec, resolve
 from bashgym.settings import Settings, SettingsError, load_settings

@@ -81,7 +81,9 @@ def run_command(
         bool, typer.Option("--json", help="Print one JSON object instead (exit code kept).")
     ] = False,
 ) -> None:
-    from bashgym_cli import current_host, err, fail
+    from bashgym_cli import err, fail
+
+    from bashgym.plugins import current_host
 
     try:
         command = command_text(words or [])

@@ -66,8 +66,9 @@ def serve_command(
       curl http://127.0.0.1:PORT/v1/chat/completions -H 'content-type: application/json' \\
         -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 32}'
     """
-    from bashgym_cli import current_host, fail
+    from bashgym_cli import fail
 
+    from bashgym.plugins import current_host
     from bashgym.registry import UnknownNameError
     from bashgym.settings import SettingsError, load_settings
 

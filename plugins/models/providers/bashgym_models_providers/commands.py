@@ -6,10 +6,11 @@ import json
 from typing import Annotated
 
 import typer
-from bashgym_cli import current_host, fail, out
+from bashgym_cli import fail, out
 from rich.markup import escape
 from rich.table import Table
 
+from bashgym.plugins import current_host
 from bashgym.settings import SettingsError, load_settings
 
 
