@@ -439,14 +439,15 @@ def check(session: ModelSession, name: str) -> CheckResult:
     resolved: ResolvedModel | None = None
     try:
         resolved = session.resolve(name)
-        kwargs = resolved.litellm_kwargs(max_tokens=8, timeout=timeout)
+        # One try, whatever the alias's own `max_retries` / `num_retries` say: the overrides
+        # replace them (passed beside **kwargs, they raised "multiple values for keyword").
+        kwargs = resolved.litellm_kwargs(
+            max_tokens=8, timeout=timeout, num_retries=0, max_retries=0
+        )
         litellm = load_litellm()
         started = time.perf_counter()
         reply = litellm.completion(
-            **kwargs,
-            messages=[{"role": "user", "content": "Reply with OK."}],
-            num_retries=0,
-            max_retries=0,
+            **kwargs, messages=[{"role": "user", "content": "Reply with OK."}]
         )
         usage = getattr(reply, "usage", None)
         return CheckResult(
