@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel, ValidationError
 
 from bashgym.contracts import InputError
+from bashgym.text import explain_validation
 
 app = typer.Typer(
     help="Look at code-graph triplets: counts per type, and rows.", no_args_is_help=True
@@ -37,32 +39,76 @@ def locate(path: Path) -> tuple[Path, Path | None]:
     return path, run_json
 
 
-def load(path: Path) -> Any:
+# what each command reads of a triplet row; a file without them is not code-graph triplets
+STATS_COLUMNS = ("pair_type", "source_repo")
+ROW_COLUMNS = ("pair_type", "weight", "source_repo", "anchor", "positive", "negative")
+
+
+def load(path: Path, columns: tuple[str, ...]) -> Any:
+    """The dataset as a frame, refused in one line when it is not Parquet or lacks `columns`."""
+    import pandas as pd
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_table(path).to_pandas()
-    except (OSError, ValueError) as exc:
+        frame = pq.read_table(path).to_pandas()
+    except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
         raise InputError(f"{str(path)!r} is not a readable Parquet dataset: {exc}") from None
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{str(path)!r} has no {', '.join(missing)} column{'s' if len(missing) > 1 else ''}: "
+            "not code-graph triplets"
+        )
+    if "weight" in columns and not pd.api.types.is_numeric_dtype(frame["weight"]):
+        raise InputError(
+            f"{str(path)!r}: its weight column is not numeric ({frame['weight'].dtype})"
+        )
+    return frame
+
+
+class _Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class RunFigures(BaseModel):
+    """The part of run.json that `graph stats` reads (other keys are ignored). Validated, so a
+    file that is not JSON, or not the object a run writes, is one line naming what is wrong."""
+
+    counts: dict[str, int | dict[str, int] | None] = {}
+    usage: _Usage = _Usage()
+    cost_usd: float = 0.0
+    cost_unknown_for: list[str] = []
+
+
+def read_run_json(path: Path) -> RunFigures:
+    try:
+        return RunFigures.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise InputError(
+            f"{str(path)!r} is not a run's run.json: {explain_validation(exc)}"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"{str(path)!r} cannot be read: {exc.strerror or exc}") from None
 
 
 def stats(path: Path) -> dict[str, Any]:
     """Pairs by type and repository from the data; graph, Q&A and cost figures from run.json."""
     data_path, run_json = locate(path)
-    frame = load(data_path)
-    if "pair_type" not in frame.columns:
-        raise InputError(f"{str(data_path)!r} has no pair_type column: not code-graph triplets")
+    summary = read_run_json(run_json) if run_json is not None else None
+    frame = load(data_path, STATS_COLUMNS)
     out: dict[str, Any] = {
         "data": str(data_path),
         "pairs": len(frame),
         "pairs_by_type": {k: int(v) for k, v in frame["pair_type"].value_counts().items()},
         "pairs_by_repo": {k: int(v) for k, v in frame["source_repo"].value_counts().items()},
     }
-    if run_json is None:
+    if summary is None:
         return out
-    summary = json.loads(run_json.read_text())
-    counts = summary.get("counts", {})
-    dropped = counts.get("dropped", {})
+    counts = {k: v for k, v in summary.counts.items() if isinstance(v, int)}
+    dropped = summary.counts.get("dropped")
+    dropped = dropped if isinstance(dropped, dict) else {}
     out["repos"] = counts.get("graph.repos", 0)
     out["nodes"] = counts.get("graph.nodes", 0)
     out["edges"] = {
@@ -76,11 +122,11 @@ def stats(path: Path) -> dict[str, Any]:
         "rejected": sum(n for reason, n in dropped.items() if "code-qa" in reason),
         "skipped_budget": counts.get("qa.skipped_budget", 0),
     }
-    usage = summary.get("usage", {})
-    out["tokens"] = {"input": usage.get("input_tokens", 0), "output": usage.get("output_tokens", 0)}
-    out["cost_usd"] = summary.get("cost_usd", 0.0)
-    if summary.get("cost_unknown_for"):
-        out["cost_unknown_for"] = summary["cost_unknown_for"]
+    usage = summary.usage
+    out["tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens}
+    out["cost_usd"] = summary.cost_usd
+    if summary.cost_unknown_for:
+        out["cost_unknown_for"] = summary.cost_unknown_for
     return out
 
 
@@ -143,12 +189,12 @@ def inspect_command(
     pair_type: Annotated[
         str | None, typer.Option("--type", help="Only rows of this pair_type.")
     ] = None,
-    width: Annotated[int, typer.Option(help="Characters shown per text.")] = 100,
+    width: Annotated[int, typer.Option(min=10, help="Characters shown per text.")] = 100,
 ) -> None:
     """The first rows: type, weight, repository, ids, and the start of each text."""
     with user_errors():
         data_path, _ = locate(path)
-        frame = load(data_path)
+        frame = load(data_path, ROW_COLUMNS)
     if pair_type is not None:
         frame = frame[frame["pair_type"] == pair_type]
     shown = frame.head(n)
