@@ -7,9 +7,10 @@ system_prompt) win over these defaults.
 
 from __future__ import annotations
 
+import shutil
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from bashgym.contracts import Options
 
@@ -70,3 +71,16 @@ class ClaudeOptions(Options):
         default=True,
         description="Write the session transcript (needed to --resume it later).",
     )
+
+    @field_validator("claude_path")
+    @classmethod
+    def _an_executable(cls, path: str | None) -> str | None:
+        """Checked when the run is resolved (exit 2 before any task), not when the first task
+        fails on it: the same lookup `claude` is later started with (a path, or a name on
+        PATH)."""
+        if path is not None and shutil.which(path) is None:
+            raise ValueError(
+                f"{path!r} is not an executable file (give the claude binary's path or a name "
+                "on PATH; leave it out for `claude` on PATH, else the bundled one)"
+            )
+        return path
