@@ -4,13 +4,15 @@ OpenAI-compatible, litellm), its tools run through the task's environment."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
-from bashgym_models_providers import describe_failure
+from bashgym_models_providers import Health, ModelCallError, describe_failure
 
 from bashgym import hookimpl
-from bashgym.contracts import BudgetExceeded, Executor, InputError, TaskContext
-from bashgym.records import Task, WorkerResult
+from bashgym.contracts import BudgetExceeded, Executor, InputError, RunContext, TaskContext
+from bashgym.events import UsageCharged
+from bashgym.records import Task, Usage, WorkerResult
 from bashgym_executors_student.agent import Ending, StudentAgent
 from bashgym_executors_student.options import StudentOptions
 
@@ -31,9 +33,33 @@ class Student(Executor[StudentOptions]):
 
     name = "student"
 
+    def __init__(self) -> None:
+        # One Health per run (its model session): an endpoint that gave up on one task is
+        # tried once, not through a full backoff, by the next.
+        self._health: weakref.WeakKeyDictionary[Any, Health] = weakref.WeakKeyDictionary()
+
+    def preflight(self, options: StudentOptions, run: RunContext) -> None:
+        """Before the first task: one tiny request through the alias, as pipelines do, so a
+        model that does not answer is one line (InputError, exit 2) and no task starts. A model
+        served here (embedded) already answered when it started. Its tokens are counted."""
+        models = run.models
+        assert models is not None, "the engine opens a model session for every run"
+        alias = options.model_alias
+        if models.is_served(alias):
+            models.resolve(alias)  # start it now: a server that cannot start fails here
+            return
+        result = models.check(alias)
+        if not result.ok:
+            raise InputError(f"model alias {alias!r} does not answer: {result.error}")
+        tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)
+        model = result.model or alias
+        cost = models.cost(alias, model, result.input_tokens, result.output_tokens)
+        run.emit(UsageCharged.of(tokens, cost, model=model, alias=alias))
+
     async def run(self, task: Task, options: StudentOptions, ctx: TaskContext) -> WorkerResult:
         try:
-            agent = StudentAgent(task, options, ctx)
+            health = self._health.setdefault(ctx.models, Health())
+            agent = StudentAgent(task, options, ctx, health)
         except InputError as exc:  # an alias that cannot be used: a missing key or endpoint
             return WorkerResult.failed(task, self.name, "error", str(exc))
         try:
@@ -44,9 +70,12 @@ class Student(Executor[StudentOptions]):
             ending = Ending("timeout", f"deadline passed ({limit})", "timeout")
         except BudgetExceeded as exc:
             ending = Ending("budget", str(exc), "max_budget")
+        except ModelCallError as exc:  # retried as far as it made sense: the cause, in a line
+            ending = Ending("error", exc.reason, "model_error")
         except Exception as exc:  # noqa: BLE001 -- a failed model call ends the task, Trace kept
             timeout = float(agent.model.params.get("timeout") or 600)
-            ending = Ending("error", describe_failure(exc, agent.model, timeout), "model_error")
+            cause = describe_failure(exc, agent.model, timeout)
+            ending = Ending("error", f"model {agent.model.alias}: {cause}", "model_error")
         return agent.result(ending)
 
 

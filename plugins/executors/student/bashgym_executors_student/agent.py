@@ -3,7 +3,9 @@
 As small as mini-swe-agent's agent class and as linear: one history, one model call per turn,
 every tool call executed through the task's environment and answered with a tool result. The
 history is the Trace (system prompt and tool schemas included); usage and cost are charged per
-call, so the run's budget stops the loop at its cap with the Trace kept.
+call, so the run's budget stops the loop at its cap with the Trace kept. Each model call is
+retried on transient failures (`bashgym_models_providers.acomplete`), every failed try counted
+in the run's `failed_requests`; a model that repeats itself is stopped (`repetition`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bashgym_models_providers import load_litellm
+from bashgym_models_providers import Health, RetryPolicy, acomplete
 
 from bashgym.contracts import TaskContext
-from bashgym.events import TaskOutput
+from bashgym.events import TaskOutput, UsageCharged
 from bashgym.records import (
     Message,
     Outcome,
@@ -26,7 +28,7 @@ from bashgym.records import (
     Usage,
     WorkerResult,
 )
-from bashgym_executors_student import tools
+from bashgym_executors_student import repetition, tools
 from bashgym_executors_student.options import StudentOptions
 
 
@@ -38,18 +40,27 @@ class Ending:
 
 
 class StudentAgent:
-    def __init__(self, task: Task, options: StudentOptions, ctx: TaskContext) -> None:
-        self.task, self.options, self.ctx = task, options, ctx
+    def __init__(
+        self, task: Task, options: StudentOptions, ctx: TaskContext, health: Health | None = None
+    ) -> None:
+        self.task, self.options, self.ctx, self.health = task, options, ctx, health
         self.model = ctx.models.resolve(options.model_alias)  # may start the embedded server
         self.system = "\n\n".join(p for p in (options.system_prompt, task.system_prompt) if p)
         self.tools = tools.schemas()
         self.messages = [Message(role="user", content=task.prompt)]
         self.usage, self.costs, self.turns = Usage(), list[float | None](), 0
+        retries = {} if options.model_retries is None else {"retries": options.model_retries}
+        self.retry = RetryPolicy.for_model(self.model, base_s=options.retry_wait_s, **retries)
 
     async def run(self) -> Ending:
         limit = self.task.max_turns or self.options.max_turns
         while self.turns < limit:
             reply = await self.query()
+            looping = repetition.within_reply(reply, self.options.repeat_limit) or (
+                repetition.across_turns(self.messages, self.options.repeat_limit)
+            )
+            if looping:
+                return Ending("failed", f"model {self.model.alias} repeated {looping}", "repetition")
             if not reply.tool_calls:
                 return Ending("success")
             for call in reply.tool_calls:
@@ -59,17 +70,17 @@ class StudentAgent:
     async def query(self) -> Message:
         self.turns += 1
         overrides = {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens}
-        kwargs = self.model.litellm_kwargs(**{k: v for k, v in overrides.items() if v is not None})
         history = [{"role": "system", "content": self.system}]
         history += [m.to_openai() for m in self.messages]
-        response = await load_litellm().acompletion(
-            **kwargs,
+        response = await acomplete(
+            self.model,
+            params={k: v for k, v in overrides.items() if v is not None},
+            policy=self.retry,
+            remaining_s=self.ctx.remaining_s,
+            on_failure=self.failed_try,
+            health=self.health,
             messages=history,
             tools=[t.to_openai() for t in self.tools],
-            # Our tools are plain functions, never litellm's MCP gateway; its gateway check
-            # imports mcp>=2.2 APIs, and data-designer pins mcp<2: without this flag (litellm's
-            # own, used by its MCP handlers) every call with tools fails on an ImportError.
-            _skip_mcp_handler=True,
         )
         answer = response.choices[0].message
         calls = [
@@ -86,8 +97,18 @@ class StudentAgent:
             f"→ {c.name} {c.arguments[:120]}" for c in calls
         ]:
             self.ctx.emit(TaskOutput(task_id=self.task.id, text=" ".join(note.split())))
-        self.charge(response.usage, kwargs["model"])
+        self.charge(response.usage, f"{self.model.spec.litellm_prefix}/{self.model.model}")
         return reply
+
+    def failed_try(self, exc: BaseException) -> None:
+        """A try that got no usable answer (refused, timed out, 429, 5xx, malformed): counted
+        in the run's `failed_requests` for the alias, with no tokens."""
+        self.ctx.emit(
+            UsageCharged(
+                model=self.model.model, alias=self.model.alias, task_id=self.task.id,
+                requests=0, failed_requests=1,
+            )
+        )  # fmt: skip
 
     async def execute(self, call: ToolCall) -> None:
         left = self.ctx.remaining_s()

@@ -34,6 +34,25 @@ class StudentOptions(Options):
     temperature: float | None = Field(
         default=None, ge=0, description="Sampling temperature; default: the alias's."
     )
+    model_retries: int | None = Field(
+        default=None,
+        ge=0,
+        description="Tries after a model call's first that failed for a transient reason "
+        "(refused or lost connection, timeout, 429, 5xx, a body that is not JSON); default: the "
+        "alias's params.max_retries, else 4.",
+    )
+    retry_wait_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="Wait before the first retry; doubled for each next one (at most 30 s; a "
+        "server's Retry-After is honoured within that).",
+    )
+    repeat_limit: int = Field(
+        default=3,
+        ge=2,
+        description="Stop (status failed, repetition) when the model makes the same tool "
+        "call(s) this many turns in a row, or one call this many times in one reply.",
+    )
     max_tokens: int | None = Field(
         default=1024,
         ge=1,

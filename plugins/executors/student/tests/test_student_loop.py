@@ -166,7 +166,9 @@ def test_malformed_calls_go_back_as_tool_errors(harness: Any, call: ToolUse, nee
 
 
 def test_max_turns_is_failed_with_the_trace(harness: Any) -> None:
-    harness.server.script(*[Reply(tool_calls=[ToolUse("list_directory", {})])] * 5)
+    harness.server.script(  # different calls each turn: not a repetition
+        *[Reply(tool_calls=[ToolUse("list_directory", {"depth": d})]) for d in range(1, 6)]
+    )
     result = harness.run(Task(id="t1", prompt="loop", max_turns=3))
     assert result.status == "failed" and result.trace.outcome.error_kind == "max_turns"
     assert result.trace.tool_call_count == 3 and len(harness.server.completions) == 3

@@ -4,12 +4,15 @@ runtimes started on demand, litellm calls, prices, and the `bashgym models` comm
 The kernel asks for a run's model session through the `open_models` hook; this plugin answers.
 Its declared API, for plugins that call models directly: `ModelSession`, `ResolvedModel`,
 `ModelError`, `MissingKeyError`, `PROVIDERS`, `NOT_SERVED_ENDPOINT`, `check`, `cost_usd`,
-`describe_failure`, `load_litellm`.
+`describe_failure`, `load_litellm`, and for calls with bounded retries (every try counted)
+`acomplete`, `RetryPolicy`, `Health`, `ModelCallError`, `is_transient`.
 """
 
 from __future__ import annotations
 
 from bashgym import hookimpl
+from bashgym_models_providers.calls import Health, ModelCallError, RetryPolicy, acomplete
+from bashgym_models_providers.failures import is_transient
 from bashgym_models_providers.session import (
     NOT_SERVED_ENDPOINT,
     PROVIDERS,
@@ -29,13 +32,18 @@ __all__ = [
     "NOT_SERVED_ENDPOINT",
     "PROVIDERS",
     "CheckResult",
+    "Health",
     "MissingKeyError",
+    "ModelCallError",
     "ModelError",
     "ModelSession",
     "ResolvedModel",
+    "RetryPolicy",
+    "acomplete",
     "check",
     "cost_usd",
     "describe_failure",
+    "is_transient",
     "load_litellm",
     "resolve_static",
 ]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from bashgym.contracts import InputError
+from bashgym_models_providers.failures import describe_failure
 
 if TYPE_CHECKING:
     from data_designer.config import ModelConfig, ModelProvider
@@ -462,45 +463,3 @@ def check(session: ModelSession, name: str) -> CheckResult:
         return CheckResult(name, False, error=str(exc))
     except Exception as exc:  # noqa: BLE001 -- every failure becomes one line of the report
         return CheckResult(name, False, error=describe_failure(exc, resolved, timeout))
-
-
-def describe_failure(exc: BaseException, resolved: ResolvedModel | None, timeout: float) -> str:
-    """One line for a failed call: connection refused, timeout, 401, 404, or the status."""
-    where = resolved.endpoint if resolved else "the endpoint"
-    chain: list[BaseException] = []
-    cause: BaseException | None = exc
-    while cause is not None and len(chain) < 20:
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    text = " ".join(str(c) for c in chain)
-    if any(isinstance(c, ConnectionRefusedError) for c in chain) or "Connection refused" in text:
-        return f"connection refused at {where} (is the server running?)"
-    status = getattr(exc, "status_code", None)
-    name = type(exc).__name__
-    if name == "Timeout" or status == 408 or any(isinstance(c, TimeoutError) for c in chain):
-        return f"timed out after {timeout:g}s waiting for {where}"
-    message = _server_message(exc)
-    if status in (401, 403):
-        env = resolved.api_key_env if resolved else None
-        hint = f" (check {env})" if env else ""
-        return f"{status} unauthorized: the endpoint rejected the API key{hint}: {message}"
-    if status == 404:
-        model = resolved.model if resolved else "?"
-        return f"404 not found: model {model!r} at {where}: {message}"
-    if isinstance(status, int):
-        return f"HTTP {status} from {where}: {message}"
-    return f"{name}: {message}"
-
-
-def _server_message(exc: BaseException) -> str:
-    """The server's own message, without litellm's `litellm.XError: XException - ` prefixes."""
-    import json
-
-    text = str(getattr(exc, "message", None) or exc).strip().splitlines()[0]
-    text = text.rsplit(" - ", 1)[-1] if " - " in text else text
-    try:  # Anthropic errors arrive as the raw JSON body
-        body = json.loads(text)
-        text = body.get("error", {}).get("message", text)
-    except (ValueError, AttributeError):
-        pass
-    return text[:300]
