@@ -17,12 +17,22 @@ class BubblewrapOptions(SandboxOptions):
     hide: list[str] = Field(
         default_factory=lambda: list(HIDDEN),
         description="Paths hidden inside the sandbox (a folder becomes an empty tmpfs, a file "
-        "an unreadable /dev/null); `~` is the user's home. Default: credentials of common "
-        "tools (~/.ssh, ~/.aws, ~/.config/gh, ~/.claude, ...) and the docker socket.",
+        "an unreadable /dev/null); `~` is each of the user's homes, shell globs are expanded. "
+        "Default: /etc/shadow, /etc/gshadow and the SSH host keys; credentials and histories "
+        "of common tools (~/.ssh, ~/.aws, ~/.config, ~/.claude, ~/.bash_history, ...); the "
+        "docker socket. Everything else outside stays readable.",
     )
     writable: list[str] = Field(
         default_factory=list,
         description="More folders a command may write to, bound at their own path (e.g. a "
         "tool's config or cache folder); each must exist.",
+    )
+    disk_mb: int | None = Field(
+        default=1024,
+        ge=1,
+        description="MB a session's commands may add to its workspace and /tmp together "
+        "(measured as `du` does, at most every 0.5 s): past it and still growing, what runs in "
+        "the session is stopped and the command's reason says so; it can go over by what it "
+        "writes in one interval. Folders of `writable` are not counted. None: no limit.",
     )
     bwrap: str = Field(default="bwrap", description="The bwrap program: a name on PATH, or a path.")
