@@ -247,3 +247,8 @@ class _Capture:
         if left_out > 0:
             body += f"\n[... {left_out} bytes of output left out ...]\n".encode()
         return (body + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+# Submodules with their own job, reachable as `procs.git` and `procs.names` (imported last:
+# they use what this module defines).
+from bashgym_procs import git, names  # noqa: E402
