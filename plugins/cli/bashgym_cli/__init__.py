@@ -3,7 +3,8 @@
 The kernel is a library (a web UI or a scheduler would call `bashgym.engine.execute` the same
 way); this distribution is the shell around it: the `bashgym` executable, every sub-command
 mounted from a plugin's `register_commands` (`run` included: bashgym-commands-run), and the
-console helpers commands share (`fail`, `err`, `out`, `report_broken_plugins`, `load_plugin`).
+console helpers commands share (`fail`, `err`, `out`, `report_broken_plugins`, `load_plugin`,
+`non_finite` for `--set` values).
 
 Every configuration problem (unknown plugin name, bad option, bad run or settings file) is caught
 before any work and printed as one line naming the problem and the valid choices, exit code 2.
@@ -22,6 +23,7 @@ from bashgym import __version__
 from bashgym.contracts import InputError
 from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host
 from bashgym_cli.loading import load_plugin
+from bashgym_cli.values import non_finite
 
 err = Console(stderr=True)
 out = Console()
@@ -155,6 +157,7 @@ __all__ = [
     "fail",
     "load_plugin",
     "main",
+    "non_finite",
     "out",
     "report_broken_plugins",
 ]

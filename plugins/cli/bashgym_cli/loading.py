@@ -55,7 +55,8 @@ def _load_file(host: PluginHost, path: Path) -> str:
         return name
     module_name = f"bashgym_local_plugin_{name}"
     spec = importlib.util.spec_from_file_location(module_name, path.resolve())
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:  # Python loads only source or bytecode suffixes
+        raise PluginLoadError(f"plugin file {str(path)!r} is not a Python file (.py)")
     module: ModuleType = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
