@@ -15,7 +15,14 @@ from rich.markup import escape
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost, PluginLoadError, current_host
 from bashgym.registry import PluginConflictError, Registry
-from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, StepSpec, resolve
+from bashgym.runspec import (
+    ResolvedRun,
+    RunConfigError,
+    RunSpec,
+    StepSpec,
+    default_environment,
+    resolve,
+)
 from bashgym.settings import Settings, SettingsError, load_settings
 from bashgym_commands_run.spec import apply_sets, load_run_file
 
@@ -173,10 +180,15 @@ def resolve_spec(
     that failed to load are warned about and the command goes on without them."""
     try:
         settings = load_settings()
-        spec = apply_sets(build(), [*(f"source.map.{m}" for m in maps or []), *(sets or [])])
+        spec = build()
         host = current_host()
         for extra in spec.plugins:
             load_plugin(host, extra)
+        spec = apply_sets(
+            spec,
+            [*(f"source.map.{m}" for m in maps or []), *(sets or [])],
+            default_environment=lambda: default_environment(host.registry),
+        )
         resolved = resolver(spec, host.registry)
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
         raise fail(str(exc)) from None

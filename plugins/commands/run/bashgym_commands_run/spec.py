@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bashgym_cli import non_finite
 from pydantic import ValidationError
 
 from bashgym.contracts import ROLES
@@ -69,6 +71,8 @@ def spec_from_dict(doc: dict[str, Any], where: str = "run file") -> RunSpec:
 
 
 def load_run_file(path: Path) -> RunSpec:
+    if path.is_dir():
+        raise RunConfigError(f"run file {str(path)!r} is a folder, not a TOML file")
     if not path.is_file():
         raise RunConfigError(f"run file {str(path)!r} does not exist")
     try:
@@ -93,15 +97,24 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
-    """Apply `role.key=value` (or `role.plugin.key=value` when a role has several plugins)."""
+def apply_sets(
+    spec: RunSpec,
+    assignments: list[str],
+    *,
+    default_environment: Callable[[], str] | None = None,
+) -> RunSpec:
+    """Apply `role.key=value` (or `role.plugin.key=value` when a role has several plugins).
+
+    `environment.KEY=VALUE` on an executor run that names no environment sets an option of the
+    one it will run in: `default_environment()` names it, so its options are checked like any
+    other step's."""
     spec = spec.model_copy(deep=True)
     for item in assignments:
         target, sep, raw = item.partition("=")
         parts = target.strip().split(".")
         if sep and len(parts) == 2 and parts[0] in ("designer", "workspace"):
             table = getattr(spec, parts[0])
-            value = parse_value(raw.strip())
+            value = _finite(parse_value(raw.strip()), item)
             if isinstance(table, dict):
                 table[parts[1]] = value
             else:
@@ -115,6 +128,9 @@ def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
             )
         role, rest = parts[0], parts[1:]
         steps = spec.steps(role)
+        if not steps and role == "environment":
+            spec = _with_default_environment(spec, item, default_environment)
+            steps = spec.steps(role)
         if not steps:
             raise RunConfigError(f"--set {item!r}: this run has no {role}")
         if len(steps) > 1:
@@ -125,8 +141,28 @@ def apply_sets(spec: RunSpec, assignments: list[str]) -> RunSpec:
                     f"({', '.join(s.plugin for s in steps)}); use {role}.<plugin>.KEY=VALUE"
                 )
             steps, rest = named, rest[1:]
-        _assign(steps[0].options, rest, parse_value(raw.strip()))
+        _assign(steps[0].options, rest, _finite(parse_value(raw.strip()), item))
     return spec
+
+
+def _finite(value: Any, item: str) -> Any:
+    """`inf`, `1e999` and `nan` would pass an option's bounds and mean no limit: refused."""
+    if non_finite(value):
+        raise RunConfigError(f"--set {item!r}: {value} is not a finite number")
+    return value
+
+
+def _with_default_environment(
+    spec: RunSpec, item: str, default: Callable[[], str] | None
+) -> RunSpec:
+    if spec.executor is None:
+        raise RunConfigError(
+            f"--set {item!r}: only a run with an executor (-x) has an environment: it is where "
+            "the executor's tasks run"
+        )
+    if default is None:
+        return spec
+    return spec.model_copy(update={"environment": StepSpec(plugin=default())})
 
 
 def _with_workspace(spec: RunSpec, table: dict[str, Any], item: str) -> RunSpec:

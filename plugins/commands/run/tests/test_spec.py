@@ -91,3 +91,48 @@ def test_bad_run_files(tmp_path):
     bad.write_text("num_record = 3\n")
     with pytest.raises(RunConfigError, match="num_record: unknown option"):
         load_run_file(bad)
+
+
+def test_environment_options_without_an_environment_go_to_the_default_one():
+    spec = RunSpec(source=StepSpec(plugin="prompts"), executor=StepSpec(plugin="student"))
+    asked = []
+
+    def default() -> str:
+        asked.append(True)
+        return "local"
+
+    done = apply_sets(spec, ["environment.memory_mb=512"], default_environment=default)
+    assert done.environment == StepSpec(plugin="local", options={"memory_mb": 512})
+    assert spec.environment is None  # the spec given is left as it was
+    named = spec.model_copy(update={"environment": StepSpec(plugin="bubblewrap")})
+    again = apply_sets(named, ["environment.network=true"], default_environment=default)
+    assert again.environment == StepSpec(plugin="bubblewrap", options={"network": True})
+    assert asked == [True]  # only asked when the run names none
+    with pytest.raises(RunConfigError, match="only a run with an executor"):
+        apply_sets(RunSpec(pipeline=StepSpec(plugin="samplers")), ["environment.memory_mb=1"])
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e999", "Infinity", "infinity"])
+def test_non_finite_numbers_are_refused(value):
+    spec = RunSpec(source=StepSpec(plugin="files"), executor=StepSpec(plugin="student"))
+    for target in ("source.limit", "designer.rate_limit_give_up_s"):
+        with pytest.raises(RunConfigError, match="is not a finite number"):
+            apply_sets(spec, [f"{target}={value}"], default_environment=lambda: "local")
+
+
+def test_the_memory_mb_of_the_default_environment_reaches_the_resolved_run(bashgym_cli):
+    """`-x student --set environment.memory_mb=...` with no -e: the value is the resolved
+    environment's, checked as its own (issue 20 said "this run has no environment")."""
+    from bashgym_commands_run import resolve_spec
+
+    from bashgym.runspec import default_environment
+
+    spec = RunSpec(
+        source=StepSpec(plugin="prompts", options={"path": "tasks.txt"}),
+        executor=StepSpec(plugin="student"),
+        sinks=[StepSpec(plugin="nemo-jsonl")],
+    )
+    _, _, resolved = resolve_spec(lambda: spec, sets=["environment.memory_mb=640"])
+    assert resolved.environment is not None
+    assert resolved.environment.name == default_environment(bashgym_cli.host.registry)
+    assert resolved.environment.options.memory_mb == 640
