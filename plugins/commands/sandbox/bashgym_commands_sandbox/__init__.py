@@ -16,6 +16,7 @@ from bashgym_commands_sandbox.running import (
     EXIT_STOPPED,
     choose,
     command_text,
+    finite_seconds,
     parse_sets,
     run_one,
     workspace_for,
@@ -68,7 +69,13 @@ def run_command(
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", "-t", help="Seconds before it is stopped (default 30).", min=0.1),
+        typer.Option(
+            "--timeout",
+            "-t",
+            help="Seconds before it is stopped (default 30).",
+            min=0.1,
+            callback=finite_seconds,
+        ),
     ] = None,
     sets: Annotated[
         list[str] | None,

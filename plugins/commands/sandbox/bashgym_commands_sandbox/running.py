@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import shlex
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import typer
+from bashgym_cli import non_finite
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError
@@ -42,17 +45,28 @@ def command_text(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else shlex.join(words)
 
 
+def finite_seconds(value: float | None) -> float | None:
+    """`--timeout inf` (or nan) would mean no limit at all: refused as Click refuses `abc`."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a number of seconds")
+    return value
+
+
 def parse_sets(sets: Sequence[str]) -> dict[str, Any]:
-    """`KEY=VALUE` pairs; a VALUE that is JSON (true, 512, ["A"]) is read as JSON, else text."""
+    """`KEY=VALUE` pairs; a VALUE that is JSON (true, 512, ["A"]) is read as JSON, else text.
+    An infinite or NaN number (`1e999`, `inf`) is refused by name (see bashgym_cli.values)."""
     values: dict[str, Any] = {}
     for item in sets:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise InputError(f"--set {item!r}: write KEY=VALUE, e.g. --set memory_mb=512")
         try:
-            values[key.strip()] = json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError:
-            values[key.strip()] = raw
+            value = raw
+        if non_finite(value):
+            raise InputError(f"--set {item!r}: {raw.strip()} is not a finite number")
+        values[key.strip()] = value
     return values
 
 
