@@ -91,11 +91,34 @@ def report_command(
 
     It reads run.json, the dropped rows and DataDesigner's batches: for a run made before an
     upgrade, or one copied from elsewhere."""
+    import pyarrow as pa
     from bashgym_cli import fail, out
 
-    if not (run_dir / "run.json").is_file():
-        raise fail(f"{run_dir} is not a run directory (no run.json)")
-    out.print(f"[green]wrote[/] {report_for(run_dir)}", highlight=False)
+    from bashgym.text import one_line
+
+    summary = read_summary(run_dir)
+    try:
+        written = report_for(run_dir, summary)
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        # a copied run dir is user input: a file in it that is not what a run writes
+        raise fail(f"{run_dir}: cannot write the report: {one_line(exc)}") from None
+    out.print(f"[green]wrote[/] {written}", highlight=False)
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """RUN_DIR/run.json as the object a run writes; InputError (one line, exit 2) otherwise."""
+    from bashgym.contracts import InputError
+
+    path = run_dir / "run.json"
+    if not path.is_file():
+        raise InputError(f"{run_dir} is not a run directory (no run.json)")
+    try:
+        summary = json.loads(path.read_bytes())
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise InputError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(summary, dict):
+        raise InputError(f"{path} holds a JSON {type(summary).__name__}, not a run's summary")
+    return summary
 
 
 @hookimpl
