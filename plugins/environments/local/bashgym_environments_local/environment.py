@@ -4,6 +4,7 @@ allows and namespaces where `unshare` works. See the package docstring for what 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -12,9 +13,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from bashgym.contracts import Environment, InputError
-from bashgym_environments_local.namespaces import NET, PID, try_unshare, unshare_prefix
+from bashgym_environments_local.lockdown import NO_TERMINAL, probe, wrap
+from bashgym_environments_local.namespaces import NET, PID, try_unshare
 from bashgym_environments_local.options import LocalOptions
-from bashgym_environments_local.session import SandboxSession, bash_path, workspace_folder
+from bashgym_environments_local.session import SandboxSession, workspace_folder
 
 
 class LocalSession(SandboxSession):
@@ -23,21 +25,20 @@ class LocalSession(SandboxSession):
     def __init__(self, workspace: Path, options: LocalOptions) -> None:
         folder = workspace_folder(workspace)
         self.flags, notes = _namespaces(options.network)  # may refuse: before anything is made
+        self.lock = probe(self.flags)
         self.tmpdir = tempfile.mkdtemp(prefix="bashgym-tmp-")
         try:
             super().__init__(folder, options, tmpdir=self.tmpdir)
         except BaseException:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             raise
-        self.notes += notes
+        self.notes += notes + self.lock.notes
+
+    def guards(self) -> list[str]:
+        return [NO_TERMINAL]
 
     def wrap(self, argv: list[str]) -> list[str]:
-        if not self.flags:
-            return argv
-        if PID[0] in self.flags:  # bash as the namespace's init, waiting for the program, so a
-            # program killed by a signal ends as 128+N (unshare cannot re-raise SIGKILL itself)
-            argv = [bash_path(), "-c", '"$@"; exit $?', "bashgym-init", *argv]
-        return [*unshare_prefix(self.flags), *argv]
+        return wrap(argv, self.flags, self.lock)
 
     def describe(self) -> list[str]:
         net = (
@@ -49,14 +50,18 @@ class LocalSession(SandboxSession):
             "own PID namespace: other processes are invisible; what a command leaves running "
             "stops when it ends"
             if PID[0] in self.flags
-            else "shared with the host: a command sees every process, can read the environment "
-            "of those of its user (/proc/PID/environ), and may leave processes running"
+            else "shared with the host: a command sees every process, can signal those of its "
+            "user (BashGym included) and read their environment (/proc/PID/environ; not "
+            "BashGym's, see secrets), and may leave processes running"
         )
         return [
             f"network: {net}",
             f"processes: {pid}",
             "files: writes outside the workspace are NOT contained (the command runs as "
-            "BashGym's user); the workspace file operations refuse paths that leave it",
+            "BashGym's user; as root it can change the whole machine), and reads are not "
+            "limited (as root, /etc/shadow included); the workspace file operations refuse "
+            "paths that leave it",
+            *self.lock.describe(root=os.geteuid() == 0, pid=PID[0] in self.flags),
             *super().describe(),
         ]
 
@@ -87,13 +92,14 @@ def _namespaces(network: bool) -> tuple[tuple[str, ...], list[str]]:
 
 
 class LocalEnvironment(Environment[LocalOptions]):
-    """Commands in a bash child: timeout, rlimits, a cgroup, a scrubbed environment, no other
-    process in sight where `unshare` works (and no network if asked); files outside the
-    workspace are not protected."""
+    """Commands in a bash child: timeout, rlimits, a cgroup, a scrubbed environment, no
+    capabilities, no terminal, BashGym's environment out of reach, no other process in sight
+    where `unshare` works (and no network if asked); files outside the workspace are not
+    protected. See the package docstring for exactly what holds."""
 
     description = (
-        "Commands in a bash child: timeout, limits, scrubbed env, own PID namespace; files "
-        "outside the workspace NOT protected."
+        "Commands in a bash child: timeout, limits, scrubbed env, no capabilities, own PID "
+        "namespace; files outside the workspace NOT protected (use bubblewrap)."
     )
 
     def available(self) -> str | None:

@@ -30,13 +30,13 @@ def _base() -> list[str]:
 
 
 @functools.cache
-def try_unshare(flags: tuple[str, ...]) -> str | None:
-    """None when `unshare FLAGS true` works here; else why not, in one line."""
+def try_unshare(flags: tuple[str, ...], argv: tuple[str, ...] = ("true",)) -> str | None:
+    """None when `unshare FLAGS ARGV` works here (exit 0); else why not, in one line."""
     if unshare_path() is None:
         return "unshare (util-linux) is not installed"
     try:
         done = subprocess.run(
-            [*_base(), *flags, "true"], capture_output=True, text=True, timeout=10
+            [*_base(), *flags, "--", *argv], capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unshare {' '.join(flags)} failed: {exc}"

@@ -86,6 +86,11 @@ class SandboxSession(EnvironmentSession):
         """The isolation around `argv` (namespaces, a sandbox binary); default: none."""
         return argv
 
+    def guards(self) -> list[str]:
+        """Shell lines the prelude runs first, each exiting PRELUDE_FAILED to refuse the
+        program (e.g. local refuses one that still has a controlling terminal); default none."""
+        return []
+
     def describe(self) -> list[str]:
         """What this session holds, one line per concern (subclasses add their own)."""
         o, dirs = self.options, (self.cage.dirs if self.cage else {})
@@ -176,7 +181,7 @@ class SandboxSession(EnvironmentSession):
     def _prelude(self) -> list[str]:
         q = shlex.quote
         fail = f"exit {PRELUDE_FAILED}"
-        lines = [f"cd -- {q(str(self.workspace.root))} || {fail}"]
+        lines = [*self.guards(), f"cd -- {q(str(self.workspace.root))} || {fail}"]
         for procs in self.cage.join_files() if self.cage else []:
             lines.append(
                 f"echo $$ > {q(str(procs))} || "

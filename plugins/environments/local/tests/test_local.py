@@ -185,7 +185,7 @@ def test_a_cage_left_by_a_dead_bashgym_is_removed(tmp_path: Path) -> None:
 def test_network_false_is_refused_where_it_cannot_be_cut(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local_environment, "try_unshare", lambda flags: "no namespaces here")
+    monkeypatch.setattr(local_environment, "try_unshare", lambda flags, *argv: "no namespaces here")
     with pytest.raises(InputError, match="cannot cut the network here"):
         run_in(tmp_path, "true", network=False)
     (done,) = run_in(tmp_path, "echo still runs")  # without namespaces: degraded, and said
