@@ -127,6 +127,7 @@ class Engine:
         # evaluating it again. Prompt evaluation is most of a CPU request's time.
         self.cached: dict[int, list[int]] = {seq: [] for seq in range(parallel)}
         self.active: list[Job] = []
+        self.cancelled = 0  # jobs dropped because their client left (shown by /health)
         self.stopping = False
         self.thread = threading.Thread(target=self._loop, name="llama-batch", daemon=True)
         self.thread.start()
@@ -213,6 +214,7 @@ class Engine:
                 return
             if job.cancelled.is_set():
                 job.free_samplers()
+                self.cancelled += 1
                 continue
             shared = {seq: _common(self.cached[seq], job.prompt) for seq in self.free}
             job.seq = max(self.free, key=lambda seq: shared[seq])
@@ -243,6 +245,7 @@ class Engine:
     def _step(self) -> None:
         self._admit(block=True)
         for job in [j for j in self.active if j.cancelled.is_set()]:
+            self.cancelled += 1
             self._finish(job, "cancelled")
         if not self.active:
             return
@@ -412,6 +415,28 @@ def _post(loop: asyncio.AbstractEventLoop, events: asyncio.Queue[Any], item: Any
         loop.call_soon_threadsafe(events.put_nowait, item)
 
 
+@contextlib.asynccontextmanager
+async def cancelled_when_client_leaves(receive: Any, job: Job) -> AsyncIterator[None]:
+    """Cancel `job` as soon as its client hangs up (a client-side timeout, a retry, Ctrl-C).
+
+    Uvicorn does not stop a request handler when its client goes: a plain reply is sent only
+    once generation ends, and a streamed reply with tools sends nothing before then either, so
+    an abandoned request kept its slot for up to `max_tokens` and retries competed with their
+    own ghosts (`busy: 3` with one client). After the body is read, the ASGI `receive` waits
+    until the client disconnects (or the reply is complete), so one waiting task is enough."""
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        job.cancelled.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        yield
+    finally:
+        watcher.cancel()
+
+
 def build_app(engine: Engine, model_id: str) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -429,7 +454,9 @@ def build_app(engine: Engine, model_id: str) -> Any:
 
     async def health(_: Request) -> JSONResponse:
         busy = len(engine.active)
-        return JSONResponse({"status": "ok", "slots": engine.parallel, "busy": busy})
+        return JSONResponse(
+            {"status": "ok", "slots": engine.parallel, "busy": busy, "cancelled": engine.cancelled}
+        )
 
     async def chat(request: Request) -> Any:
         try:
@@ -478,12 +505,13 @@ def build_app(engine: Engine, model_id: str) -> Any:
 
         if not body.get("stream"):
             try:
-                while True:
-                    kind, payload = await events.get()
-                    if kind == "error":
-                        return error(500, payload)
-                    if kind == "done":
-                        break
+                async with cancelled_when_client_leaves(request.receive, job):
+                    while True:
+                        kind, payload = await events.get()
+                        if kind == "error":
+                            return error(500, payload)
+                        if kind == "done":
+                            break
             finally:
                 job.cancelled.set()  # no-op when finished; frees the slot if the client left
             content, calls = (
@@ -516,6 +544,11 @@ def build_app(engine: Engine, model_id: str) -> Any:
             return f"data: {json.dumps(data)}\n\n"
 
         async def stream() -> AsyncIterator[str]:
+            async with cancelled_when_client_leaves(request.receive, job):
+                async for part in _chunks():
+                    yield part
+
+        async def _chunks() -> AsyncIterator[str]:
             try:
                 yield chunk({"role": "assistant", "content": ""})
                 while True:
