@@ -51,14 +51,22 @@ def export(prepared: Prepared, path: Path) -> Export:
     path = Path(path)
     if path.suffix.lower() not in CONFIG_SUFFIXES:
         raise InputError(f"export to {str(path)!r}: use a .yaml, .yml or .json file name")
+    if path.is_dir():
+        raise InputError(f"export to {str(path)!r}: it is a folder; name a file in it")
     _check_serializable(prepared.builder)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a folder should be, no permission, ...
+        raise InputError(f"export to {str(path)!r}: cannot make its folder: {exc}") from None
     with quiet(prepared.run.run_dir):  # DataDesigner warns as model configs are removed
         seed_path = _write_config(prepared.builder, path)
     home = path.parent / f"{path.stem}.dd-home"
     providers, notes = _export_providers(prepared, prepared.builder.model_configs)
     notes += _plugins_needed(prepared.builder)
-    _write_providers(home, providers)
+    try:
+        _write_providers(home, providers)
+    except OSError as exc:
+        raise InputError(f"cannot write {str(home)!r}: {exc}") from None
     return Export(path, seed_path, home, _command(path, home, prepared), notes)
 
 

@@ -49,6 +49,7 @@ def make_inputs(root: Path) -> None:
     for name in ("junk.toml", "junk.csv", "junk.json", "junk.parquet", "junk.gguf", "junk.py"):
         (root / name).write_bytes(JUNK)
     (root / "empty").mkdir()
+    (root / "folder.yaml").mkdir()
     (root / "not-a-table.toml").write_text("source = 5\nsinks = ['parquet']\n")
     (root / "unknown-key.toml").write_text("sources = 'files'\n")
     (root / "inf-timeout.toml").write_text(
@@ -159,6 +160,7 @@ TABLE = [
     # run: the run's own tables
     case("run-workspace-enum", f"{GEN} --set workspace.keep=maybe", "keep"),
     case("run-workspace-unknown-key", f"{GEN} --set workspace.nosuch=1", "nosuch"),
+    case("run-out-is-a-file", f"{GEN} -o tasks.txt", "cannot write the run directory"),
     case("run-designer-inf", f"{GEN} --set designer.rate_limit_give_up_s=inf", "not a finite"),
     # run: --plugin
     case("run-plugin-missing-file", f"{GEN} --plugin missing.py", "missing.py"),
@@ -184,6 +186,9 @@ TABLE = [
     case("pipeline-export-unknown", "pipeline export nosuch out.yaml", "nosuch"),
     case("pipeline-export-bad-suffix", "pipeline export samplers out.txt", "out.txt"),
     case("pipeline-export-to-dir", "pipeline export samplers empty", "empty"),
+    case("pipeline-export-to-yaml-dir", "pipeline export samplers folder.yaml", "is a folder"),
+    case("pipeline-export-under-a-file", "pipeline export samplers tasks.txt/out.yaml",
+         "cannot make its folder"),
     # report
     case("report-missing-dir", "report missing", "missing"),
     case("report-not-a-run-dir", "report empty", "no run.json"),
