@@ -251,4 +251,5 @@ class _Capture:
 
 # Submodules with their own job, reachable as `procs.git` and `procs.names` (imported last:
 # they use what this module defines).
-from bashgym_procs import git, names  # noqa: E402
+from bashgym_procs import git as git  # noqa: E402
+from bashgym_procs import names as names  # noqa: E402

@@ -63,6 +63,7 @@ from bashgym.records import Completed
 
 MAX_GIT_ENTRIES = 200_000
 MAX_CONFIG_BYTES = 1_000_000
+MAX_KEPT_ENTRIES = 500
 
 # Highest-precedence config for every command (see the module docstring, point 4).
 OVERRIDES: tuple[tuple[str, str], ...] = (
@@ -255,10 +256,12 @@ async def _sanitize_config(repo: Repo) -> list[str]:
         dropped = sorted({k for k, _ in entries if not KEPT_KEYS.fullmatch(k)})
         if not dropped:
             return []
+        if len(kept) > MAX_KEPT_ENTRIES:  # each costs a `git config` below
+            raise UnsafeRepo(f"{repo.git_dir / 'config'}: over {MAX_KEPT_ENTRIES} entries")
         clean = Path(tmp) / "clean"
         clean.write_bytes(b"")
         for key, value in kept:  # git quotes each value the way it reads it back
-            done = await _git_config(tmp, "--file", str(clean), "--add", key, value)
+            done = await _git_config(tmp, "--file", str(clean), "--add", "--", key, value)
             if not done.ok:
                 raise UnsafeRepo(f"cannot keep {key} of {repo.git_dir / 'config'}: {done.output}")
         cleaned = clean.read_bytes()

@@ -132,7 +132,8 @@ def merge_driver(ws: Path, m: Path) -> None:
 
 
 def ext_remote(ws: Path, m: Path) -> None:
-    config(ws, f'[protocol "ext"]\n\tallow = always\n[remote "evil"]\n\turl = "ext::sh -c touch% {m}"\n')
+    config(ws, '[protocol "ext"]\n\tallow = always\n')
+    config(ws, f'[remote "evil"]\n\turl = "ext::sh -c touch% {m}"\n')
 
 
 def ssh_command(ws: Path, m: Path) -> None:
