@@ -172,12 +172,13 @@ class BubblewrapSession(SandboxSession):
 
 
 class BubblewrapEnvironment(Environment[BubblewrapOptions]):
-    """Commands in bwrap: no network, only the workspace writable, own PID namespace, hidden
-    credentials, with local's limits and scrubbed environment (as Claude Code's Linux sandbox)."""
+    """Commands in bwrap: no network, only the workspace writable, own PID namespace, the
+    kernel's interfaces read-only, a seccomp filter, hidden credentials, a disk limit, with
+    local's limits and scrubbed environment (as Claude Code's Linux sandbox)."""
 
     description = (
         "Commands in bwrap: no network, only the workspace writable, own PID namespace, "
-        "hidden credentials, local's limits."
+        "read-only kernel interfaces, seccomp, hidden credentials, a disk limit, local's limits."
     )
 
     def available(self) -> str | None:
