@@ -48,6 +48,10 @@ TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 
 
 PENALTY_WINDOW = 256  # tokens a frequency/presence penalty looks back over
+# A reply with tools stops once it holds the same tool call this many times: a small model can
+# fill its whole max_tokens with one call said again and again (once 1,024 tokens, 400 s on
+# 2 cores), and no client wants the same call twice in one reply. 0: never stop early.
+REPEATED_CALLS = 3
 
 
 class RequestError(ValueError):
@@ -65,6 +69,7 @@ class Job:
     emit: Any  # callable(kind, payload) called from the engine thread
     grammar: Any = None  # a llama.cpp grammar sampler, checked after `sampler` picks
     cancelled: threading.Event = field(default_factory=threading.Event)
+    repeat_limit: int = 0  # stop at this many identical tool calls (0: never)
     # engine state
     seq: int = -1
     n_past: int = 0
@@ -296,6 +301,9 @@ class Engine:
         if job.out_tokens >= job.max_tokens or job.n_past + 1 >= self.n_ctx:
             self._finish(job, "length")
             return
+        if job.repeat_limit and repeats_a_call(job.text, job.repeat_limit):
+            self._finish(job, "stop")
+            return
         hold = max((len(s) - 1 for s in job.stop), default=0)
         upto = len(job.text) - hold
         if upto > job.sent:
@@ -316,6 +324,24 @@ class Engine:
 
     def submit(self, job: Job) -> None:
         self.inbox.put(job)
+
+
+def repeats_a_call(text: str, limit: int) -> bool:
+    """True when `text` has just closed a tool call it now holds `limit` times (the same name
+    and arguments, key order aside). Checked only as a `</tool_call>` closes, so a long answer
+    costs one `endswith` per token."""
+    if not text.rstrip().endswith("</tool_call>"):
+        return False
+    seen: dict[str, int] = {}
+    for raw in TOOL_CALL.findall(text):
+        try:
+            key = json.dumps(json.loads(raw), sort_keys=True)
+        except ValueError:
+            key = raw
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] >= limit:
+            return True
+    return False
 
 
 def _common(a: list[int], b: list[int]) -> int:
@@ -492,6 +518,7 @@ def build_app(engine: Engine, model_id: str) -> Any:
             stop=[stop] if isinstance(stop, str) else list(stop),
             sampler=sampler,
             grammar=grammar,
+            repeat_limit=REPEATED_CALLS if tools else 0,
             emit=lambda kind, payload: _post(loop, events, (kind, payload)),
         )
         engine.submit(job)
