@@ -228,6 +228,9 @@ def resolve_subagents(
             problems.append(f"{path}: subagent {ref.get('session_id')!r} names no trajectory_path")
             continue
         target = path.parent / name
+        if not target.resolve().is_relative_to(path.parent.resolve()):  # a name is data
+            problems.append(f"{path}: subagent trajectory {name} leaves the folder: not read")
+            continue
         if target.resolve() in seen or not target.is_file():
             problems.append(f"{path}: subagent trajectory {name} not found beside it")
             continue

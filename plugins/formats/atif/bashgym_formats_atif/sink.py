@@ -11,10 +11,10 @@ that reason.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
+from bashgym_procs.names import safe_name
 from pydantic import Field
 
 from bashgym.contracts import Options, RunContext, Sink, Written
@@ -51,7 +51,10 @@ class AtifSink(Sink[AtifSinkOptions]):
             except (ValueError, TypeError) as exc:
                 run.drop(f"not a convertible Trace: {exc}", by="sink atif")
                 continue
-            name = re.sub(r"[^A-Za-z0-9._-]", "_", str(doc.get("session_id") or "trace"))
+            # a session id is data: safe_name keeps it in the folder and short enough for
+            # the file system; `manifest` is this sink's own file, never a trace's
+            name = safe_name(str(doc.get("session_id") or "trace"))
+            name = "manifest-trace" if name == "manifest" else name
             target, n = folder / f"{name}.json", 2
             while target in used:  # two traces of one session never overwrite each other
                 target, n = folder / f"{name}-{n}.json", n + 1

@@ -165,3 +165,50 @@ def test_load_atif_resolves_references_beside_the_file():
     trace = load_atif(HARBOR / "summarization" / "trajectory.json")
     assert len(trace.subagents) == 3
     assert load_atif(HARBOR / "summarization" / "trajectory.json", subagents=False).subagents == []
+
+
+def test_a_reference_that_leaves_the_folder_is_not_read(tmp_path):
+    """`trajectory_path` is data: `../outside.json` is counted, never read as a subagent."""
+    doc = json.loads((HARBOR / "summarization" / "trajectory.json").read_text())
+    folder = tmp_path / "in"
+    folder.mkdir()
+    outside = tmp_path / "outside.json"
+    outside.write_text((HARBOR / "summarization" / "trajectory.json").read_text())
+    for ref in _refs(doc):
+        ref["trajectory_path"] = "../outside.json"
+    (folder / "trajectory.json").write_text(json.dumps(doc))
+    run = _run(tmp_path)
+    (trace,) = AtifSource().open(AtifOptions(path=str(folder)), run)
+    assert trace.subagents == []
+    assert any("leaves the folder" in n for n in run.notes)
+
+
+def _refs(doc: dict) -> list[dict]:
+    return [
+        ref
+        for step in doc["steps"]
+        for result in (step.get("observation") or {}).get("results") or []
+        for ref in result.get("subagent_trajectory_ref") or []
+    ]
+
+
+def test_session_ids_from_data_stay_in_the_folder(tmp_path):
+    """A session id is data: `manifest` cannot overwrite the manifest, `../x` cannot leave the
+    folder, and a 300-character id is a short name, not an OSError."""
+    base = json.loads((Path(__file__).parent / "fixtures" / "atif_example.json").read_text())
+    ids = ["manifest", "../../escape", "x" * 300, "/abs/path"]
+    rows = []
+    for ident in ids:
+        doc = copy.deepcopy(base)
+        doc["session_id"] = ident
+        rows.append(trace_to_row(atif_to_trace(doc)))
+    out = tmp_path / "out"
+    run = _run(tmp_path)
+    written = AtifSink().write(pd.DataFrame(rows), AtifSinkOptions(path=str(out)), run, "traces")
+    assert written.rows == 4
+    assert all(p.parent == out for p in written.paths)
+    listing = json.loads((out / "manifest.json").read_text())
+    assert len(listing["files"]) == 4 and "manifest.json" not in listing["files"]
+    assert sorted(p.name for p in out.iterdir()) == sorted([*listing["files"], "manifest.json"])
+    read = [json.loads((out / name).read_text())["session_id"] for name in listing["files"]]
+    assert sorted(read) == sorted(ids)
