@@ -111,9 +111,10 @@ class BubblewrapSession(SandboxSession):
             )
         finally:
             self._running.discard(entry)
-        # measured again at the end: a command shorter than the watcher's interval is seen too,
-        # and the next command knows whether files may grow
-        await asyncio.to_thread(self.disk.look)
+        # measured again at the end where it may be over: a command shorter than the
+        # watcher's interval is seen too, and the next command knows whether files may grow
+        if self.disk.may_be_over():
+            await asyncio.to_thread(self.disk.look)
         if self.disk.tripped != tripped or self.disk.is_over():
             added = self.disk.grown // MB
             limit = (

@@ -31,8 +31,10 @@ class BubblewrapOptions(SandboxOptions):
         default=1024,
         ge=1,
         description="MB a session's commands may add to its workspace and /tmp together "
-        "(measured as `du` does, at most every 0.5 s): past it and still growing, what runs in "
-        "the session is stopped and the command's reason says so; it can go over by what it "
-        "writes in one interval. Folders of `writable` are not counted. None: no limit.",
+        "(measured as `du` does, looked at every 0.5 s and at each command's end): past it "
+        "and still growing, what runs is stopped; while over it, a program starts with no "
+        "file able to grow (removing files still works), and each command's reason says so. "
+        "It can go over by what is written in one interval; `writable` folders are not "
+        "counted. None: no limit.",
     )
     bwrap: str = Field(default="bwrap", description="The bwrap program: a name on PATH, or a path.")
