@@ -131,7 +131,8 @@ class WarmWorker:
                 "--preload", ",".join(self.preload)]  # fmt: skip
         if self.csv_fd is None:
             return argv
-        return [*argv, "--csv-fd", str(self.csv_fd), "--csv-name", str(self.csv_name)]
+        # `--opt=value`: a file named `-x.csv` is a value, never an option of the worker
+        return [*argv, f"--csv-fd={self.csv_fd}", f"--csv-name={self.csv_name}"]
 
     async def start(self) -> None:
         argv, env = self.session.argv(self.command())
