@@ -10,7 +10,8 @@ not contain something by design, the test asserts the documented behaviour and t
     S2   /proc/<BashGym>/environ, /proc/$PPID, /proc/1, /proc/*    no API key
     S2b  the same without namespaces, as root and as a plain user  no API key (BashGym is not
                                                                    dumpable)
-    S3   `umount /proc`, then /proc/<BashGym>/environ              umount refused; no API key
+    S3   `umount /proc` (also -l, also from a new user namespace),  umount refused; no API key
+         then /proc/<BashGym>/environ
     S4   signals to BashGym (USR1, then KILL)                      never delivered (PID ns)
     S5   TIOCSTI on /dev/tty and on BashGym's terminal by path     refused: no terminal, no
                                                                    CAP_SYS_ADMIN
@@ -171,14 +172,16 @@ def test_S1_S2_S3_no_api_key_reaches_a_command(tmp_path: Path) -> None:
             "cat /proc/*/environ | tr '\\0' '\\n' | grep sk-ant-test; true",
             "umount /proc && echo UMOUNTED; cat /proc/{HOST}/environ",
             "umount -l /proc && echo UMOUNTED; cat /proc/{HOST}/environ",
+            # a new user namespace gives capabilities back, over copies of the mounts only
+            "unshare -U -m sh -c 'umount -l /proc && echo UMOUNTED; cat /proc/{HOST}/environ'",
         ],
     )
-    env, direct, every, umount, lazy = (r["output"] for r in got["results"])
+    env, direct, every, umount, lazy, nested = (r["output"] for r in got["results"])
     assert "ANTHROPIC_API_KEY" not in env and key not in env  # S1
     assert key not in direct and key not in every  # S2
-    assert key not in umount and key not in lazy  # S3
+    assert key not in umount and key not in lazy and key not in nested  # S3
     if ROOT and pid_namespace(got["described"]):
-        assert "UMOUNTED" not in umount + lazy
+        assert "UMOUNTED" not in umount + lazy + nested
     assert any(line.startswith("secrets:") for line in got["described"])
 
 

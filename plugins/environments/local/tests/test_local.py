@@ -1,6 +1,7 @@
 """Environment `local` with real processes: commands, limits, the environment allow-list, long-lived
 workers through `argv`, and cleanup. The attack list (network, writes, secrets, bombs, ...) runs
-over every environment in plugins/environments/bubblewrap/tests/test_attacks.py."""
+over every environment in plugins/environments/bubblewrap/tests/test_attacks.py, and local's own
+(privileges, BashGym's environment, the terminal) in test_attacks.py here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from bashgym_environments_local import LocalEnvironment, LocalOptions
+from bashgym_environments_local import LocalEnvironment, LocalOptions, lockdown
 from bashgym_environments_local import environment as local_environment
 from bashgym_environments_local.cgroups import PREFIX, hierarchies, make_cage
 from bashgym_environments_local.envvars import looks_secret, sandbox_env
@@ -228,3 +229,19 @@ def test_what_local_holds_is_written_down(tmp_path: Path) -> None:
     for head in ("network", "processes", "files", "time", "memory", "output", "environment"):
         assert head in heads
     assert any("NOT contained" in line for line in lines if line.startswith("files"))
+
+
+def test_without_setpriv_the_session_says_privileges_are_not_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lockdown, "setpriv_path", lambda: None)
+
+    async def go():
+        async with LocalEnvironment().open(tmp_path, LocalOptions(**SMALL)) as session:
+            done = await session.run("grep NoNewPrivs /proc/self/status")
+            return session.notes, session.describe(), done
+
+    notes, described, done = asyncio.run(go())
+    assert "privileges: NOT dropped (setpriv, util-linux, is not installed)" in notes
+    assert any(line.startswith("privileges: NOT dropped") for line in described)
+    assert done.ok and done.output.split() == ["NoNewPrivs:", "0"]  # degraded, and said
