@@ -119,7 +119,9 @@ class Lockdown:
         elif self.setpriv == NO_NEW_PRIVS:
             privileges = "BashGym's user, no capabilities; no_new_privs (no setuid gain)"
         else:
-            privileges = "NOT dropped: " + ("every capability of root" if root else "no_new_privs")
+            privileges = "NOT dropped: " + (
+                "every capability of root" if root else "no no_new_privs (setuid programs work)"
+            )
         kernel = (
             "/proc and /sys read-only, /sys/fs/cgroup hidden: no sysctl or cgroup writes"
             if self.read_only
