@@ -115,6 +115,9 @@ class Generation:
     failed_rows: list[DroppedRow] = field(default_factory=list)  # cells that never generated
     failed_requests: dict[str, tuple[str, int]] = field(default_factory=dict)  # per alias
     notes: list[str] = field(default_factory=list)
+    # Why create() was stopped before it finished (its model stopped answering): `dataset`
+    # then holds the finished batches only, and `unexplained` counts the rows still pending.
+    stopped: str | None = None
 
     @property
     def unexplained(self) -> int:
@@ -163,10 +166,11 @@ def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings
     """A DataDesigner writing under `run_dir/datadesigner`, adapted in three narrow ways.
 
     Each is an override of one of its factory methods, because 0.9 offers no option for it:
-    - it remembers the resource provider and the dataset builder it makes inside `create()`:
-      per-model token and request counts live on the first (DataDesigner only logs them) and
-      per-task outcomes on the second (needed even when `create()` raises because every row
-      was dropped);
+    - it remembers the resource provider, the dataset builder and its task scheduler, which
+      it makes inside `create()`: per-model token and request counts live on the first
+      (DataDesigner only logs them), per-task outcomes on the second (needed even when
+      `create()` raises because every row was dropped), and the third is how `cancel()`
+      stops a `create()` whose model stopped answering (see `faults`);
     - it skips the column profiler: BashGym's report.html does that job, the profiler counts
       tokens of every cell (a large share of create()'s CPU at scale), and in 0.9.6 it raises
       on a one-row result with an LLM column (a standard deviation of one value).
@@ -178,7 +182,14 @@ def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings
     class _Designer(DataDesigner):  # type: ignore[misc]
         last_resources: Any = None
         last_builder: Any = None
+        last_scheduler: Any = None
         raw_answers = RawAnswers()
+
+        def cancel(self) -> None:
+            """Stop the `create()` under way as DataDesigner's own Ctrl-C does: batches in
+            flight are discarded (never checkpointed), so a resumed run makes them again."""
+            if self.last_scheduler is not None:
+                self.last_scheduler.request_cancel()
 
         def _create_resource_provider(self, *args: Any, **kwargs: Any) -> Any:
             self.last_resources = super()._create_resource_provider(*args, **kwargs)
@@ -186,8 +197,17 @@ def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings
             return self.last_resources
 
         def _create_dataset_builder(self, *args: Any, **kwargs: Any) -> Any:
-            self.last_builder = super()._create_dataset_builder(*args, **kwargs)
-            return self.last_builder
+            self.last_builder = built = super()._create_dataset_builder(*args, **kwargs)
+            prepare = getattr(built, "_prepare_async_run", None)
+            if prepare is not None:  # else a DataDesigner change: cancel() does nothing
+
+                def remember(*a: Any, **k: Any) -> Any:
+                    scheduler, buffers = prepare(*a, **k)
+                    self.last_scheduler = scheduler
+                    return scheduler, buffers
+
+                built._prepare_async_run = remember
+            return built
 
         def _create_dataset_profiler(self, *args: Any, **kwargs: Any) -> Any:
             return _NoProfiler()
@@ -226,7 +246,10 @@ _KINDS = (
     (r"context length|context window|too long|maximum context", "prompt too long for the model"),
     (r"\b429\b|rate.?limit|insufficient credits or quota", "rate limited or out of quota (429)"),
     (r"time(d)? ?out|deadline", "timed out"),
-    (r"connection (refused|error)|connect call failed", "connection refused"),
+    (
+        r"connection (refused|error)|connect call failed|connection to model .* failed",
+        "connection refused or lost",
+    ),
     (r"\b(401|403)\b|unauthori[sz]ed|authentication", "unauthorized (401/403)"),
     (r"\b5\d\d\b|internal server error|bad gateway|service unavailable", "server error (5xx)"),
 )
@@ -370,8 +393,9 @@ def generate(
             if on_rows is not None:
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
+        give_up, breaker = settings.designer.rate_limit_give_up_s, None
         try:
-            with seeded_samplers(seed), guarded(settings.designer.rate_limit_give_up_s) as breaker:
+            with seeded_samplers(seed), guarded(give_up, on_trip=designer.cancel) as breaker:
                 results = designer.create(
                     builder,
                     num_records=num_records,
@@ -379,12 +403,16 @@ def generate(
                     on_batch_complete=batch_done,
                     resume=dd.ResumeMode.IF_POSSIBLE if resume else dd.ResumeMode.NEVER,
                 )
-        except DataDesignerGenerationError:
+        except Exception as exc:
+            if breaker is not None and breaker.tripped:  # create() was cancelled (`faults`)
+                return stopped(designer, dataset_dir, num_records, resumed, breaker)
+            if not isinstance(exc, DataDesignerGenerationError):
+                raise
             record_failures(designer)
             empty = all_rows_dropped(designer, num_records, resumed)
             if empty is None:
                 raise
-            empty.notes = [breaker.reason()] if breaker.tripped else []
+            empty.failed_requests = with_retries(empty.failed_requests, breaker.failed_requests())
             return empty
         record_failures(designer)
         artifact_dir = Path(results.artifact_storage.base_dataset_path)
@@ -397,13 +425,55 @@ def generate(
             failures=failures,
             dropped=read_drops(artifact_dir),
             failed_rows=failed_rows,
-            failed_requests=failed_requests(designer),
-            notes=[breaker.reason()] if breaker.tripped else [],
+            failed_requests=with_retries(failed_requests(designer), breaker.failed_requests()),
+            notes=[breaker.reason()] if breaker.tripped else [],  # tripped as it finished
         )
     finally:
         unsubscribe()
         logging.getLogger("data_designer").removeHandler(handler)
         handler.close()
+
+
+def stopped(
+    designer: Any, dataset_dir: Path, requested: int, resumed: int, breaker: Any
+) -> Generation:
+    """What a `create()` cancelled by the breaker leaves: the finished batches (kept on disk
+    with their drop reasons, as a resumed run keeps them) and, as `unexplained`, the rows
+    still pending. The failures of batches in flight are not recorded: those batches were
+    discarded and a resumed run makes them again."""
+    import pandas as pd
+
+    from bashgym_runners_datadesigner.drops import read_drops
+
+    files = sorted((dataset_dir / "parquet-files").glob("*.parquet"))
+    dataset = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else None
+    failures, failed_rows = load_failures(dataset_dir)
+    return Generation(
+        dataset=pd.DataFrame() if dataset is None else dataset,
+        requested=requested,
+        artifact_dir=dataset_dir,
+        resumed_rows=resumed,
+        failures=failures,
+        dropped=read_drops(dataset_dir),
+        failed_rows=failed_rows,
+        failed_requests=with_retries(failed_requests(designer), breaker.failed_requests()),
+        stopped=breaker.reason(),
+    )
+
+
+def with_retries(
+    failed: dict[str, tuple[str, int]], retried: Counter[str]
+) -> dict[str, tuple[str, int]]:
+    """DataDesigner's failed requests per alias corrected by what `faults` knows per model
+    (tries it retried, which DataDesigner never saw; requests it refused, which it counts),
+    each model's under the first alias that calls it."""
+    out = dict(failed)
+    for model, n in retried.items():
+        if not n:
+            continue
+        alias = next((a for a, (m, _) in out.items() if m == model), model)
+        out[alias] = (model, max(out.get(alias, (model, 0))[1] + n, 0))
+    return out
 
 
 def record_failures(designer: Any, row_group: int | None = None) -> None:

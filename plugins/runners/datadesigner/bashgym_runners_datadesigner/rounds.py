@@ -13,15 +13,19 @@ interrupted one from its last finished batch.
 from __future__ import annotations
 
 import math
+import random
+import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bashgym.contracts import InputError, RunContext
 from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import DroppedRow, Usage
 from bashgym.text import one_line
 from bashgym_runners_datadesigner.constrain import base_alias
+from bashgym_runners_datadesigner.faults import FIRST_BACKOFF_S, MAX_BACKOFF_S
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,8 +91,25 @@ def account(run: RunContext, gen: Any) -> None:
         run.drop(f"pipeline column {column}: {reason}", n)
     for row in gen.dropped:
         run.drop(f"{row.by}: {row.reason}")
-    if gen.unexplained:
+    if gen.unexplained and gen.stopped is None:
         run.drop(UNEXPLAINED, gen.unexplained)
+
+
+def stop(run: RunContext, gen: Any, target: int, earlier: list[RoundResult]) -> NoReturn:
+    """A round whose model stopped answering (`faults`): run.json counts the rows of its
+    finished batches as generated, their drops by reason and the rest as pending -- requested
+    = generated + dropped + pending, processors' drops aside -- and the run ends with one line.
+    Nothing is lost: the same command resumes from the finished batches."""
+    account(run, gen)
+    charge_failures(run, gen.failed_requests)
+    done = len(gen.dataset)
+    run.count("requested", target)
+    run.count("generated", sum(r.generated for r in earlier) + done + len(gen.dropped))
+    run.count("pending", gen.unexplained)
+    raise InputError(
+        f"{gen.stopped}; {gen.unexplained} of {gen.requested} rows pending, finished batches "
+        f"kept in {run.run_dir}: run the same command again to resume once it answers"
+    )
 
 
 def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
@@ -106,23 +127,60 @@ def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
     return report
 
 
+# Check failures worth trying again (a server that is there but busy or briefly failing);
+# anything else -- connection refused at start, a bad key, a wrong model id -- is one line now.
+_TRANSIENT = re.compile(r"^(HTTP (429|5\d\d)\b|connection to .* lost|malformed reply)")
+
+
 def preflight(builder: DataDesignerConfigBuilder, run: RunContext) -> None:
     """One tiny request per alias the config calls, before any batch: a refused connection, a
-    bad key, a 429 or a wrong model id is one line (exit 2), not a batch of failed rows; its
-    tokens are counted like any request. (Replaces DataDesigner's own health check, whose
-    requests it does not count.) Models served here already answered when they started."""
+    bad key or a wrong model id is one line (exit 2), not a batch of failed rows; a 429 or a
+    5xx is tried again with backoff for up to `designer.rate_limit_give_up_s`, then one line.
+    Its tokens and failed tries are counted like any request. (Replaces DataDesigner's own
+    health check, whose requests it does not count.) Models served here already answered
+    when they started."""
     assert run.models is not None
     for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
         if run.models.is_served(alias):
             continue
-        result = run.models.check(alias)
+        result, tried = _check_until(run, alias, run.settings.designer.rate_limit_give_up_s)
         if not result.ok:
-            raise InputError(f"model alias {alias!r} does not answer: {result.error}")
+            raise InputError(f"model alias {alias!r} does not answer: {result.error}{tried}")
         tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)
         cost = run.models.cost(
             alias, result.model or alias, result.input_tokens, result.output_tokens
         )
         run.emit(UsageCharged.of(tokens, cost, model=result.model or alias, alias=alias))
+
+
+def _check_until(run: RunContext, alias: str, give_up_s: float) -> tuple[Any, str]:
+    """`models.check(alias)`, tried again on transient failures (backoff with jitter, as
+    `faults` does for generation) until it answers or `give_up_s` has passed; each failed try
+    is charged as a failed request. Returns the last result and, after several tries, how
+    long it was tried (for the error line)."""
+    assert run.models is not None
+    started, tries = 0.0, 0
+    while True:
+        result = run.models.check(alias)
+        if result.ok:
+            return result, ""
+        tries, started = tries + 1, started or time.monotonic()  # not the client's import
+        model = result.model or run.models.alias(alias).model or alias
+        run.emit(UsageCharged(model=model, alias=alias, requests=0, failed_requests=1))
+        left = started + give_up_s - time.monotonic()
+        if not _TRANSIENT.search(result.error or "") or left <= 0:
+            spent = time.monotonic() - started
+            tried = (
+                f" ({tries} tries over {spent:.0f}s; designer.rate_limit_give_up_s)"
+                if tries > 1
+                else ""
+            )
+            return result, tried
+        time.sleep(min(left, MAX_BACKOFF_S, FIRST_BACKOFF_S * 2 ** (tries - 1)) * _jitter())
+
+
+def _jitter() -> float:
+    return random.uniform(0.5, 1.0)
 
 
 def skip_health_checks(builder: DataDesignerConfigBuilder) -> None:
@@ -201,7 +259,12 @@ def run_pipeline(
         round_seed = _rotated(seed, asked) if seed is not None and len(seed) else seed
         builder, _ = assemble(step, judges, run, round_seed)
         if number == 1:
-            preflight(builder, run)
+            try:
+                preflight(builder, run)
+            except InputError:  # no row started: all pending (a rerun starts them)
+                run.count("requested", target)
+                run.count("pending", target)
+                raise
         skip_health_checks(builder)
         outcome.builder = builder
         gen = generate(
@@ -216,6 +279,8 @@ def run_pipeline(
             resume=resume,
             seed=None if spec.seed is None else spec.seed + number - 1,
         )
+        if gen.stopped is not None:
+            stop(run, gen, target, outcome.rounds)
         account(run, gen)
         for note in gen.notes:
             run.note(note)
