@@ -22,6 +22,7 @@ from rich.console import Console
 from bashgym import __version__
 from bashgym.contracts import InputError
 from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host
+from bashgym_cli.hardening import make_undumpable
 from bashgym_cli.loading import load_plugin
 from bashgym_cli.values import non_finite
 
@@ -141,6 +142,7 @@ def _command_names(app: typer.Typer) -> set[str]:
 
 
 def main() -> None:
+    make_undumpable()  # before any key is used: see hardening.py
     # SIGTERM and SIGHUP end a run like Ctrl-C: its status is recorded, its servers stopped.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
