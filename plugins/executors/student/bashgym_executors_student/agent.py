@@ -60,7 +60,9 @@ class StudentAgent:
                 repetition.across_turns(self.messages, self.options.repeat_limit)
             )
             if looping:
-                return Ending("failed", f"model {self.model.alias} repeated {looping}", "repetition")
+                return Ending(
+                    "failed", f"model {self.model.alias} repeated {looping}", "repetition"
+                )
             if not reply.tool_calls:
                 return Ending("success")
             for call in reply.tool_calls:

@@ -58,9 +58,7 @@ def test_connection_refused_names_the_endpoint(harness: Any) -> None:
     assert tries(harness) == (0, 3)
 
 
-def test_server_stopped_mid_task_keeps_the_trace_and_says_why(
-    harness: Any, tmp_path: Path
-) -> None:
+def test_server_stopped_mid_task_keeps_the_trace_and_says_why(harness: Any, tmp_path: Path) -> None:
     server = ScriptedModelServer().start()
     try:
         url = server.openai_base_url
@@ -98,9 +96,7 @@ def test_malformed_and_timed_out_replies_are_retried_and_counted(harness: Any) -
         Fault.timeout(3),
         Reply("done"),
     )
-    result = harness.run(
-        Task(id="t1", prompt="go"), options=FAST, params={"timeout": 0.5}
-    )
+    result = harness.run(Task(id="t1", prompt="go"), options=FAST, params={"timeout": 0.5})
     assert result.status == "success", result.reason
     assert (harness.workspace / "a.txt").read_text() == "a"
     assert tries(harness) == (2, 2)  # two answers, one malformed and one timed-out try
@@ -240,7 +236,7 @@ def test_a_dead_model_fails_each_task_with_the_cause_and_later_tasks_fast(
     bashgym_cli: Any, bashgym_env: Any
 ) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    result, summary = student_run(
+    _, summary = student_run(
         bashgym_cli, bashgym_env.workdir, url, ["one", "two", "three"], "-c", "1"
     )
     expected = f"model student: connection refused at {url} (is the server running?)"
@@ -249,6 +245,8 @@ def test_a_dead_model_fails_each_task_with_the_cause_and_later_tasks_fast(
         for line in (bashgym_env.workdir / "out" / "events.jsonl").read_text().splitlines()
         if '"task_finished"' in line
     ]
-    assert [e["reason"] for e in finished] == [f"{expected}; gave up after 3 tries"] + [expected] * 2
+    assert [e["reason"] for e in finished] == [f"{expected}; gave up after 3 tries"] + [
+        expected
+    ] * 2
     # the first task tried 3 times; the next ones once each, the endpoint known to be down
     assert summary["usage_by_alias"]["student"]["failed_requests"] == 5

@@ -100,7 +100,8 @@ async def acomplete(
 ) -> Any:
     """`litellm.acompletion(messages=…, tools=…, **call)` through `model`, `params` over the
     alias's (temperature, max_tokens, …), retried on transient failures; raises ModelCallError
-    saying why, e.g. "model student: HTTP 429 from http://…: Rate limit reached; gave up after 5 tries".
+    saying why, e.g. "model student: HTTP 429 from http://…: Rate limit reached; gave up after
+    5 tries".
     `on_failure` is called once per failed try, a try cut short by cancellation included."""
     from bashgym_models_providers.session import load_litellm
 
@@ -124,7 +125,7 @@ async def acomplete(
         except asyncio.CancelledError as exc:  # a deadline or Ctrl-C: the try got no answer
             on_failure(exc)
             raise
-        except Exception as exc:  # noqa: BLE001 -- classified below; the last one is raised
+        except Exception as exc:  # classified below; the last one is raised
             failed += 1
             on_failure(exc)
             left = remaining_s()
@@ -133,9 +134,7 @@ async def acomplete(
             if failed >= tries or not transient or (left is not None and wait >= left):
                 if transient:
                     health.mark(model.endpoint, up=False)
-                raise ModelCallError(
-                    _reason(model, exc, failed), tries=failed, cause=exc
-                ) from exc
+                raise ModelCallError(_reason(model, exc, failed), tries=failed, cause=exc) from exc
             await asyncio.sleep(wait)
         else:
             health.mark(model.endpoint, up=True)
