@@ -180,8 +180,9 @@ class BudgetExceeded(Exception):
 
 @dataclass
 class Budget:
-    """A cost cap in USD (None: no cap). A task's budget may have the run's as parent, so one
-    charge counts against both and either cap stops the work."""
+    """A cost cap in USD (None: no cap). A task's budget has the run's as parent: a charge counts
+    against both, either cap stops the work, and `left_usd` is the least left along the chain
+    (what an agent CLI is given as its own cap)."""
 
     cap_usd: float | None = None
     parent: Budget | None = None
@@ -196,7 +197,9 @@ class Budget:
 
     @property
     def left_usd(self) -> float | None:
-        return None if self.cap_usd is None else max(self.cap_usd - self.spent_usd, 0.0)
+        own = None if self.cap_usd is None else max(self.cap_usd - self.spent_usd, 0.0)
+        up = None if self.parent is None else self.parent.left_usd
+        return own if up is None else up if own is None else min(own, up)
 
 
 @dataclass
@@ -229,9 +232,8 @@ class TaskContext:
         self, usage: Usage, cost_usd: float | None, *, model: str, alias: str | None = None
     ) -> None:
         """Count usage in the run and against the budget (raises BudgetExceeded at the cap)."""
-        self.run.emit(
-            UsageCharged.of(usage, cost_usd, model=model, alias=alias, task_id=self.task_id)
-        )
+        event = UsageCharged.of(usage, cost_usd, model=model, alias=alias, task_id=self.task_id)
+        self.run.emit(event)
         self.budget.charge(cost_usd)
 
 
@@ -338,16 +340,9 @@ class Runner(Component[O]):
 
     @abstractmethod
     def generate(
-        self,
-        pipeline: Step | None,
-        judges: list[Step],
-        seed: pd.DataFrame | None,
-        run: RunContext,
-        *,
-        spec: RunSpec,
-        apply_judges: Callable[[pd.DataFrame], pd.DataFrame],
-        resume: bool,
-    ) -> Generated:
+        self, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None, run: RunContext,
+        *, spec: RunSpec, apply_judges: Callable[[pd.DataFrame], pd.DataFrame], resume: bool,
+    ) -> Generated:  # fmt: skip
         """Run `pipeline` (None: pass the seed rows through for the judges' columns), let the
         judges configure it, finalize, and keep what `apply_judges` keeps."""
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,7 +44,7 @@ from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
 from bashgym.settings import DesignerSettings
-from bashgym.store import owner_token
+from bashgym.store import run_scratch
 from bashgym.text import explain_validation, plain
 
 if TYPE_CHECKING:
@@ -110,8 +112,6 @@ class Engine:
         finally:
             self.run.emit(StepFinished(step=name, duration_s=time.perf_counter() - started, ok=ok))
 
-    # -- source -------------------------------------------------------------------------------
-
     def read_source(self) -> pd.DataFrame | None:
         source = self.resolved.source
         if source is None:
@@ -122,8 +122,6 @@ class Engine:
         seed = self.scrubbing.frame(seed)  # before any pipeline, model, file or hook sees a row
         self.announce_traces(seed)
         return seed
-
-    # -- executor -----------------------------------------------------------------------------
 
     def execute_tasks(self, seed: pd.DataFrame) -> pd.DataFrame:
         """Each seed row a Task run by the executor, through the `run_tasks` hook (the default:
@@ -140,8 +138,6 @@ class Engine:
         if TRACE_COLUMN in rows.columns and self.host.hook.on_trace.get_hookimpls():
             for text in rows[TRACE_COLUMN]:
                 self.host.hook.on_trace(trace=Trace.model_validate_json(text), run=self.run)
-
-    # -- pipeline and judges ------------------------------------------------------------------
 
     def generate(self, seed: pd.DataFrame | None) -> Generated:
         """The pipeline's rows through its runner; without a pipeline, the seed rows (capped
@@ -169,8 +165,6 @@ class Engine:
             dataset = judge(dataset)
         return Generated(dataset, dropped)
 
-    # -- sinks --------------------------------------------------------------------------------
-
     def write(self, generated: Generated) -> None:
         with self.step("scrub"):
             dataset = self.scrubbing.frame(generated.dataset)
@@ -197,79 +191,84 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
     settings = with_run_overrides(settings, resolved)
     scrubbing = Scrubbing.open(settings.scrub, host.registry)
     digest, inputs = resuming.config_hash(resolved, settings), resuming.input_hash(resolved)
+    redact = scrubbing.text if scrubbing.enabled else None
+    command = redact(shlex.join(sys.argv)) if redact else shlex.join(sys.argv)
     try:
-        target = resuming.choose(resolved, settings, digest, inputs)
+        target = resuming.choose(resolved, settings, digest, inputs, command)
     except resuming.RunInUseError as exc:
         raise InputError(str(exc)) from None
-    run_dir = target.run_dir
-    attempt = 1
-    if target.resume:
-        attempt = int(json.loads((run_dir / "run.json").read_text()).get("attempt", 1)) + 1
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        toml = resolved_toml(resolved, run_dir)  # a key typed into --set never lands on disk
-        (run_dir / "run.toml").write_text(scrubbing.text(toml) if scrubbing.enabled else toml)
     except OSError as exc:
-        raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
-    bus = EventBus(run_dir / "events.jsonl", redact=scrubbing.text if scrubbing.enabled else None)
-    run = RunContext(
-        run_dir=run_dir,
-        settings=settings,
-        seed=resolved.spec.seed,
-        models=open_models(settings, host.registry, host.hook),
-        bus=bus,
-        registry=host.registry,
-        scrubbing=scrubbing,
-    )
-    meta = {
-        "pid": os.getpid(),
-        "owner": owner_token(),
-        "run_dir": str(run_dir),
-        "config_hash": digest,
-        "input_hash": inputs,
-        "attempt": attempt,
-        "started_at": datetime.now(UTC).isoformat(),
-        "plugins": _plugins(resolved),
-    }
-    recorder = RunJson(run_dir, run.tally, meta)
-    for subscriber in (run.tally, recorder, _hook_subscriber(host, run)):
-        if subscriber is not None:
-            bus.subscribe(subscriber)
-    engine = Engine(resolved, host, run, scrubbing, target.resume)
-    resumed_from = target.previous_status if target.resume else None
-    run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
-    generated: Generated | None = None
-    try:
+        raise InputError(f"cannot write the run directory {exc.filename!r}: {exc}") from None
+    run_dir = target.run_dir
+    with target.lock or nullcontext(), run_scratch(run_dir / "tmp"):  # both until the run ends
+        attempt = int(resuming.read_status(run_dir).get("attempt", 1)) + 1 if target.resume else 1
         try:
-            with run.models:  # type: ignore[union-attr]
-                seed = engine.read_source()
-                if resolved.executor is not None:
-                    assert seed is not None
-                    seed = engine.execute_tasks(seed)
-                generated = engine.generate(seed)
-                engine.write(generated)
-        except BaseException as exc:
-            interrupted = isinstance(exc, KeyboardInterrupt)
-            status = "interrupted" if interrupted else "failed"
-            why = str(exc) or "Ctrl-C"
-            error = why if interrupted else f"{type(exc).__name__}: {exc}"
-            run.emit(RunFinished(status=status, error=error))
-            finish(recorder, host, run, status=status, error=error, extra=_extra(engine, generated))
-            if interrupted:
-                raise RunInterrupted(run_dir, why) from None
-            raise
-        status = "ok" if run.tally.kept != 0 else "empty"
-        extra = _extra(engine, generated)
-        if status == "empty":
-            top = run.tally.dropped.most_common(3)
-            why = "; ".join(f"{n} × {reason}" for reason, n in top) or "no rows came in"
-            extra["warning"] = f"no rows were kept. Top drop reasons: {why}"
-        run.emit(RunFinished(status=status, error=extra.get("warning")))
-        return finish(recorder, host, run, status=status, extra=extra)
-    finally:
-        bus.close()
-        if run._store is not None:
-            run._store.close()
+            toml = resolved_toml(resolved, run_dir)  # a key typed into --set never lands on disk
+            (run_dir / "run.toml").write_text(redact(toml) if redact else toml)
+        except OSError as exc:
+            raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
+        bus = EventBus(run_dir / "events.jsonl", redact=redact)
+        run = RunContext(
+            run_dir=run_dir,
+            settings=settings,
+            seed=resolved.spec.seed,
+            models=open_models(settings, host.registry, host.hook),
+            bus=bus,
+            registry=host.registry,
+            scrubbing=scrubbing,
+        )
+        if target.resume:  # usage and cost: what every attempt of this run spent
+            run.tally.add_earlier(run_dir / "events.jsonl")
+        meta = {
+            "pid": os.getpid(),
+            "run_dir": str(run_dir),
+            "config_hash": digest,
+            "input_hash": inputs,
+            "attempt": attempt,
+            "started_at": datetime.now(UTC).isoformat(),
+            "plugins": _plugins(resolved),
+        }
+        recorder = RunJson(run_dir, run.tally, meta)
+        for subscriber in (run.tally, recorder, _hook_subscriber(host, run)):
+            if subscriber is not None:
+                bus.subscribe(subscriber)
+        engine = Engine(resolved, host, run, scrubbing, target.resume)
+        resumed_from = target.previous_status if target.resume else None
+        run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
+        generated: Generated | None = None
+        try:
+            try:
+                with run.models:  # type: ignore[union-attr]
+                    seed = engine.read_source()
+                    if resolved.executor is not None:
+                        assert seed is not None
+                        seed = engine.execute_tasks(seed)
+                    generated = engine.generate(seed)
+                    engine.write(generated)
+            except BaseException as exc:
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                status = "interrupted" if interrupted else "failed"
+                why = str(exc) or "Ctrl-C"
+                error = why if interrupted else f"{type(exc).__name__}: {exc}"
+                run.emit(RunFinished(status=status, error=error))
+                finish(
+                    recorder, host, run, status=status, error=error, extra=_extra(engine, generated)
+                )
+                if interrupted:
+                    raise RunInterrupted(run_dir, why) from None
+                raise
+            status = "ok" if run.tally.kept != 0 else "empty"
+            extra = _extra(engine, generated)
+            if status == "empty":
+                top = run.tally.dropped.most_common(3)
+                why = "; ".join(f"{n} × {reason}" for reason, n in top) or "no rows came in"
+                extra["warning"] = f"no rows were kept. Top drop reasons: {why}"
+            run.emit(RunFinished(status=status, error=extra.get("warning")))
+            return finish(recorder, host, run, status=status, extra=extra)
+        finally:
+            bus.close()
+            if run._store is not None:
+                run._store.close()
 
 
 def finish(
@@ -308,19 +307,17 @@ def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
 
 
 def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[Event], None] | None:
-    if not host.hook.on_event.get_hookimpls():
-        return None
-    return lambda event: host.hook.on_event(event=event, run=run)
+    hooked = host.hook.on_event.get_hookimpls()
+    return (lambda event: host.hook.on_event(event=event, run=run)) if hooked else None
 
 
 def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
     """Settings with the run file's `[designer]` table over the configured one."""
     if not resolved.spec.designer:
         return settings
+    merged = {**settings.designer.model_dump(), **resolved.spec.designer}
     try:
-        designer = DesignerSettings.model_validate(
-            {**settings.designer.model_dump(), **resolved.spec.designer}
-        )
+        designer = DesignerSettings.model_validate(merged)
     except ValidationError as exc:
         raise InputError(f"the run's designer settings: {explain_validation(exc)}") from None
     return settings.model_copy(update={"designer": designer})
@@ -352,11 +349,9 @@ def read_source(step: Step, run: RunContext, host: PluginHost) -> pd.DataFrame:
 
 
 def apply_judges(
-    dataset: pd.DataFrame,
-    resolved: ResolvedRun,
-    run: RunContext,
+    dataset: pd.DataFrame, resolved: ResolvedRun, run: RunContext,
     dropped_rows: list[DroppedRow] | None = None,
-) -> pd.DataFrame:
+) -> pd.DataFrame:  # fmt: skip
     """Keep the rows every judge's `verdicts` keeps; count (and collect) the others by reason."""
     for judge in resolved.judges:
         verdicts = judge.obj.verdicts(dataset, judge.options, run)

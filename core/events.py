@@ -181,6 +181,10 @@ class EventBus:
         self.redact = redact
         self._lock = threading.RLock()
         self._file = path.open("a", encoding="utf-8") if path is not None else None
+        if path is not None and path.stat().st_size:
+            with path.open("rb") as old:  # a line torn by a kill must not swallow the next
+                old.seek(-1, 2)
+                self._file.write("" if old.read() == b"\n" else "\n")  # type: ignore[union-attr]
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self.subscribers.append(subscriber)
@@ -218,6 +222,7 @@ class Tally:
     notes: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
+    task_cost_usd: float = 0.0  # what executors charged (the run's budget_usd caps it)
     unpriced: set[str] = field(default_factory=set)
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_alias: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -260,6 +265,7 @@ class Tally:
         if e.cost_usd is None and (e.input_tokens or e.output_tokens):
             self.unpriced.add(e.model)
         self.cost_usd += e.cost_usd or 0.0
+        self.task_cost_usd += (e.cost_usd or 0.0) if e.task_id else 0.0
         for table, key in ((self.by_model, e.model), (self.by_alias, e.alias)):
             if key is None:
                 continue
@@ -267,6 +273,17 @@ class Tally:
             for name in (*Usage.model_fields, "requests", "failed_requests"):
                 row[name] += getattr(e, name)
             row["cost_usd"] = round(row["cost_usd"] + (e.cost_usd or 0.0), 6)
+
+    def add_earlier(self, log: Path) -> None:
+        """Count the usage and cost of a resumed run's earlier attempts (from its events.jsonl,
+        before this attempt's first event), so run.json says what the whole run spent; a fresh
+        start over the same folder (attempt 1) discards what came before it."""
+        for event in read_events(log):
+            if isinstance(event, RunStarted) and event.attempt == 1:
+                self.usage, self.cost_usd, self.task_cost_usd = Usage(), 0.0, 0.0
+                self.unpriced, self.by_model, self.by_alias = set(), {}, {}
+            elif isinstance(event, UsageCharged):
+                self(event)
 
     def _on_task_started(self, e: TaskStarted) -> None:
         self.running.add(e.task_id)
@@ -286,14 +303,10 @@ class Tally:
     def kept(self) -> int | None:
         """Rows the sinks wrote (the fewest when several disagree); None when unknown."""
         values = list(self.written.values())
-        if not values or any(v is None for v in values):
-            return None
-        return min(v for v in values if v is not None)
+        return None if not values or None in values else min(v or 0 for v in values)
 
     def summary(self) -> dict[str, Any]:
-        counts: dict[str, Any] = dict(self.counts)
-        counts["kept"] = self.kept
-        counts["dropped"] = dict(self.dropped)
+        counts: dict[str, Any] = {**self.counts, "kept": self.kept, "dropped": dict(self.dropped)}
         counts["dropped_total"] = sum(self.dropped.values())
         more = len(self.notes) - MAX_NOTES
         out: dict[str, Any] = {

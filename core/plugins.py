@@ -97,14 +97,8 @@ class PluginHost:
             self.pm.unregister(name=name)
             raise PluginLoadError(f"plugin {name!r}: {exc}") from None
         module = getattr(plugin, "__name__", None) or type(plugin).__module__
-        info = PluginInfo(
-            name,
-            distribution,
-            version,
-            module,
-            hooks=sorted(c.name for c in self.pm.get_hookcallers(plugin) or []),
-        )
-        self.infos[name] = info
+        hooks = sorted(c.name for c in self.pm.get_hookcallers(plugin) or [])
+        info = self.infos[name] = PluginInfo(name, distribution, version, module, hooks=hooks)
         self._registry = None
         return info
 

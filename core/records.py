@@ -17,11 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["system", "user", "assistant", "tool"]
+# a timeout or a budget: "no limit" is None, never inf (1e999 and "inf" parse as floats), 0 or less
+Limit = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 class _Record(BaseModel):
@@ -55,11 +57,8 @@ class ToolCall(_Record):
         return value if isinstance(value, dict) else {"_raw": value}
 
     def to_openai(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
-        }
+        function = {"name": self.name, "arguments": self.arguments}
+        return {"id": self.id, "type": "function", "function": function}
 
 
 class Message(_Record):
@@ -95,14 +94,8 @@ class ToolSchema(_Record):
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
     def to_openai(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
+        fn = {"name": self.name, "description": self.description, "parameters": self.parameters}
+        return {"type": "function", "function": fn}
 
 
 class Usage(_Record):
@@ -199,8 +192,8 @@ class Task(_Record):
     system_prompt: str | None = None
     allowed_tools: list[str] | None = None
     max_turns: int | None = None
-    max_budget_usd: float | None = None
-    timeout_s: float | None = None
+    max_budget_usd: Limit | None = None
+    timeout_s: Limit | None = None
     depends_on: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 

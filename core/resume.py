@@ -6,9 +6,10 @@ a second run beside the first: DataDesigner checkpoints every finished batch, an
 A run is "the same" when its resolved config (run.toml without the output path) and the batch
 size hash alike, and its source files are unchanged (path, size, mtime); run.json stores both
 hashes. An unfinished run on changed inputs is never resumed: `--out` refuses, else a new run
-starts. An explicit `--out DIR` resumes DIR when it holds an
-unfinished run of the same config; without `--out`, the newest unfinished run of the same
-config under `runs_dir` is resumed. `--fresh` always starts over.
+starts. An explicit `--out DIR` resumes DIR when it holds an unfinished run of the same
+config; without `--out`, the newest unfinished run of the same config under `runs_dir` that no
+live process holds is resumed. `--fresh` always starts over. The chosen dir is locked for the
+whole run (`bashgym.store.lock_run`): two processes never work in one run dir.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import json
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bashgym.runspec import resolved_toml
-from bashgym.store import owner_alive, owner_token
+from bashgym.store import lock_holder, lock_run
 
 if TYPE_CHECKING:
     from bashgym.runspec import ResolvedRun
@@ -35,6 +36,7 @@ class Target:
     run_dir: Path
     resume: bool
     previous_status: str | None = None
+    lock: IO[str] | None = None  # the run dir's lock (`bashgym.store.lock_run`): close it to free
 
 
 def config_hash(resolved: ResolvedRun, settings: Settings) -> str:
@@ -59,67 +61,66 @@ def input_hash(resolved: ResolvedRun | None) -> str:
     return digest.hexdigest()[:16]
 
 
-def _read_status(run_dir: Path) -> dict[str, Any] | None:
+def read_status(run_dir: Path) -> dict[str, Any]:
+    """What run.json says ({} when there is none, or it is no JSON object)."""
     try:
         data = json.loads((run_dir / "run.json").read_text())
     except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _alive(status: dict[str, Any]) -> bool:
-    """True when the run that wrote `status` is still going (another live process)."""
-    owner = status.get("owner")
-    return owner != owner_token() and owner_alive(owner)
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 class RunInUseError(RuntimeError):
     """The run directory belongs to a run that is still going."""
 
 
-def choose(resolved: ResolvedRun, settings: Settings, digest: str, inputs: str) -> Target:
-    """The run dir to use and whether to resume it (see the module docstring)."""
+def choose(
+    resolved: ResolvedRun, settings: Settings, digest: str, inputs: str, command: str = ""
+) -> Target:
+    """The run dir to use, locked, and whether to resume it (see the module docstring); the
+    lock file says `command` holds it. A dir whose lock is held is never taken over."""
     spec = resolved.spec
     if spec.out is not None:
         run_dir = Path(spec.out)
-        status = _read_status(run_dir)
-        if status and status.get("status") == "running" and _alive(status):
+        if (lock := lock_run(run_dir, command)) is None:
             raise RunInUseError(
-                f"{run_dir} is in use by a running bashgym (pid {status.get('pid')}); "
+                f"{run_dir} is in use by a running bashgym ({lock_holder(run_dir)}); "
                 "wait for it or choose another --out"
             )
-        resumable = (
-            not spec.fresh
-            and status is not None
-            and status.get("status") in UNFINISHED
-            and status.get("config_hash") == digest
-        )
-        if resumable and status.get("input_hash", inputs) != inputs:
+        status = read_status(run_dir)
+        same = status.get("status") in UNFINISHED and status.get("config_hash") == digest
+        if same and not spec.fresh and status.get("input_hash", inputs) != inputs:
+            lock.close()
             raise RunInUseError(
                 f"{run_dir} holds an unfinished run on other inputs (the source files changed "
                 "since); pass --fresh to start over there, or choose another --out"
             )
-        return Target(run_dir, resumable, status.get("status") if status else None)
-    if not spec.fresh:
-        for candidate in sorted(settings.runs_dir.glob("*/run.json"), reverse=True):
-            status = _read_status(candidate.parent)
-            if (
-                status
-                and status.get("config_hash") == digest
-                and status.get("input_hash", inputs) == inputs
-                and status.get("status") in UNFINISHED
-                and not _alive(status)
-            ):
-                return Target(candidate.parent, True, status.get("status"))
-    return Target(default_run_dir(resolved, settings), False)
+        return Target(run_dir, same and not spec.fresh, status.get("status"), lock)
+    for candidate in [] if spec.fresh else sorted(settings.runs_dir.glob("*/run.json"))[::-1]:
+        status = read_status(candidate.parent)
+        if (
+            status.get("config_hash") == digest
+            and status.get("input_hash", inputs) == inputs
+            and status.get("status") in UNFINISHED
+            and (lock := lock_run(candidate.parent, command)) is not None
+        ):
+            if (again := read_status(candidate.parent).get("status")) in UNFINISHED:
+                return Target(candidate.parent, True, again, lock)
+            lock.close()  # it ended between the look and the lock
+    run_dir = default_run_dir(resolved, settings)
+    return Target(run_dir, False, None, lock_run(run_dir, command))
 
 
 def default_run_dir(resolved: ResolvedRun, settings: Settings) -> Path:
+    """A new folder under `runs_dir`, made here (atomically: two runs never get the same)."""
     label = (resolved.pipeline or resolved.source).name  # type: ignore[union-attr]
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_dir = settings.runs_dir / f"{stamp}-{label}"
-    n = 2
-    while run_dir.exists():  # two runs started in the same second
-        run_dir = settings.runs_dir / f"{stamp}-{label}-{n}"
-        n += 1
-    return run_dir
+    settings.runs_dir.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        run_dir = settings.runs_dir / (f"{stamp}-{label}" + (f"-{n}" if n > 1 else ""))
+        try:
+            run_dir.mkdir()
+            return run_dir
+        except FileExistsError:  # two runs started in the same second
+            n += 1

@@ -16,6 +16,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bashgym.contracts import ROLES
+from bashgym.records import Limit
 from bashgym.registry import PluginConflictError, Registered, Registry, UnknownNameError
 from bashgym.text import explain_validation
 
@@ -77,11 +78,11 @@ class RunSpec(BaseModel):
         "(default: resume it).",
     )
     concurrency: int = Field(default=4, ge=1, description="Tasks an executor runs at once.")
-    task_timeout_s: float | None = Field(
-        default=None, gt=0, description="Deadline of each task (default: the task's own)."
+    task_timeout_s: Limit | None = Field(
+        default=None, description="Deadline of each task (default: the task's own)."
     )
-    budget_usd: float | None = Field(
-        default=None, gt=0, description="Cost cap of the whole run's executor work."
+    budget_usd: Limit | None = Field(
+        default=None, description="Cost cap of the whole run's executor work."
     )
     workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)
 
@@ -152,12 +153,9 @@ class ResolvedRun:
 
 
 def resolve(
-    spec: RunSpec,
-    registry: Registry,
-    *,
-    require_sinks: bool = True,
+    spec: RunSpec, registry: Registry, *, require_sinks: bool = True,
     require_seed_source: bool = True,
-) -> ResolvedRun:
+) -> ResolvedRun:  # fmt: skip
     """Check names and options; raise RunConfigError naming the problem and the valid choices.
 
     A run writes its rows somewhere, so it needs a sink, and a `needs_seed` pipeline needs a
@@ -202,14 +200,10 @@ def resolve(
 
     source = step("source", spec.source) if spec.source else None
     pipeline = step("pipeline", spec.pipeline) if spec.pipeline else None
-    if (
-        require_seed_source
-        and source is None
-        and pipeline is not None
-        and getattr(pipeline.obj, "needs_seed", False)
-    ):
+    needs_seed = pipeline is not None and getattr(pipeline.obj, "needs_seed", False)
+    if require_seed_source and source is None and needs_seed:
         raise RunConfigError(
-            f"pipeline {pipeline.name!r} needs seed rows: add --source "
+            f"pipeline {pipeline.name!r} needs seed rows: add --source "  # type: ignore[union-attr]
             f"(sources: {', '.join(registry.names('sources')) or 'none'})"
         )
     runner = pipeline.obj.runner if pipeline is not None else None
@@ -236,15 +230,8 @@ def resolve(
                 f"environment {environment.name!r} has no network: add --set "
                 "environment.network=true"
             )
-    return ResolvedRun(
-        spec,
-        source,
-        pipeline,
-        [step("judge", s) for s in spec.judges],
-        [step("sink", s) for s in spec.sinks],
-        executor,
-        environment,
-    )
+    judges, sinks = [step("judge", s) for s in spec.judges], [step("sink", s) for s in spec.sinks]
+    return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment)
 
 
 def _config_file_pipeline(registry: Registry, name: str) -> Registered | None:

@@ -63,9 +63,5 @@ class Scrubbing:
         for redactor in self.redactors:
             counts.update(redactor.counts)
         redacted = dict(sorted(counts.items()))
-        return {
-            "enabled": True,
-            "redacted": redacted,
-            "redacted_total": sum(redacted.values()),
-            "rows_touched": self.rows_touched,
-        }
+        total, touched = sum(redacted.values()), self.rows_touched
+        return dict(enabled=True, redacted=redacted, redacted_total=total, rows_touched=touched)

@@ -22,6 +22,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bashgym.records import Limit
 from bashgym.text import explain_validation
 
 CONFIG_NAME = "bashgym.toml"
@@ -114,9 +115,8 @@ class DesignerSettings(BaseModel):
     max_conversation_restarts: int = Field(
         default=5, ge=0, description="Fresh retries of a model call whose answer did not parse."
     )
-    rate_limit_give_up_s: float = Field(
+    rate_limit_give_up_s: Limit = Field(
         default=120.0,
-        gt=0,
         description="Stop a run whose requests have all been rate-limited (429) this long.",
     )
 

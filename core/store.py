@@ -13,17 +13,22 @@ one dependency fewer than any wrapper.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 State = Literal["pending", "running", "done", "failed"]
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
@@ -79,15 +84,68 @@ def owner_alive(token: str | None) -> bool:
     if host != socket.gethostname():
         return True
     try:
-        pid = int(pid_text)
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        os.kill(int(pid_text), 0)
+    except (ProcessLookupError, ValueError):
         return False
     except PermissionError:
         return True
-    except ValueError:
-        return False
-    return not started or _start_time(pid) == started
+    return not started or _start_time(int(pid_text)) == started
+
+
+LOCK_FILE = "run.lock"
+
+
+def lock_run(run_dir: Path, command: str = "") -> IO[str] | None:
+    """Take `run_dir`'s lock, held while the returned file is open; None when another process
+    holds it. Why flock: the kernel drops it when its holder dies, kill -9 included, so a dead
+    run never keeps its directory; the file says who holds it (pid, host, since, command)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fh = (run_dir / LOCK_FILE).open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    since = datetime.now(UTC).isoformat(timespec="seconds")
+    fh.truncate(0)
+    fh.write(
+        json.dumps(dict(pid=os.getpid(), host=socket.gethostname(), since=since, command=command))
+    )
+    fh.flush()
+    return fh
+
+
+def lock_holder(run_dir: Path) -> str:
+    """Who holds `run_dir`'s lock, in words."""
+    try:
+        who = json.loads((run_dir / LOCK_FILE).read_text())
+        return f"pid {who['pid']} on {who['host']} since {who['since']}: {who['command']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process (it has not said who yet)"
+
+
+SCRATCH: ContextVar[Path | None] = ContextVar("bashgym_scratch", default=None)
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A new folder for a session's temporary files (an environment's TMPDIR): under the
+    running run's `tmp/`, so what a killed run left is found and removed when it resumes;
+    outside a run, in the system's temp dir."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=SCRATCH.get()))
+
+
+@contextmanager
+def run_scratch(folder: Path) -> Iterator[None]:
+    """`scratch_dir`s go under `folder` while a run goes; it is emptied first (what a killed
+    attempt left: the run's lock says no one else uses it) and removed after."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    token = SCRATCH.set(folder)
+    try:
+        yield
+    finally:
+        SCRATCH.reset(token)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -108,13 +166,8 @@ _COLUMNS = "namespace, key, state, attempts, owner, payload, result, error, star
 
 
 def _item(row: tuple[Any, ...]) -> Item:
-    ns, key, state, attempts, owner, payload, result, error, started, finished = row
-    return Item(
-        ns, key, state, attempts, owner,
-        json.loads(payload) if payload is not None else None,
-        json.loads(result) if result is not None else None,
-        error, started, finished,
-    )  # fmt: skip
+    payload, result = (json.loads(v) if v is not None else None for v in row[5:7])
+    return Item(*row[:5], payload, result, *row[7:])
 
 
 class RunStore:
@@ -167,11 +220,10 @@ class RunStore:
         ]  # fmt: skip
         with self._tx() as db:
             before = db.total_changes
-            db.executemany(
-                "INSERT OR IGNORE INTO items (namespace, key, payload, created_at) "
-                "VALUES (?, ?, ?, ?)",
-                rows,
+            sql = (
+                "INSERT OR IGNORE INTO items (namespace, key, payload, created_at) VALUES (?,?,?,?)"
             )
+            db.executemany(sql, rows)
             return db.total_changes - before
 
     def claim(self, namespace: str, key: str | None = None) -> Item | None:
@@ -181,10 +233,9 @@ class RunStore:
             args: list[Any] = [namespace]
             if key is not None:
                 where, args = where + " AND key = ?", [*args, key]
-            for row in db.execute(
+            for k, state, owner in db.execute(
                 f"SELECT key, state, owner FROM items WHERE {where} ORDER BY rowid", args
             ):
-                k, state, owner = row
                 if state == "running" and (owner == self.owner or owner_alive(owner)):
                     continue
                 db.execute(
@@ -204,13 +255,7 @@ class RunStore:
         return self._finish(namespace, key, "pending" if retry else "failed", error=error)
 
     def _finish(
-        self,
-        namespace: str,
-        key: str,
-        state: State,
-        *,
-        result: Any = None,
-        error: str | None = None,
+        self, namespace: str, key: str, state: State, result: Any = None, error: str | None = None
     ) -> bool:
         stored = json.dumps(result, default=str) if result is not None else None
         with self._tx() as db:
@@ -235,9 +280,8 @@ class RunStore:
             return db.execute(sql, args).rowcount
 
     def _get(self, db: sqlite3.Connection, namespace: str, key: str) -> Item | None:
-        row = db.execute(
-            f"SELECT {_COLUMNS} FROM items WHERE namespace = ? AND key = ?", (namespace, key)
-        ).fetchone()
+        sql = f"SELECT {_COLUMNS} FROM items WHERE namespace = ? AND key = ?"
+        row = db.execute(sql, (namespace, key)).fetchone()
         return _item(row) if row else None
 
     def get(self, namespace: str, key: str) -> Item | None:
@@ -252,12 +296,9 @@ class RunStore:
             return [_item(r) for r in self._db.execute(sql + " ORDER BY rowid", args)]
 
     def counts(self, namespace: str) -> dict[str, int]:
+        sql = "SELECT state, COUNT(*) FROM items WHERE namespace = ? GROUP BY state"
         with self._lock:
-            rows = self._db.execute(
-                "SELECT state, COUNT(*) FROM items WHERE namespace = ? GROUP BY state",
-                (namespace,),
-            )
-            return dict(rows.fetchall())
+            return dict(self._db.execute(sql, (namespace,)).fetchall())
 
     def close(self) -> None:
         with self._lock:

@@ -14,7 +14,7 @@ from bashgym.plugins import PluginHost
 from bashgym.resume import RunInUseError, choose, config_hash, input_hash
 from bashgym.runspec import RunSpec, StepSpec, resolve
 from bashgym.settings import Settings
-from bashgym.store import owner_token
+from bashgym.store import lock_run, owner_token
 
 
 @pytest.fixture
@@ -61,23 +61,24 @@ def test_the_newest_unfinished_run_of_the_same_config_is_continued(setup):
 
 
 def test_a_live_run_is_never_taken_over(setup):
+    """A run dir whose lock is held (here by another open lock file: flock locks are per open
+    file, so this holds against this process too) is neither resumed nor entered."""
     settings, resolved = setup
     digest = config_hash(resolved, settings)
     live = write_run(
-        settings.runs_dir / "20260102-000000-samplers",
-        status="running",
-        config_hash=digest,
-        owner=owner_token(os.getppid()),
+        settings.runs_dir / "20260102-000000-samplers", status="running", config_hash=digest
     )
-    assert not choose(resolved, settings, digest, NO_INPUTS).resume
+    holder = lock_run(live, "bashgym run elsewhere")
+    assert holder is not None
+    target = choose(resolved, settings, digest, NO_INPUTS)
+    assert target.run_dir != live and not target.resume
     spec = resolved.spec.model_copy(update={"out": live})
-    with pytest.raises(RunInUseError, match="in use by a running bashgym"):
-        choose(
-            type(resolved)(spec, None, resolved.pipeline, [], resolved.sinks),
-            settings,
-            digest,
-            NO_INPUTS,
-        )
+    explicit = type(resolved)(spec, None, resolved.pipeline, [], resolved.sinks)
+    with pytest.raises(RunInUseError, match=f"pid {os.getpid()} on .*: bashgym run elsewhere"):
+        choose(explicit, settings, digest, NO_INPUTS)
+    holder.close()  # the holder ends (a kill -9 drops it the same way): the dir is free again
+    again = choose(explicit, settings, digest, NO_INPUTS)
+    assert again.run_dir == live and again.resume
 
 
 def test_fresh_or_another_config_starts_over(setup):

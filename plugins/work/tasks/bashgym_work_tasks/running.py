@@ -3,9 +3,11 @@
 `run_task` is how every executor is called (this plugin's stage, and any plugin that runs
 tasks, e.g. an orchestrator): it holds the deadline (asyncio timeout), turns a budget overrun
 or a crash into a WorkerResult status, and emits task events — so every executor reports the
-same way and none can take a run down. `work_through` claims store items `concurrency` at a
-time until none is left: finished items stay done across a crash, and the items in flight are
-claimable again once their owner is gone (exactly-once, with resume).
+same way and none can take a run down. A caller that keeps results announces the end itself,
+once kept (see the stage): TaskFinished in events.jsonl then means the result is stored.
+`work_through` claims store items `concurrency` at a time until none is left: finished items
+stay done across a crash, and the items in flight are claimable again once their owner is gone
+(exactly-once, with resume).
 """
 
 from __future__ import annotations
@@ -23,9 +25,19 @@ from bashgym.text import one_line
 
 
 async def run_task(
-    executor: Executor[Any], name: str, task: Task, options: Any, ctx: TaskContext
+    executor: Executor[Any],
+    name: str,
+    task: Task,
+    options: Any,
+    ctx: TaskContext,
+    *,
+    announce: bool = True,
 ) -> WorkerResult:
-    """Run `task` within `ctx.deadline`; never raises but for cancellation."""
+    """Run `task` within `ctx.deadline`; never raises but for cancellation.
+
+    `announce=False` leaves the TaskFinished event to the caller, to emit (`finished(result)`)
+    once the result is kept: a task said to be finished is then one a kill cannot run again.
+    """
     ctx.task_id = task.id
     ctx.emit(TaskStarted(task_id=task.id, executor=name))
     started = time.monotonic()
@@ -42,15 +54,19 @@ async def run_task(
         result = WorkerResult.failed(task, name, "error", one_line(exc))
     if result.duration_s is None:
         result = result.model_copy(update={"duration_s": round(time.monotonic() - started, 3)})
-    ctx.emit(
-        TaskFinished(
-            task_id=task.id,
-            status=result.status,
-            reason=result.reason,
-            duration_s=result.duration_s,
-        )
-    )
+    if announce:
+        ctx.emit(finished(result))
     return result
+
+
+def finished(result: WorkerResult) -> TaskFinished:
+    """The event that says `result`'s task is over."""
+    return TaskFinished(
+        task_id=result.task_id,
+        status=result.status,
+        reason=result.reason,
+        duration_s=result.duration_s,
+    )
 
 
 async def work_through(
@@ -65,8 +81,9 @@ async def work_through(
     claimable, `concurrency` at once.
 
     The worker's return value completes the item (its `result`); an exception fails it with
-    the error as one line. Cancellation leaves the items in flight `running`: a later run
-    claims them again once this process is gone.
+    the error as one line. A worker may complete its item itself (`store.complete`), to do
+    more once the result is kept: its return value is then ignored. Cancellation leaves the
+    items in flight `running`: a later run claims them again once this process is gone.
     """
 
     def claim() -> Item | None:

@@ -3,31 +3,45 @@
 Tasks are added to the store's `tasks` namespace, so a resumed run keeps the ones that
 finished and runs only the rest; each runs through `run_task` (deadline, budget
 and crashes become statuses) in a fresh workspace inside the run's environment. Each row is
-scrubbed before the store keeps it: the store is a file in the run dir.
+scrubbed before the store keeps it: the store is a file in the run dir. The run's budget_usd
+holds across its tasks (each gets a share of what is left; none starts once it is spent) and
+across its attempts (what earlier attempts charged counts).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bashgym.contracts import Budget, RunContext, TaskContext
+import bashgym_procs as procs
+
+from bashgym.contracts import Budget, InputError, RunContext, TaskContext
 from bashgym.events import RowsGenerated
 from bashgym.records import Task, trace_to_row
-from bashgym_work_tasks.running import run_task, work_through
+from bashgym_work_tasks.running import finished, run_task, work_through
 from bashgym_work_tasks.tasks import tasks_from_rows
 from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bashgym.runspec import ResolvedRun
+    from bashgym.runspec import ResolvedRun, WorkspaceSpec
     from bashgym.store import Item
 
 NAMESPACE = "tasks"
+
+
+class BudgetSpent(Exception):
+    """The run's budget_usd was spent before this task started: it is not started."""
+
+
+BUDGET_SPENT = "budget: the run's budget_usd was spent before it started"
 
 
 @dataclass
@@ -35,27 +49,43 @@ class AgentRuns:
     resolved: ResolvedRun
     run: RunContext
     _noted: set[str] = field(default_factory=set)
+    _in_flight: list[Budget] = field(default_factory=list)  # the budgets of tasks running
 
     def run_all(self, rows: pd.DataFrame) -> pd.DataFrame:
         """One trace row per task (those finished by an earlier attempt included); a failed
-        task's row is counted as dropped by the executor, with its error."""
+        task's row, or one not started once the budget was spent, is counted as dropped by the
+        executor, with its reason."""
         import pandas as pd
 
         spec, run = self.resolved.spec, self.run
         tasks = tasks_from_rows(rows if spec.num_records is None else rows.head(spec.num_records))
         store = run.store
         store.add(NAMESPACE, [(t.id, t.model_dump(mode="json")) for t in tasks])
-        budget = Budget(spec.budget_usd)
+        # what earlier attempts of this run charged counts against its cap too
+        budget = Budget(spec.budget_usd, spent_usd=run.tally.task_cost_usd)
         run.emit(
             RowsGenerated(
                 step="executor", n=store.counts(NAMESPACE).get("done", 0), total=len(tasks)
             )
         )
 
-        async def one(item: Item) -> dict[str, Any]:
-            return await self.run_one(Task.model_validate(item.payload), budget)
+        async def main() -> None:
+            await check_workspace(spec.workspace)  # before the first task, not in each one
+            gate = asyncio.Condition()
 
-        asyncio.run(work_through(store, NAMESPACE, one, concurrency=spec.concurrency))
+            async def one(item: Item) -> None:
+                task = Task.model_validate(item.payload)
+                allowance = await self.allot(budget, task, gate)
+                try:
+                    await self.run_one(task, allowance)
+                finally:
+                    async with gate:
+                        self._in_flight = [b for b in self._in_flight if b is not allowance]
+                        gate.notify_all()
+
+            await work_through(store, NAMESPACE, one, concurrency=spec.concurrency)
+
+        asyncio.run(main())
         name = self.resolved.executor.name  # type: ignore[union-attr]
         for item in store.items(NAMESPACE, "failed"):
             run.drop(item.error or "failed", by=f"executor {name}", row_id=item.key)
@@ -63,13 +93,46 @@ class AgentRuns:
         run.count("tasks", len(done))
         return pd.DataFrame(done)
 
-    async def run_one(self, task: Task, budget: Budget) -> dict[str, Any]:
+    def free_usd(self, budget: Budget) -> float | None:
+        """What is left of the run's budget less what the tasks in flight may still spend."""
+        left = budget.left_usd
+        held = (max((b.cap_usd or 0.0) - b.spent_usd, 0.0) for b in self._in_flight)
+        return None if left is None else max(left - sum(held), 0.0)
+
+    async def allot(self, budget: Budget, task: Task, gate: asyncio.Condition) -> Budget:
+        """The task's budget: its own cap within a share of what is free of the run's (split
+        among the free lanes), held from the other tasks until it ends.
+
+        Why shares: `claude -p` reports its cost only when it ends, so N tasks started at once
+        with all that is left could together spend N times the cap. With shares, what the tasks
+        in flight may spend together never passes the cap; each stops at its own share, give or
+        take one model request (an agent checks its cap between requests). Once nothing is
+        free, a task waits while tasks in flight may still leave some unspent, then is not
+        started (BudgetSpent).
+        """
+        async with gate:
+            while _spent(self.free_usd(budget)) and self._in_flight:
+                await gate.wait()
+            free = self.free_usd(budget)
+            if _spent(free):
+                raise BudgetSpent(BUDGET_SPENT)
+            lanes = self.resolved.spec.concurrency - len(self._in_flight)
+            waiting = self.run.store.counts(NAMESPACE).get("pending", 0) + 1
+            share = None if free is None else free / max(1, min(lanes, waiting))
+            caps = [c for c in (task.max_budget_usd, share) if c is not None]
+            allowance = Budget(min(caps, default=None), parent=budget)
+            self._in_flight.append(allowance)
+            return allowance
+
+    async def run_one(self, task: Task, budget: Budget) -> None:
+        """Run `task`, then keep its row and mark it done in one store transaction, and only
+        then say it finished: a kill between never runs a finished (paid for) task again."""
         import pandas as pd
 
         step, env = self.resolved.executor, self.resolved.environment
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
         spec = self.resolved.spec
-        workspace = self.run.run_dir / "workspaces" / task.id
+        workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
         await prepare_workspace(workspace, spec.workspace)
         timeout = spec.task_timeout_s or task.timeout_s
         deadline = time.monotonic() + timeout if timeout else None
@@ -78,13 +141,8 @@ class AgentRuns:
                 if note not in self._noted:  # once a run, not once a task
                     self._noted.add(note)
                     self.run.note(f"environment {env.name}: {note}")
-            ctx = TaskContext(
-                run=self.run,
-                env=session,
-                budget=Budget(task.max_budget_usd, parent=budget),
-                deadline=deadline,
-            )
-            result = await run_task(step.obj, step.name, task, step.options, ctx)
+            ctx = TaskContext(run=self.run, env=session, budget=budget, deadline=deadline)
+            result = await run_task(step.obj, step.name, task, step.options, ctx, announce=False)
         files = await changed_files(workspace)
         keep = spec.workspace.keep
         if keep == "all" or (keep == "failed" and not result.success):
@@ -99,6 +157,43 @@ class AgentRuns:
             "workspace": result.workspace,
             "workspace_files": files,
         }
-        self.run.emit(RowsGenerated(step="executor", n=1))
         # scrubbed before the store, the hooks or any model sees it
-        return self.run.scrub_frame(pd.DataFrame([row])).to_dict(orient="records")[0]
+        row = self.run.scrub_frame(pd.DataFrame([row])).to_dict(orient="records")[0]
+        self.run.store.complete(NAMESPACE, task.id, row)  # the result and `done`, one commit
+        self.run.emit(finished(result))
+        self.run.emit(RowsGenerated(step="executor", n=1))
+
+
+async def check_workspace(spec: WorkspaceSpec) -> None:
+    """What would fail every task is said before the first starts (InputError: one line, exit
+    2): a template that is not a folder, a repo git cannot read, a ref it does not have."""
+    if spec.template is not None and not spec.template.is_dir():
+        raise InputError(f"workspace.template {str(spec.template)!r} is not a folder")
+    if spec.repo is None:
+        if spec.ref:
+            raise InputError(f"workspace.ref {spec.ref!r} needs workspace.repo")
+        return
+    # GIT_TERMINAL_PROMPT=0: a repo that asks for a password fails here instead of waiting
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    listed = await procs.run(["git", "ls-remote", "--", spec.repo], env=env, timeout=120)
+    if not listed.ok:
+        why = (listed.output.strip().splitlines() or [listed.reason])[-1]
+        raise InputError(f"workspace.repo {spec.repo!r} is not a git repository here: {why}")
+    if not spec.ref:
+        return
+    refs = [line.split("\t", 1) for line in listed.output.splitlines() if "\t" in line]
+    if any(name in (spec.ref, f"refs/heads/{spec.ref}", f"refs/tags/{spec.ref}")
+           or sha.startswith(spec.ref) for sha, name in refs):  # fmt: skip
+        return
+    if re.fullmatch(r"[0-9a-fA-F]{4,40}", spec.ref):  # a commit no ref points at
+        if not Path(spec.repo).expanduser().is_dir():
+            return  # a remote's inner commits cannot be listed; the clone will say
+        argv = ["git", "-C", spec.repo, "cat-file", "-e", f"{spec.ref}^{{commit}}"]
+        if (await procs.run(argv, env=env, timeout=60)).ok:
+            return
+    raise InputError(f"workspace.ref {spec.ref!r} is not a branch, tag or commit of {spec.repo}")
+
+
+def _spent(free_usd: float | None) -> bool:
+    """Nothing left to spend (a ten-thousandth of a cent is nothing: float sums leave crumbs)."""
+    return free_usd is not None and free_usd < 1e-6
