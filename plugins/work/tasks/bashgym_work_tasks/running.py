@@ -81,9 +81,10 @@ async def work_through(
     claimable, `concurrency` at once.
 
     The worker's return value completes the item (its `result`); an exception fails it with
-    the error as one line. A worker may complete its item itself (`store.complete`), to do
-    more once the result is kept: its return value is then ignored. Cancellation leaves the
-    items in flight `running`: a later run claims them again once this process is gone.
+    the error as one line. A worker may complete or fail its item itself (`store.complete`,
+    `store.fail`), e.g. to do more once the result is kept: its return value is then ignored.
+    Cancellation leaves the items in flight `running`: a later run claims them again once this
+    process is gone.
     """
 
     def claim() -> Item | None:

@@ -37,10 +37,6 @@ if TYPE_CHECKING:
 NAMESPACE = "tasks"
 
 
-class BudgetSpent(Exception):
-    """The run's budget_usd was spent before this task started: it is not started."""
-
-
 BUDGET_SPENT = "budget: the run's budget_usd was spent before it started"
 
 
@@ -75,7 +71,9 @@ class AgentRuns:
 
             async def one(item: Item) -> None:
                 task = Task.model_validate(item.payload)
-                allowance = await self.allot(budget, task, gate)
+                if (allowance := await self.allot(budget, task, gate)) is None:
+                    store.fail(NAMESPACE, item.key, BUDGET_SPENT)  # never started
+                    return
                 try:
                     await self.run_one(task, allowance)
                 finally:
@@ -99,7 +97,7 @@ class AgentRuns:
         held = (max((b.cap_usd or 0.0) - b.spent_usd, 0.0) for b in self._in_flight)
         return None if left is None else max(left - sum(held), 0.0)
 
-    async def allot(self, budget: Budget, task: Task, gate: asyncio.Condition) -> Budget:
+    async def allot(self, budget: Budget, task: Task, gate: asyncio.Condition) -> Budget | None:
         """The task's budget: its own cap within a share of what is free of the run's (split
         among the free lanes), held from the other tasks until it ends.
 
@@ -107,15 +105,15 @@ class AgentRuns:
         with all that is left could together spend N times the cap. With shares, what the tasks
         in flight may spend together never passes the cap; each stops at its own share, give or
         take one model request (an agent checks its cap between requests). Once nothing is
-        free, a task waits while tasks in flight may still leave some unspent, then is not
-        started (BudgetSpent).
+        free, a task waits while tasks in flight may still leave some unspent, then gets None:
+        it is not started.
         """
         async with gate:
             while _spent(self.free_usd(budget)) and self._in_flight:
                 await gate.wait()
             free = self.free_usd(budget)
             if _spent(free):
-                raise BudgetSpent(BUDGET_SPENT)
+                return None
             lanes = self.resolved.spec.concurrency - len(self._in_flight)
             waiting = self.run.store.counts(NAMESPACE).get("pending", 0) + 1
             share = None if free is None else free / max(1, min(lanes, waiting))
@@ -177,8 +175,8 @@ async def check_workspace(spec: WorkspaceSpec) -> None:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     listed = await procs.run(["git", "ls-remote", "--", spec.repo], env=env, timeout=120)
     if not listed.ok:
-        why = (listed.output.strip().splitlines() or [listed.reason])[-1]
-        raise InputError(f"workspace.repo {spec.repo!r} is not a git repository here: {why}")
+        why = (listed.output.strip().splitlines() or [listed.reason])[0].removeprefix("fatal: ")
+        raise InputError(f"workspace.repo {spec.repo!r} cannot be read by git: {why}")
     if not spec.ref:
         return
     refs = [line.split("\t", 1) for line in listed.output.splitlines() if "\t" in line]
