@@ -11,6 +11,7 @@ import json
 import re
 import socket
 import threading
+import time
 
 import pandas as pd
 import pytest
@@ -202,3 +203,38 @@ def test_a_model_that_does_not_answer_at_start_is_one_line(
     line = _error_line(result.output)
     assert "does not answer: connection refused at http://127.0.0.1" in line
     assert "tries" not in line  # nothing listens there: no point waiting
+
+
+def test_the_breaker_trips_once_only_after_a_streak_with_no_answer():
+    """What ends the retries: no answer for give_up_s (here 0: the first failure; or an hour:
+    never in a test). An answer ends a streak; refused requests are taken off the failed
+    count DataDesigner keeps, retried tries added to it."""
+    from bashgym_runners_datadesigner.designer import with_retries
+    from bashgym_runners_datadesigner.faults import MAX_BACKOFF_S, Breaker
+
+    patient = Breaker(3600)
+    patient.failed("rate_limit", "m", "default")
+    patient.answered()
+    patient.failed("rate_limit", "m", "default")
+    assert not patient.tripped and not patient.refuse("m")
+    first = time.monotonic()
+    assert 0 < patient.delay(1, first, None) <= MAX_BACKOFF_S
+    assert patient.delay(1, first, retry_after=2.5) == 2.5  # the server's Retry-After wins
+    assert patient.delay(1, first - 3600, None) is None  # this request had its time: handed back
+
+    trips = []
+    breaker = Breaker(0, on_trip=lambda: trips.append(1))
+    breaker.failed("api_connection", "m", "default--s")
+    breaker.failed("api_connection", "m", "default--s")
+    assert breaker.tripped and trips == [1]  # cancelled once, however many fail after
+    assert breaker.delay(1, time.monotonic(), None) is None
+    assert breaker.refuse("m") and breaker.refuse("m")
+    breaker.count_retry("m")
+    assert breaker.reason() == (
+        "model 'm' (alias 'default') stopped answering: connection refused or lost, no request "
+        "answered for 0s (designer.rate_limit_give_up_s)"
+    )
+    # DataDesigner counted 5 failures for alias default--s: 2 were refusals, 1 retry it never saw
+    assert with_retries({"default--s": ("m", 5)}, breaker.failed_requests()) == {
+        "default--s": ("m", 4)
+    }
