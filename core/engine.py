@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from bashgym.settings import Settings
 
 DROPPED_FILE = "dropped.jsonl"
+SCRATCH_DIR = "bashgym-scratch"  # not `tmp`: `--out .` must never empty a folder of the user's
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -200,7 +201,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
     except OSError as exc:
         raise InputError(f"cannot write the run directory {exc.filename!r}: {exc}") from None
     run_dir = target.run_dir
-    with target.lock or nullcontext(), run_scratch(run_dir / "tmp"):  # both until the run ends
+    with target.lock or nullcontext(), run_scratch(run_dir / SCRATCH_DIR):  # till the run ends
         attempt = int(resuming.read_status(run_dir).get("attempt", 1)) + 1 if target.resume else 1
         try:
             toml = resolved_toml(resolved, run_dir)  # a key typed into --set never lands on disk

@@ -32,6 +32,8 @@ from typing import IO, Any, Literal
 
 State = Literal["pending", "running", "done", "failed"]
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = []
+LOCK_FILE = "run.lock"  # in a run dir: see `lock_run`
+SCRATCH: ContextVar[Path | None] = ContextVar("bashgym_scratch", default=None)  # `scratch_dir`
 
 
 def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
@@ -92,9 +94,6 @@ def owner_alive(token: str | None) -> bool:
     return not started or _start_time(int(pid_text)) == started
 
 
-LOCK_FILE = "run.lock"
-
-
 def lock_run(run_dir: Path, command: str = "") -> IO[str] | None:
     """Take `run_dir`'s lock, held while the returned file is open; None when another process
     holds it. Why flock: the kernel drops it when its holder dies, kill -9 included, so a dead
@@ -124,13 +123,10 @@ def lock_holder(run_dir: Path) -> str:
         return "another process (it has not said who yet)"
 
 
-SCRATCH: ContextVar[Path | None] = ContextVar("bashgym_scratch", default=None)
-
-
 def scratch_dir(prefix: str) -> Path:
-    """A new folder for a session's temporary files (an environment's TMPDIR): under the
-    running run's `tmp/`, so what a killed run left is found and removed when it resumes;
-    outside a run, in the system's temp dir."""
+    """A new folder for a session's temporary files (an environment's TMPDIR): in the running
+    run's dir (`bashgym-scratch/`), so what a killed run left is found and removed when it
+    resumes; outside a run, in the system's temp dir."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir=SCRATCH.get()))
 
 

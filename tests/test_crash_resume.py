@@ -171,12 +171,12 @@ def test_a_second_process_on_a_run_dir_in_use_exits_2_naming_the_holder(crash_ru
     assert "since" in message and "counting" in message  # when, and the command
     assert len(crash_run.ran()) == 1  # the second process ran no task
 
-    assert len(list((crash_run.out / "tmp").glob("bashgym-tmp-*"))) == 1
+    assert len(list((crash_run.out / "bashgym-scratch").glob("bashgym-tmp-*"))) == 1
     first.send_signal(signal.SIGKILL)
     first.wait()
     result = crash_run.again(args)
     assert result.exit_code == 0, result.output
-    assert not (crash_run.out / "tmp").exists()  # the killed attempt's scratch is gone
+    assert not (crash_run.out / "bashgym-scratch").exists()  # the killed attempt's scratch is gone
     runs = Counter(p for p, _ in crash_run.ran())
     assert runs == {"task 0": 2, "task 1": 1, "task 2": 1}  # only the one in flight again
 
