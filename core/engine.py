@@ -208,6 +208,9 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             (run_dir / "run.toml").write_text(redact(toml) if redact else toml)
         except OSError as exc:
             raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
+        if not target.resume:  # started over here: the old run's store and log go with it
+            for old in ("events.jsonl", "state.db", "state.db-wal", "state.db-shm"):
+                (run_dir / old).unlink(missing_ok=True)
         bus = EventBus(run_dir / "events.jsonl", redact=redact)
         run = RunContext(
             run_dir=run_dir,

@@ -276,13 +276,9 @@ class Tally:
 
     def add_earlier(self, log: Path) -> None:
         """Count the usage and cost of a resumed run's earlier attempts (from its events.jsonl,
-        before this attempt's first event), so run.json says what the whole run spent; a fresh
-        start over the same folder (attempt 1) discards what came before it."""
+        before this attempt's first event), so run.json says what the whole run spent."""
         for event in read_events(log):
-            if isinstance(event, RunStarted) and event.attempt == 1:
-                self.usage, self.cost_usd, self.task_cost_usd = Usage(), 0.0, 0.0
-                self.unpriced, self.by_model, self.by_alias = set(), {}, {}
-            elif isinstance(event, UsageCharged):
+            if isinstance(event, UsageCharged):
                 self(event)
 
     def _on_task_started(self, e: TaskStarted) -> None:

@@ -238,6 +238,24 @@ def test_tasks_in_flight_together_never_get_more_than_is_left(bashgym_cli, crash
     assert summary["cost_usd"] == pytest.approx(0.6) and summary["counts"]["kept"] == 3
 
 
+def test_starting_over_in_a_run_dir_reuses_nothing_of_the_old_run(
+    bashgym_cli, crash_run, monkeypatch
+):
+    """--fresh (or another config) in a dir that holds a run: its tasks run again, and run.json
+    counts only the new run's cost (the old store and log went with the old run)."""
+    for name, value in crash_run.env.items():
+        monkeypatch.setenv(name, value)
+    crash_run.gate.touch()
+    assert bashgym_cli(*crash_run.args(["a", "b"])).exit_code == 0
+    result = bashgym_cli(*crash_run.args(["a", "b"], "--fresh"))
+    assert result.exit_code == 0, result.output
+    assert [p for p, _ in crash_run.ran()] == ["a", "b", "a", "b"]
+    summary = json.loads((crash_run.out / "run.json").read_text())
+    assert summary["attempt"] == 1 and summary["cost_usd"] == pytest.approx(2 * 0.25)
+    started = [e for e in read_events(crash_run.out / "events.jsonl") if e.type == "run_started"]
+    assert len(started) == 1
+
+
 @pytest.mark.parametrize(
     ("setting", "expected"),
     [
