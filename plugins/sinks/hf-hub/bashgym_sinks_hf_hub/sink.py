@@ -23,9 +23,9 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from bashgym_split import record_key, split_of
 
 from bashgym.contracts import RunContext, Sink, Written
-from bashgym.split import record_key, split_of
 from bashgym.text import plain
 from bashgym_sinks_hf_hub.card import render
 from bashgym_sinks_hf_hub.options import HfHubOptions

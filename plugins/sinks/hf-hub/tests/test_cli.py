@@ -6,11 +6,11 @@ import json
 
 import datasets
 import huggingface_hub
+from bashgym_split import split_of
 
 from bashgym import hookimpl
 from bashgym.contracts import Source
 from bashgym.records import trace_from_row
-from bashgym.split import split_of
 
 
 def test_run_writes_a_loadable_hub_folder_and_pushes(

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from bashgym_sinks_hf_hub.options import HfHubOptions
 from bashgym_sinks_hf_hub.sink import HfHubSink, default_folder
+from bashgym_split import split_of
 from huggingface_hub import DatasetCard
 
 from bashgym.contracts import RunContext
 from bashgym.records import trace_from_row, trace_to_row
-from bashgym.split import split_of
 
 RUN_TOML = """seed = 3
 out = "/home/alice/secret-project/runs/r1"

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import pandas as pd
+from bashgym_split import record_key, split_of
 
 from bashgym import __version__
 from bashgym.contracts import InputError, RunContext, Sink, Written
 from bashgym.records import TRACE_COLUMN
-from bashgym.split import record_key, split_of
 from bashgym.text import plain
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.shapes import (

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from bashgym_split import split_of
+
 from bashgym import hookimpl
 from bashgym.contracts import Source
-from bashgym.split import split_of
 
 
 def test_run_writes_split_files_and_counts(bashgym_cli, bashgym_env, register_plugin, make_trace):

@@ -13,10 +13,10 @@ import pytest
 from bashgym_sinks_nemo_jsonl import sink as sink_module
 from bashgym_sinks_nemo_jsonl.options import DEFAULT_SYSTEM_PROMPT, NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
+from bashgym_split import split_of
 
 from bashgym.contracts import InputError, RunContext
 from bashgym.records import Message, ToolCall, Trace, trace_to_row
-from bashgym.split import split_of
 
 
 def write(run: RunContext, rows: Any, fmt: str = "traces", **options: Any) -> Path:

@@ -8,8 +8,9 @@ Why blake2b and not `hash()`: Python salts `hash()` per process (PYTHONHASHSEED)
 stable across runs. The fraction test is monotonic: raising `val_fraction` only moves records
 from train to validation, never back.
 
-It lives in the kernel because every sink that writes splits (nemo-jsonl, hf-hub, third-party
-ones) must agree on which side a record is: plugins never import each other's internals.
+A library of its own (not a sink's internals) because every sink that writes splits (nemo-jsonl,
+hf-hub, third-party ones) must agree on which side a record is; it left the kernel, which knows
+no sink (`bashgym.split` before).
 """
 
 from __future__ import annotations

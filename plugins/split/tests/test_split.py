@@ -1,6 +1,6 @@
 """The deterministic split: stable across processes and row orders, monotonic in the fraction.
 
-Every sink that writes train/validation files uses `bashgym.split`, so they agree on each record.
+Every sink that writes train/validation files uses `bashgym_split`, so they agree on each record.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ import random
 import subprocess
 import sys
 
+import bashgym_split as split_module
 import numpy as np
+from bashgym_split import in_validation, record_key, split_of
 from hypothesis import given
 from hypothesis import strategies as st
-
-from bashgym import split as split_module
-from bashgym.split import in_validation, record_key, split_of
 
 
 def test_known_values_pin_the_algorithm():
