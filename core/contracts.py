@@ -46,10 +46,16 @@ class InputError(ValueError):
     one line and exits 2, with no traceback; run.json records it as the failure."""
 
 
-class Options(BaseModel):
-    """Base for plugin options: unknown keys are an error, so a typo never passes silently."""
+class RunStopped(RuntimeError):
+    """Raise when a run cannot go on for a cause outside it (its model stopped answering): the
+    CLI prints one line and exits 1; the run is `failed`, so the same command resumes it."""
 
-    model_config = ConfigDict(extra="forbid")
+
+class Options(BaseModel):
+    """Base for plugin options: an unknown key is an error, so a typo never passes silently;
+    `inf` and `nan` too (a limit left out is no limit)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class NoOptions(Options):
@@ -373,6 +379,10 @@ class Executor(Component[O]):
     # True when its process itself talks to a model API from inside the environment (an agent
     # CLI): the run then refuses an environment whose `network` option is off.
     needs_network: ClassVar[bool] = False
+
+    def preflight(self, options: O, run: RunContext) -> None:
+        """Before the first task of a run: raise InputError when no task could run (a missing
+        binary, a model that does not answer), so the run stops at once with one line."""
 
     @abstractmethod
     async def run(self, task: Task, options: O, ctx: TaskContext) -> WorkerResult:

@@ -117,7 +117,8 @@ class DesignerSettings(BaseModel):
     )
     rate_limit_give_up_s: Limit = Field(
         default=120.0,
-        description="Stop a run whose requests have all been rate-limited (429) this long.",
+        description="Stop a run whose model answered no request this long (429, refused or "
+        "lost connections, 5xx); finished batches are kept, the same command resumes it.",
     )
 
 

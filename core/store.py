@@ -127,7 +127,7 @@ def scratch_dir(prefix: str) -> Path:
     """A new folder for a session's temporary files (an environment's TMPDIR): in the running
     run's dir (`bashgym-scratch/`), so what a killed run left is found and removed when it
     resumes; outside a run, in the system's temp dir."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=SCRATCH.get()))
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=SCRATCH.get())).absolute()  # for any cwd
 
 
 @contextmanager

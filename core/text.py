@@ -45,7 +45,9 @@ def explain_validation(exc: ValidationError, unknown: str = "unknown option") ->
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "value"
         msg = unknown if err["type"] == "extra_forbidden" else err["msg"]
-        problems.append(f"{loc}: {msg}")
+        got = err.get("input") if err["type"] != "extra_forbidden" else None
+        shown = f" (got {got!r})" if isinstance(got, str | int | float) and got != "" else ""
+        problems.append(f"{loc}: {msg}{shown}")
     return "; ".join(problems)
 
 

@@ -12,7 +12,7 @@ import typer
 from bashgym_cli import err, fail, load_plugin, out, report_broken_plugins
 from rich.markup import escape
 
-from bashgym.contracts import InputError
+from bashgym.contracts import InputError, RunStopped
 from bashgym.plugins import PluginHost, PluginLoadError, current_host
 from bashgym.registry import PluginConflictError, Registry
 from bashgym.runspec import (
@@ -157,6 +157,8 @@ def run_command(
         summary = execute(resolved, host, settings)
     except InputError as exc:
         raise fail(str(exc)) from None
+    except RunStopped as exc:  # a cause outside the command (its model stopped): resumable
+        raise fail(str(exc), code=1) from None
     except RunInterrupted as exc:
         err.print(
             f"[yellow]interrupted[/] ({exc.why}): {exc.run_dir} keeps its finished work; run "

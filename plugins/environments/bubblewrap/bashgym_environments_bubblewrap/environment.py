@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,6 +17,7 @@ from bashgym_environments_local import SandboxSession, workspace_folder
 
 from bashgym.contracts import Environment, InputError
 from bashgym.records import Completed
+from bashgym.store import scratch_dir
 from bashgym_environments_bubblewrap.disk import MB, DiskWatch
 from bashgym_environments_bubblewrap.options import BubblewrapOptions
 from bashgym_environments_bubblewrap.sandbox import (
@@ -49,7 +49,7 @@ class BubblewrapSession(SandboxSession):
         self.userns, self.userns_line = userns_flags(bwrap)
         bpf, self.seccomp_line = seccomp_filter(bwrap)
         # the session's own folder: its /tmp, and the filter where no command can change it
-        self.home = Path(tempfile.mkdtemp(prefix="bashgym-tmp-"))
+        self.home = scratch_dir("bashgym-tmp-")  # in the run dir: a kill leaves none
         self.tmp = self.home / "tmp"
         self.tmp.mkdir()
         self.filter: Path | None = None

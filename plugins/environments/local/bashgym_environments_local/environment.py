@@ -7,12 +7,12 @@ import asyncio
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from bashgym.contracts import Environment, InputError
+from bashgym.store import scratch_dir
 from bashgym_environments_local.lockdown import NO_TERMINAL, probe, wrap
 from bashgym_environments_local.namespaces import NET, PID, try_unshare
 from bashgym_environments_local.options import LocalOptions
@@ -26,7 +26,7 @@ class LocalSession(SandboxSession):
         folder = workspace_folder(workspace)
         self.flags, notes = _namespaces(options.network)  # may refuse: before anything is made
         self.lock = probe(self.flags)
-        self.tmpdir = tempfile.mkdtemp(prefix="bashgym-tmp-")
+        self.tmpdir = str(scratch_dir("bashgym-tmp-"))  # in the run dir: a kill leaves none
         try:
             super().__init__(folder, options, tmpdir=self.tmpdir)
         except BaseException:

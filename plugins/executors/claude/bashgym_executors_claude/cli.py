@@ -14,7 +14,7 @@ from collections import deque
 
 import bashgym_procs as procs
 
-from bashgym.contracts import Executor, InputError, TaskContext
+from bashgym.contracts import Executor, InputError, RunContext, TaskContext
 from bashgym.events import TaskOutput
 from bashgym.records import Task, WorkerResult
 from bashgym_executors_claude import finish
@@ -37,6 +37,9 @@ class ClaudeCli(Executor[ClaudeOptions]):
 
     name = "claude-cli"
     needs_network = True  # `claude` calls its model API from inside the environment
+
+    def preflight(self, options: ClaudeOptions, run: RunContext) -> None:
+        find_claude(options.claude_path)  # no binary: one line before any task, not per task
 
     async def run(self, task: Task, options: ClaudeOptions, ctx: TaskContext) -> WorkerResult:
         try:

@@ -13,7 +13,7 @@ import dataclasses
 from collections import deque
 from typing import Any
 
-from bashgym.contracts import Executor, InputError, TaskContext
+from bashgym.contracts import Executor, InputError, RunContext, TaskContext
 from bashgym.events import TaskOutput
 from bashgym.records import Task, WorkerResult
 from bashgym_executors_claude import finish
@@ -121,6 +121,9 @@ class AgentSdk(Executor[ClaudeOptions]):
 
     name = "agent-sdk"
     needs_network = True
+
+    def preflight(self, options: ClaudeOptions, run: RunContext) -> None:
+        find_claude(options.claude_path)  # no binary: one line before any task, not per task
 
     async def run(self, task: Task, options: ClaudeOptions, ctx: TaskContext) -> WorkerResult:
         from claude_agent_sdk import query

@@ -27,6 +27,7 @@ import ctypes, json, os, sys
 os.setsid()
 ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
 spec = json.load(open({spec!r}))
+os.unlink({spec!r})  # it holds the API key: gone once read, even if BashGym is killed -9
 with open({pid!r} + ".tmp", "w") as fh:
     fh.write(str(os.getpid()))
 os.replace({pid!r} + ".tmp", {pid!r})

@@ -232,21 +232,44 @@ def test_one_malformed_reply_in_three_loses_no_task(
     assert summary["usage_by_model"]["scripted-student"]["requests"] == answered
 
 
-def test_a_dead_model_fails_each_task_with_the_cause_and_later_tasks_fast(
+def test_a_dead_model_stops_the_run_before_any_task(bashgym_cli: Any, bashgym_env: Any) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    result, _ = student_run(bashgym_cli, bashgym_env.workdir, url, ["one", "two"])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "model alias 'student' does not answer" in lines[0], lines
+    assert "connection refused" in lines[0] and "Traceback" not in result.output
+    events = (bashgym_env.workdir / "out" / "events.jsonl").read_text()
+    assert '"task_started"' not in events  # the preflight said it: no task started
+
+
+def test_a_model_that_dies_after_the_check_fails_each_task_with_the_cause_fast(
     bashgym_cli: Any, bashgym_env: Any
 ) -> None:
-    url = f"http://127.0.0.1:{closed_port()}/v1"
-    _, summary = student_run(
-        bashgym_cli, bashgym_env.workdir, url, ["one", "two", "three"], "-c", "1"
-    )
-    expected = f"model student: connection refused at {url} (is the server running?)"
+    server = ScriptedModelServer().start()
+    url = server.openai_base_url
+
+    def die(_: RecordedRequest) -> Fault:  # the preflight is answered, then the server goes
+        threading.Thread(target=server.stop).start()
+        return Fault.disconnect()
+
+    server.script(Reply("ok"), die)
+    try:
+        _, summary = student_run(
+            bashgym_cli, bashgym_env.workdir, url, ["one", "two", "three"], "-c", "1"
+        )
+    finally:
+        server.stop()
+    refused = f"model student: connection refused at {url} (is the server running?)"
     finished = [
         json.loads(line)
         for line in (bashgym_env.workdir / "out" / "events.jsonl").read_text().splitlines()
         if '"task_finished"' in line
     ]
-    assert [e["reason"] for e in finished] == [f"{expected}; gave up after 3 tries"] + [
-        expected
-    ] * 2
+    reasons = [e["reason"] for e in finished]
+    assert len(reasons) == 3 and all(refused in r or "connection to" in r for r in reasons)
     # the first task tried 3 times; the next ones once each, the endpoint known to be down
-    assert summary["usage_by_alias"]["student"]["failed_requests"] == 5
+    assert reasons[0].endswith("gave up after 3 tries") and reasons[1] == reasons[2] == refused
+    # each task's real cause is its drop reason: none is blamed on the sink
+    dropped = summary["counts"]["dropped"]
+    assert sum(n for r, n in dropped.items() if r.startswith("executor student:")) == 3, dropped

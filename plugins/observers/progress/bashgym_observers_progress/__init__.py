@@ -12,8 +12,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from rich.console import Console
+from rich.markup import escape
+
 from bashgym import hookimpl
-from bashgym.events import RunFinished, RunStarted
+from bashgym.events import Note, RunFinished, RunStarted
 from bashgym_observers_progress.display import RunProgress
 
 __all__ = ["RunProgress"]
@@ -25,8 +28,6 @@ _lock = threading.Lock()
 @hookimpl
 def on_event(event: Any, run: Any) -> None:
     if isinstance(event, RunStarted):
-        from rich.console import Console
-
         console = Console(stderr=True)
         if event.resumed_from is not None:
             console.print(
@@ -38,6 +39,9 @@ def on_event(event: Any, run: Any) -> None:
             _open[id(run)] = RunProgress(console, run.tally).__enter__()
         return
     progress = _open.get(id(run))
+    if isinstance(event, Note) and event.text.startswith("warning:"):  # loud, and at once
+        console = progress.console if progress is not None else Console(stderr=True)
+        console.print(f"[bold yellow]WARNING[/]{escape(event.text[8:])}", highlight=False)
     if progress is not None:
         progress(event)
         if isinstance(event, RunFinished):

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bashgym.contracts import InputError, RunContext
+from bashgym.contracts import InputError, RunContext, RunStopped
 from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import DroppedRow, Usage
 from bashgym.text import one_line
@@ -106,7 +106,7 @@ def stop(run: RunContext, gen: Any, target: int, earlier: list[RoundResult]) -> 
     run.count("requested", target)
     run.count("generated", sum(r.generated for r in earlier) + done + len(gen.dropped))
     run.count("pending", gen.unexplained)
-    raise InputError(
+    raise RunStopped(
         f"{gen.stopped}; {gen.unexplained} of {gen.requested} rows pending, finished batches "
         f"kept in {run.run_dir}: run the same command again to resume once it answers"
     )

@@ -105,7 +105,7 @@ def test_a_server_that_dies_mid_run_stops_it_and_the_rerun_resumes(
     finally:
         server.stop()
         server.start()  # the same port: bashgym.toml points there
-    assert result.exit_code == 2
+    assert result.exit_code == 1  # RunStopped: resumable
     line = _error_line(result.output)
     assert "'scripted-default' (alias 'default') stopped answering: connection refused" in line
     assert "run the same command again to resume" in line
@@ -139,7 +139,7 @@ def test_429_forever_is_retried_up_to_the_bound_then_one_line(echo, scripted_mod
     server = scripted_models.server
     server.add_rule(lambda r: not _preflight(r), Fault.status(429))
     result, summary = echo()
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     line = _error_line(result.output)
     assert "stopped answering: rate limited (429), no request answered for 1s" in line
     assert "6 of 6 rows pending" in line

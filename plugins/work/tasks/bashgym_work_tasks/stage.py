@@ -54,9 +54,16 @@ class AgentRuns:
         import pandas as pd
 
         spec, run = self.resolved.spec, self.run
+        if (warning := unsandboxed(self.resolved, run)) is not None:
+            run.note(warning)  # every run: the progress display prints it at once
         tasks = tasks_from_rows(rows if spec.num_records is None else rows.head(spec.num_records))
         store = run.store
         store.add(NAMESPACE, [(t.id, t.model_dump(mode="json")) for t in tasks])
+        step = self.resolved.executor
+        assert step is not None, "the stage runs only for a run with an executor"
+        counts = store.counts(NAMESPACE)
+        if counts.get("pending", 0) + counts.get("running", 0):  # a task is left to run
+            step.obj.preflight(step.options, run)  # one line, no task started, when none could
         # what earlier attempts of this run charged counts against its cap too
         budget = Budget(spec.budget_usd, spent_usd=run.tally.task_cost_usd)
         run.emit(
@@ -84,12 +91,17 @@ class AgentRuns:
             await work_through(store, NAMESPACE, one, concurrency=spec.concurrency)
 
         asyncio.run(main())
-        name = self.resolved.executor.name  # type: ignore[union-attr]
         for item in store.items(NAMESPACE, "failed"):
-            run.drop(item.error or "failed", by=f"executor {name}", row_id=item.key)
+            run.drop(item.error or "failed", by=f"executor {step.name}", row_id=item.key)
         done = [item.result for item in store.items(NAMESPACE, "done")]
         run.count("tasks", len(done))
-        return pd.DataFrame(done)
+        # a task that did not succeed is never a training target: dropped with its own reason
+        # (the real cause: `timeout`, `model student: connection refused ...`), not a sink's
+        for row in done:
+            if row.get("status") != "success":
+                why = f"{row.get('status')}: {row.get('reason') or 'no reason given'}"
+                run.drop(why, by=f"executor {step.name}", row_id=row.get("id"))
+        return pd.DataFrame([row for row in done if row.get("status") == "success"])
 
     def free_usd(self, budget: Budget) -> float | None:
         """What is left of the run's budget less what the tasks in flight may still spend."""
@@ -195,3 +207,23 @@ async def check_workspace(spec: WorkspaceSpec) -> None:
 def _spent(free_usd: float | None) -> bool:
     """Nothing left to spend (a ten-thousandth of a cent is nothing: float sums leave crumbs)."""
     return free_usd is not None and free_usd < 1e-6
+
+
+def unsandboxed(resolved: ResolvedRun, run: RunContext) -> str | None:
+    """The warning an agent run gets while its commands run in `local` because bubblewrap
+    cannot (None when bubblewrap could have been used: `local` was chosen on purpose)."""
+    env = resolved.environment
+    if env is None or env.name != "local":
+        return None
+    registered = run.registry.items["environments"].get("bubblewrap") if run.registry else None
+    why = "its plugin is not installed" if registered is None else registered.obj.available()
+    if why is None:
+        return None
+    root = ", and you are root: the whole machine" if os.geteuid() == 0 else ""
+    return (
+        f"warning: commands of this run are NOT sandboxed: bubblewrap is not usable here ({why}),"
+        " so they run in `local`, which limits time and resources and confines the file tools,"
+        f" but lets a command read and write anything your user can{root}. Fix: install it"
+        " (`sudo apt-get install bubblewrap` on Debian/Ubuntu, `sudo dnf install bubblewrap` on"
+        " Fedora) and run again."
+    )
