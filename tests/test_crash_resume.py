@@ -31,7 +31,6 @@ from pathlib import Path
 
 from bashgym import hookimpl
 from bashgym.records import Usage
-from bashgym.store import scratch_dir
 from bashgym_testing import ScriptedExecutor
 
 
@@ -39,7 +38,6 @@ class Counting(ScriptedExecutor):
     async def run(self, task, options, ctx):
         with open(os.environ["COUNTER"], "a") as fh:
             fh.write(json.dumps([task.prompt, ctx.budget.left_usd]) + "\\n")
-        scratch_dir("bashgym-tmp-")  # as an environment makes its TMPDIR
         gate = os.environ.get("GATE")
         while gate and not Path(gate).exists():
             await asyncio.sleep(0.02)
@@ -171,6 +169,7 @@ def test_a_second_process_on_a_run_dir_in_use_exits_2_naming_the_holder(crash_ru
     assert "since" in message and "counting" in message  # when, and the command
     assert len(crash_run.ran()) == 1  # the second process ran no task
 
+    # the environment's TMPDIR for the task in flight (local and bubblewrap make it there)
     assert len(list((crash_run.out / "bashgym-scratch").glob("bashgym-tmp-*"))) == 1
     first.send_signal(signal.SIGKILL)
     first.wait()

@@ -86,6 +86,10 @@ def lines_of(
 ) -> Iterator[Line | Invalid]:
     """The training lines one row becomes (a trace may add its subagents), or why not."""
     if shape == "traces":
+        status = row.get("status")  # an executor's row: a task that failed is no SFT target,
+        if isinstance(status, str) and status != "success":  # and its cause is the reason
+            yield Invalid(f"task {status}: {row.get('reason') or 'no reason given'}")
+            return
         yield from trace_lines(row, options)
         return
     convert: Callable[[Mapping[str, Any], NemoJsonlOptions], Line] = {

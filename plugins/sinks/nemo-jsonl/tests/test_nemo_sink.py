@@ -391,3 +391,13 @@ def test_a_failed_write_leaves_the_previous_files_whole(run_ctx, make_trace, mon
         write(run_ctx, rows + rows, val_fraction=0)
     assert (folder / "train.jsonl").read_bytes() == before
     assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "train.jsonl", "val.jsonl"]
+
+
+def test_a_failed_tasks_trace_is_dropped_with_its_cause(run_ctx, make_trace):
+    """An executor's row that did not succeed is never an SFT line; its reason is the drop's."""
+    ok, failed = trace_to_row(make_trace(1)), trace_to_row(make_trace(2))
+    ok.update(status="success", reason=None)
+    failed.update(id="t-2", status="timeout", reason="deadline passed (30 s)")
+    written = NemoJsonlSink().write(pd.DataFrame([ok, failed]), NemoJsonlOptions(), run_ctx, "")
+    assert written.rows == 1
+    assert run_ctx.dropped == {"nemo-jsonl: task timeout: deadline passed (30 s)": 1}

@@ -95,13 +95,7 @@ class AgentRuns:
             run.drop(item.error or "failed", by=f"executor {step.name}", row_id=item.key)
         done = [item.result for item in store.items(NAMESPACE, "done")]
         run.count("tasks", len(done))
-        # a task that did not succeed is never a training target: dropped with its own reason
-        # (the real cause: `timeout`, `model student: connection refused ...`), not a sink's
-        for row in done:
-            if row.get("status") != "success":
-                why = f"{row.get('status')}: {row.get('reason') or 'no reason given'}"
-                run.drop(why, by=f"executor {step.name}", row_id=row.get("id"))
-        return pd.DataFrame([row for row in done if row.get("status") == "success"])
+        return pd.DataFrame(done)  # failed tasks too: their status and reason go with them
 
     def free_usd(self, budget: Budget) -> float | None:
         """What is left of the run's budget less what the tasks in flight may still spend."""
