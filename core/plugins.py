@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from bashgym import hookspecs
-from bashgym.registry import Registry
+
+if TYPE_CHECKING:
+    from bashgym.registry import Registry
 
 GROUP = "bashgym"
 # Plugins that load even when BASHGYM_LOAD_PLUGINS narrows the set (as llm's DEFAULT_PLUGINS):
@@ -111,6 +113,10 @@ class PluginHost:
     def registry(self) -> Registry:
         """Everything registered, by kind and name (collected once, after loading)."""
         if self._registry is None:
+            # here, not at the top: the registry needs the contracts (pydantic, about 0.09 s),
+            # which `bashgym --help` and the command index never read
+            from bashgym.registry import Registry
+
             self._registry = Registry.collect(self.pm, self.infos)
         return self._registry
 

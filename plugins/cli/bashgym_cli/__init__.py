@@ -6,141 +6,46 @@ mounted from a plugin's `register_commands` (`run` included: bashgym-commands-ru
 console helpers commands share (`fail`, `err`, `out`, `report_broken_plugins`, `load_plugin`,
 `non_finite` for `--set` values).
 
-Every configuration problem (unknown plugin name, bad option, bad run or settings file) is caught
-before any work and printed as one line naming the problem and the valid choices, exit code 2.
+It starts at once (the simonw/llm way): `--version` imports neither Typer nor any plugin;
+`--help`, completion and the command names come from a cached index (`index.py`), and a
+command's plugins are loaded only when one is run. So this module imports nothing heavy: the
+helpers above live in `app.py` (Typer, rich and the kernel's contracts: about 0.15 s measured
+with `-X importtime`) and are imported on first use through `__getattr__` (PEP 562), so
+`from bashgym_cli import fail` works as before.
 """
 
 from __future__ import annotations
 
-import functools
 import signal
-from typing import Annotated, Any
-
-import typer
-from rich.console import Console
-from rich.markup import escape
+import sys
+from typing import TYPE_CHECKING, Any
 
 from bashgym import __version__
-from bashgym.contracts import InputError
-from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host
 from bashgym_cli.hardening import make_undumpable
-from bashgym_cli.loading import load_plugin
-from bashgym_cli.values import non_finite
 
-err = Console(stderr=True)
-out = Console()
+if TYPE_CHECKING:
+    from bashgym_cli.app import build_app, err, fail, out, report_broken_plugins
+    from bashgym_cli.loading import load_plugin
+    from bashgym_cli.values import non_finite
 
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """One `error:` line; the message is text, never markup (it quotes paths, commands, data)."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
-
-
-def report_broken_plugins(host: PluginHost) -> None:
-    """A warning line for each plugin that could not load (a command goes on without it)."""
-    for info in host.failures():
-        err.print(
-            f"[yellow]warning:[/] plugin {info.name!r} is disabled: {info.error}", highlight=False
-        )
+_LAZY = {
+    "build_app": "bashgym_cli.app",
+    "err": "bashgym_cli.app",
+    "fail": "bashgym_cli.app",
+    "out": "bashgym_cli.app",
+    "report_broken_plugins": "bashgym_cli.app",
+    "load_plugin": "bashgym_cli.loading",
+    "non_finite": "bashgym_cli.values",
+}
 
 
-def version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"bashgym {__version__}")
-        raise typer.Exit()
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bashgym_cli' has no attribute {name!r}")
+    import importlib
 
-
-def build_app(host: PluginHost | None = None) -> typer.Typer:
-    """A fresh CLI app with the core commands plus every plugin's `register_commands`."""
-    app = typer.Typer(
-        name="bashgym",
-        no_args_is_help=True,
-        rich_markup_mode="rich",
-        help="Turn coding-agent work into training data, and run that work.\n\n"
-        "Sources read inputs, pipelines generate rows on NeMo DataDesigner, judges keep or drop "
-        "them, sinks write training files. Every part is a plugin: see [bold]bashgym plugins[/].",
-    )
-
-    @app.callback()
-    def _root(
-        version: Annotated[
-            bool,
-            typer.Option(
-                "--version", callback=version_callback, is_eager=True, help="Print the version."
-            ),
-        ] = False,
-    ) -> None:
-        pass
-
-    _add_plugin_commands(app, host or current_host())
-    return app
-
-
-def _add_plugin_commands(app: typer.Typer, host: PluginHost) -> None:
-    """Each plugin's commands, built on a scratch app first: a name already taken (a built-in,
-    or another plugin's) is refused by name, and a broken hook disables only its plugin. The
-    default plugins' commands go first, so no other plugin can take `run` over."""
-    impls = host.pm.hook.register_commands.get_hookimpls()
-    for impl in sorted(impls, key=lambda impl: impl.plugin_name not in DEFAULT_PLUGINS):
-        scratch = typer.Typer()
-        info = host.infos.get(impl.plugin_name)
-        try:
-            impl.function(app=scratch)
-        except Exception as exc:  # noqa: BLE001 -- a broken plugin command never breaks the CLI
-            if info is not None:
-                info.error = f"register_commands failed: {exc}"
-            continue
-        taken, added, clashes = _command_names(app), [], []
-        for item in [*scratch.registered_commands, *scratch.registered_groups]:
-            name = _name(item)
-            if name in taken:
-                clashes.append(name)
-                continue
-            is_group = item in scratch.registered_groups
-            _input_errors_exit_2(item)
-            (app.registered_groups if is_group else app.registered_commands).append(item)  # type: ignore[arg-type]
-            added.append(name)
-        if info is not None:
-            info.registers["commands"] = sorted(added)
-            if clashes:
-                info.error = (
-                    f"command(s) {', '.join(repr(c) for c in clashes)} refused: the name is "
-                    "already taken by a built-in or another plugin"
-                )
-
-
-def _input_errors_exit_2(item: Any) -> None:
-    """A plugin command (or each command of a group) ends an `InputError` the way `run` does:
-    one red line and exit 2, not a traceback. functools.wraps keeps the signature Typer reads."""
-    group = getattr(item, "typer_instance", None)
-    if group is not None:
-        for sub in [*group.registered_commands, *group.registered_groups]:
-            _input_errors_exit_2(sub)
-        return
-    callback = item.callback
-    if callback is None or getattr(callback, "_bashgym_wrapped", False):
-        return
-
-    @functools.wraps(callback)
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return callback(*args, **kwargs)
-        except InputError as exc:
-            raise fail(str(exc)) from None
-
-    guarded._bashgym_wrapped = True  # type: ignore[attr-defined]
-    item.callback = guarded
-
-
-def _name(item: Any) -> str:
-    if getattr(item, "typer_instance", None) is not None:  # a group
-        return item.name or ""
-    return item.name or (item.callback.__name__.replace("_", "-") if item.callback else "")
-
-
-def _command_names(app: typer.Typer) -> set[str]:
-    return {_name(c) for c in [*app.registered_commands, *app.registered_groups]}
+    return getattr(importlib.import_module(module), name)
 
 
 def main() -> None:
@@ -148,7 +53,12 @@ def main() -> None:
     # SIGTERM and SIGHUP end a run like Ctrl-C: its status is recorded, its servers stopped.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
-    build_app()()
+    if sys.argv[1:] == ["--version"]:  # what Typer's eager --version prints, without Typer
+        print(f"bashgym {__version__}")
+        return
+    from bashgym_cli.index import lazy_app  # Typer and the index: not needed for --version
+
+    lazy_app()()
 
 
 def _interrupt(signum: int, frame: Any) -> None:
