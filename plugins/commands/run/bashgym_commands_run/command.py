@@ -24,6 +24,7 @@ from bashgym.runspec import (
     resolve,
 )
 from bashgym.settings import Settings, SettingsError, load_settings
+from bashgym_commands_run.completion import names_of
 from bashgym_commands_run.spec import apply_sets, load_run_file
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
@@ -33,23 +34,45 @@ def run_command(
     run_file: Annotated[
         Path | None, typer.Argument(help="A run file (TOML). Flags below add to or override it.")
     ] = None,
-    source: Annotated[str | None, typer.Option("--source", "-s", help="Source name.")] = None,
+    source: Annotated[
+        str | None,
+        typer.Option("--source", "-s", help="Source name.", autocompletion=names_of("sources")),
+    ] = None,
     executor: Annotated[
         str | None,
-        typer.Option("--executor", "-x", help="Executor name: run each source row as a task."),
+        typer.Option(
+            "--executor",
+            "-x",
+            help="Executor name: run each source row as a task.",
+            autocompletion=names_of("executors"),
+        ),
     ] = None,
     environment: Annotated[
         str | None,
         typer.Option(
-            "--environment", "-e", help="Where tasks run (default: bubblewrap, else local)."
+            "--environment",
+            "-e",
+            help="Where tasks run (default: bubblewrap, else local).",
+            autocompletion=names_of("environments"),
         ),
     ] = None,
-    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p", help="Pipeline name.")] = None,
+    pipeline: Annotated[
+        str | None,
+        typer.Option(
+            "--pipeline", "-p", help="Pipeline name.", autocompletion=names_of("pipelines")
+        ),
+    ] = None,
     sink: Annotated[
-        list[str] | None, typer.Option("--sink", "-k", help="Sink name (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--sink", "-k", help="Sink name (repeatable).", autocompletion=names_of("sinks")
+        ),
     ] = None,
     judge: Annotated[
-        list[str] | None, typer.Option("--judge", "-j", help="Judge name (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--judge", "-j", help="Judge name (repeatable).", autocompletion=names_of("judges")
+        ),
     ] = None,
     num_records: Annotated[
         int | None,
@@ -159,6 +182,9 @@ def run_command(
         raise fail(str(exc)) from None
     except RunStopped as exc:  # a cause outside the command (its model stopped): resumable
         raise fail(str(exc), code=1) from None
+    except OSError as exc:  # a path the run could not write (a sink's): one line, run.json has it
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise fail(f"{exc.strerror or exc}{where}; nothing after it was written", code=1) from None
     except RunInterrupted as exc:
         err.print(
             f"[yellow]interrupted[/] ({exc.why}): {exc.run_dir} keeps its finished work; run "

@@ -36,3 +36,14 @@ def test_a_plugin_registered_first_cannot_take_run_over(monkeypatch):
     result = CliRunner().invoke(build_app(host), ["run", "--help"])
     assert result.exit_code == 0 and "--executor" in result.output
     assert "'run' refused" in (host.infos["squatter"].error or "")
+
+
+def test_a_sink_path_that_cannot_be_written_is_one_line_and_exit_1(bashgym_cli, tmp_path):
+    result = bashgym_cli(
+        "run", "-p", "samplers", "-n", "2", "-k", "parquet",
+        "--set", "sink.path=/proc/no-such-dir/x.parquet", "--out", str(tmp_path / "r"),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "/proc/no-such-dir" in errors[0], result.output
+    assert "Traceback" not in result.output
