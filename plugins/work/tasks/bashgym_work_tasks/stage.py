@@ -48,9 +48,10 @@ class AgentRuns:
     _in_flight: list[Budget] = field(default_factory=list)  # the budgets of tasks running
 
     def run_all(self, rows: pd.DataFrame) -> pd.DataFrame:
-        """One trace row per task (those finished by an earlier attempt included); a failed
-        task's row, or one not started once the budget was spent, is counted as dropped by the
-        executor, with its reason."""
+        """One trace row per task (those finished by an earlier attempt included). A task that
+        ran and did not succeed keeps its row (status, reason: SFT sinks drop it with that
+        cause); one whose run raised, or that never started because the budget was spent, has
+        no row and is counted as dropped by the executor, with its reason."""
         import pandas as pd
 
         spec, run = self.resolved.spec, self.run
