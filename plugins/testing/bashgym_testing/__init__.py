@@ -4,7 +4,7 @@ pytest fixtures (auto-loaded)."""
 
 from bashgym_testing.executors import ScriptedExecutor
 from bashgym_testing.server import Fault, RecordedRequest, Reply, ScriptedModelServer, ToolUse
-from bashgym_testing.sessions import PlainSession
+from bashgym_testing.sessions import PlainSession, SessionProbe
 
 __all__ = [
     "Fault",
@@ -13,5 +13,6 @@ __all__ = [
     "Reply",
     "ScriptedExecutor",
     "ScriptedModelServer",
+    "SessionProbe",
     "ToolUse",
 ]

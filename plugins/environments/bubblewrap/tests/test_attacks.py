@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from bashgym_environments_bubblewrap import BubblewrapEnvironment, why_not
 from bashgym_environments_local import LocalEnvironment
+from bashgym_testing import SessionProbe
 
 from bashgym.contracts import InputError, PathError
 
@@ -48,29 +49,13 @@ def env_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-class Attack:
-    """One open session, with its results kept for the assertions."""
+class Attack(SessionProbe):
+    """One open session of the named environment, with its results kept for the assertions."""
 
     def __init__(self, name: str, workspace: Path, **options: Any) -> None:
-        self.name, self.workspace = name, workspace
-        self.environment = ENVIRONMENTS[name]()
-        self.options = self.environment.Options(**{**TINY, **options})
-
-    def run(self, *commands: str, timeout: float | None = None, inspect=None) -> list[Any]:
-        async def go():
-            async with self.environment.open(self.workspace, self.options) as session:
-                self.described = session.describe()
-                self.notes = session.notes
-                self.cage = session.cage
-                if inspect is not None:
-                    inspect(session)
-                return [await session.run(c, timeout=timeout) for c in commands]
-
-        return asyncio.run(go())
-
-    def holds(self, concern: str, words: str) -> bool:
-        """Whether the session says `concern: ...words...` about itself."""
-        return any(line.startswith(f"{concern}:") and words in line for line in self.described)
+        environment = ENVIRONMENTS[name]()
+        super().__init__(environment, workspace, environment.Options(**{**TINY, **options}))
+        self.name = name
 
 
 @pytest.fixture

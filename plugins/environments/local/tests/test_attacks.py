@@ -57,6 +57,7 @@ from typing import Any
 import pytest
 from bashgym_environments_local import LocalEnvironment, LocalOptions
 from bashgym_environments_local.cgroups import hierarchies
+from bashgym_testing import SessionProbe
 
 from bashgym.contracts import PathError
 
@@ -66,25 +67,11 @@ PY = shlex.quote(sys.executable)
 ROOT = os.geteuid() == 0
 
 
-class Session:
-    """Run commands in one local session (in this process); keep what it said about itself."""
+class Session(SessionProbe):
+    """One local session (in this process), with the attack tests' tight limits."""
 
     def __init__(self, workspace: Path, **options: Any) -> None:
-        self.workspace, self.options = workspace, LocalOptions(**{**TINY, **options})
-
-    def run(self, *commands: str, timeout: float | None = None, inspect=None) -> list[Any]:
-        async def go():
-            async with LocalEnvironment().open(self.workspace, self.options) as session:
-                self.described, self.notes = session.describe(), session.notes
-                self.cage = session.cage
-                if inspect is not None:
-                    inspect(session)
-                return [await session.run(c, timeout=timeout) for c in commands]
-
-        return asyncio.run(go())
-
-    def holds(self, concern: str, words: str) -> bool:
-        return any(line.startswith(f"{concern}:") and words in line for line in self.described)
+        super().__init__(LocalEnvironment(), workspace, LocalOptions(**{**TINY, **options}))
 
 
 def on_host(
