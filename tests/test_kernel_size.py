@@ -1,4 +1,4 @@
-"""The kernel stays small: core/ holds at most 3,000 lines of Python (shared/design.md).
+"""The kernel stays small: core/bashgym/ holds at most 3,000 lines of Python (shared/design.md).
 
 Physical lines, as the design counts them: docstrings are part of the kernel's size, because
 hookspecs.py and contracts.py are the plugin author's manual and must stay readable in one
@@ -22,6 +22,6 @@ def test_the_kernel_is_at_most_3000_lines():
     total = sum(sizes.values())
     biggest = ", ".join(f"{n} {c}" for n, c in sorted(sizes.items(), key=lambda i: -i[1])[:5])
     assert total <= BUDGET, (
-        f"core/ has {total} lines, over the {BUDGET} budget; the largest: {biggest}. Move what "
+        f"core/bashgym/ has {total} lines, over the {BUDGET} budget; the largest: {biggest}. Move what "
         "a third party could have written into a plugin."
     )
