@@ -1,0 +1,1 @@
+"""The DataDesigner toolkit shared by BashGym plugins (being assembled)."""
