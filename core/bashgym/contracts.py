@@ -12,7 +12,7 @@ import inspect
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +115,11 @@ class RunContext:
     def note(self, text: str) -> None:
         self.emit(Note(text=text))
 
+    def model(self, alias: str) -> Model:
+        """The model behind `alias` (started on first use); each answer is charged to the run."""
+        assert self.models is not None, "the engine opens a model session for every run"
+        return Charged(self.models.resolve(alias), self.charge)  # type: ignore[return-value]
+
     def charge(
         self, usage: Usage, cost_usd: float | None, *, model: str, alias: str | None = None
     ) -> None:
@@ -150,26 +155,83 @@ class RunContext:
         return self.tally.cost_usd
 
 
+class ModelCallError(RuntimeError):
+    """A model call that failed for good; `str()` is one line: the alias, the cause, the tries.
+    `transient`: rate-limited, unreachable or a 5xx (the same call may answer later)."""
+
+    def __init__(self, reason: str, *, tries: int = 1, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.reason, self.tries, self.transient = reason, tries, transient
+
+
+@dataclass
+class Completion:
+    """One answer: the assistant message as OpenAI shapes it (`role`, `content`, `tool_calls`),
+    its tokens and their cost (None: no known price), the model that answered, why it stopped."""
+
+    message: dict[str, Any]
+    usage: Usage
+    cost_usd: float | None
+    model: str
+    finish_reason: str | None = None
+
+
+class Model(Protocol):
+    """One alias resolved: where it answers (a local runtime already started) and how to call it.
+    Plugins call `acomplete`; one that drives its own client (DataDesigner) reads the fields."""
+
+    alias: str
+    provider: str  # a settings `Provider`: openai, anthropic, openai-compatible, embedded, ...
+    model: str  # the model id at the endpoint
+    endpoint: str  # base URL
+    api_key_env: str | None  # the NAME of the env var holding its key, never the key
+    params: Mapping[str, Any]  # the alias's inference params
+    served: bool  # served on this machine by a runtime (its cost is the machine's)
+
+    async def acomplete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None, params: dict[str, Any] | None = None,
+        retries: int | None = None, remaining_s: Callable[[], float | None] | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> Completion:  # fmt: skip
+        """One answer, `params` over the alias's, retried on transient failures (at most
+        `retries` times, never past `remaining_s()`); raises ModelCallError saying why.
+        `on_failure` sees each failed try. Charging is the caller's context's job."""
+        ...
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """USD for these tokens (0 when served here; None when the price is unknown)."""
+        ...
+
+
 class Models(Protocol):
     """A run's model session, from the `open_models` hook (the default: bashgym-models-providers):
-    aliases resolved to endpoints (local runtimes started on first use), DataDesigner model
-    configs, direct litellm calls and prices. Closing it stops what it started."""
+    aliases resolved to `Model`s, local runtimes started on first use. Closing it stops them.
+    Call through `run.model(alias)` or `task.model(alias)`: those charge what each call spent."""
 
     settings: Settings
 
-    def alias(self, name: str) -> ModelAlias: ...
-    def model_config(self, name: str, **params: Any) -> Any: ...
-    def providers_for(self, model_configs: Any) -> list[Any]: ...
-    def litellm_kwargs(self, name: str, **overrides: Any) -> dict[str, Any]: ...
-    def completion(self, name: str, messages: list[dict[str, Any]], **overrides: Any) -> Any: ...
-    def cost(
-        self, name: str, model: str, input_tokens: int, output_tokens: int
-    ) -> float | None: ...
-    def is_served(self, name: str) -> bool: ...
-    def check(self, name: str) -> Any: ...
+    def resolve(self, alias: str) -> Model: ...
     def close(self) -> None: ...
     def __enter__(self) -> Models: ...
     def __exit__(self, *exc: object) -> None: ...
+
+
+@dataclass
+class Charged:
+    """A `Model` whose every answer is charged where it was asked for: the run, or a task and
+    its budget (BudgetExceeded past the cap, after the answer is counted)."""
+
+    inner: Model
+    charge: Callable[..., None]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def acomplete(self, messages: list[dict[str, Any]], **call: Any) -> Completion:
+        done = await self.inner.acomplete(messages, **call)
+        self.charge(done.usage, done.cost_usd, model=done.model, alias=self.inner.alias)
+        return done
 
 
 def open_models(settings: Settings, registry: Registry, hook: Any, *, serve: bool = True) -> Models:
@@ -227,6 +289,10 @@ class TaskContext:
     def models(self) -> Models:
         assert self.run.models is not None, "the engine opens a model session for every run"
         return self.run.models
+
+    def model(self, alias: str) -> Model:
+        """The model behind `alias`; each answer is charged to the task and its budget."""
+        return Charged(self.models.resolve(alias), self.charge)  # type: ignore[return-value]
 
     def remaining_s(self) -> float | None:
         return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)

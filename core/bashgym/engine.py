@@ -43,7 +43,6 @@ from bashgym.events import (
 from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
-from bashgym.settings import DesignerSettings
 from bashgym.store import run_scratch
 from bashgym.text import explain_validation, plain
 
@@ -316,15 +315,18 @@ def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[Event], Non
 
 
 def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
-    """Settings with the run file's `[designer]` table over the configured one."""
-    if not resolved.spec.designer:
-        return settings
-    merged = {**settings.designer.model_dump(), **resolved.spec.designer}
-    try:
-        designer = DesignerSettings.model_validate(merged)
-    except ValidationError as exc:
-        raise InputError(f"the run's designer settings: {explain_validation(exc)}") from None
-    return settings.model_copy(update={"designer": designer})
+    """Settings with the run file's plugin tables (`[designer]`, ...) over the configured ones
+    (each was checked against its model by `resolve()`)."""
+    update: dict[str, Any] = {}
+    for name, table in resolved.spec.tables.items():
+        model = type(current := getattr(settings, name, None))
+        if not isinstance(current, BaseModel):  # settings loaded without the plugin's tables
+            continue
+        try:
+            update[name] = model.model_validate({**current.model_dump(), **table})
+        except ValidationError as exc:
+            raise InputError(f"the run's [{name}] table: {explain_validation(exc)}") from None
+    return settings.model_copy(update=update) if update else settings
 
 
 def _as_row(item: Any) -> dict[str, Any]:

@@ -69,6 +69,13 @@ def register_sinks(register: Register) -> None:
     """Register Sinks: each writes a finished dataset and says what it wrote."""
 
 
+@hookspec
+def register_settings(register: Register) -> None:
+    """Register the settings tables this plugin owns (`register("designer", DesignerSettings)`,
+    a `bashgym.settings.SettingsTable`): `[designer]` in bashgym.toml, `BASHGYM_DESIGNER__*` and
+    a run file's `[designer]` table are then validated by that model."""
+
+
 @hookspec(firstresult=True)
 def open_models(settings: Any, registry: Any, serve: bool) -> Any:
     """Return the model session of a run or command (`bashgym.contracts.Models`)."""

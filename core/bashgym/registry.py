@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from bashgym.plugins import PluginInfo
+    from bashgym.settings import SettingsTable
 
 SINGULAR = {kind: kind[:-1] for kind in KINDS}
 
@@ -40,6 +41,7 @@ class Registered:
 class Registry:
     def __init__(self) -> None:
         self.items: dict[str, dict[str, Registered]] = {kind: {} for kind in KINDS}
+        self.settings_tables: dict[str, type[SettingsTable]] = {}  # table name -> its model
         self.conflicts: list[str] = []
 
     @classmethod
@@ -62,6 +64,20 @@ class Registry:
                 if info is not None:
                     names = [r.name for r in registry.items[kind].values() if r.plugin == plugin]
                     info.registers[kind] = sorted(names)
+        owners: dict[str, str] = {}
+        for impl in pm.hook.register_settings.get_hookimpls():
+
+            def table(
+                name: str, model: type[SettingsTable], _plugin: str = impl.plugin_name
+            ) -> None:
+                if owners.setdefault(name, _plugin) != _plugin:
+                    registry.conflicts.append(
+                        f"settings table [{name}] is registered by both plugin {owners[name]!r} "
+                        f"and plugin {_plugin!r}"
+                    )
+                registry.settings_tables[name] = model
+
+            impl.function(register=table)
         return registry
 
     def _add(self, kind: str, name: str, obj: Any, plugin: str) -> None:

@@ -43,7 +43,8 @@ def config_hash(resolved: ResolvedRun, settings: Settings) -> str:
     """Identity of a run's config: what it generates, not where it writes or how it was asked."""
     spec = resolved.spec.model_copy(update={"fresh": False})
     text = resolved_toml(replace(resolved, spec=spec), Path("RUN_DIR"))
-    text += f"\nbuffer_size={settings.designer.buffer_size}\n"
+    for name, table in sorted(settings.tables().items()):  # e.g. [designer] buffer_size
+        text += "".join(f"\n{name}.{k}={getattr(table, k)!r}" for k in table.resume_keys)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bashgym.contracts import ROLES
 from bashgym.records import Limit
@@ -36,19 +36,6 @@ class StepSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class WorkspaceSpec(BaseModel):
-    """Where each task of an agent run starts: an empty folder, a template or a git clone."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    template: Path | None = Field(default=None, description="Folder copied into each workspace.")
-    repo: str | None = Field(default=None, description="Git repository (path or URL) to clone.")
-    ref: str | None = Field(default=None, description="Branch, tag or commit of `repo`.")
-    keep: Literal["failed", "all", "none"] = Field(
-        default="failed", description="Workspaces left after their task (for a look)."
-    )
-
-
 class RunSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -67,10 +54,10 @@ class RunSpec(BaseModel):
         description="Keep generating (in rounds) until num_records rows pass every filter/judge.",
     )
     max_rounds: int = Field(default=5, ge=1, description="Most generation rounds with top_up.")
-    designer: dict[str, Any] = Field(
+    tables: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
-        description="Overrides of the [designer] settings for this run, e.g. "
-        "max_conversation_restarts = 1 for a slow local model.",
+        description="Plugin settings tables for this run (`[designer]`, `[workspace]`, ...): "
+        "each over the configured table, e.g. [designer] max_conversation_restarts = 1.",
     )
     fresh: bool = Field(
         default=False,
@@ -84,7 +71,17 @@ class RunSpec(BaseModel):
     budget_usd: Limit | None = Field(
         default=None, description="Cost cap of the whole run's executor work."
     )
-    workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tables_at_top(cls, doc: Any) -> Any:
+        """A run file writes a plugin's table at the top (`[workspace]`), not under `tables`."""
+        if isinstance(doc, dict):
+            doc = dict(doc)
+            for key in [k for k in doc if k not in cls.model_fields]:
+                if isinstance(doc[key], dict):
+                    doc.setdefault("tables", {})[key] = doc.pop(key)
+        return doc
 
     def steps(self, role: str) -> list[StepSpec]:
         value = getattr(self, PLURAL_KEYS.get(role, role))
@@ -95,8 +92,9 @@ class RunSpec(BaseModel):
         doc: dict[str, Any] = {
             k: v
             for k, v in self.model_dump(mode="json").items()
-            if k not in ROLE_KEYS and v not in (None, [], {})
+            if k not in (*ROLE_KEYS, "tables") and v not in (None, [], {})
         }
+        doc.update(self.tables)
         for role in SINGLE_ROLES + tuple(PLURAL_KEYS):
             tables = [{"plugin": s.plugin, **s.options} for s in self.steps(role)]
             if role in PLURAL_KEYS:
@@ -230,6 +228,15 @@ def resolve(
                 f"environment {environment.name!r} has no network: add --set "
                 "environment.network=true"
             )
+    for name, table in spec.tables.items():
+        model = registry.settings_tables.get(name)
+        if model is None:
+            known = ", ".join(f"[{t}]" for t in sorted(registry.settings_tables)) or "none"
+            raise RunConfigError(f"unknown table [{name}] in the run (settings tables: {known})")
+        try:
+            model.model_validate(table)
+        except ValidationError as exc:
+            raise RunConfigError(f"the run's [{name}] table: {explain_validation(exc)}") from None
     judges, sinks = [step("judge", s) for s in spec.judges], [step("sink", s) for s in spec.sinks]
     return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment)
 

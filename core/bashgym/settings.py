@@ -7,14 +7,16 @@ that calls a model. API keys are never stored: an alias names the env var that h
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,7 +24,6 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from bashgym.records import Limit
 from bashgym.text import explain_validation
 
 CONFIG_NAME = "bashgym.toml"
@@ -98,28 +99,18 @@ class ScrubSettings(BaseModel):
         return value
 
 
-class DesignerSettings(BaseModel):
-    """How BashGym runs DataDesigner's `create()` (the `datadesigner` runner)."""
+class SettingsTable(BaseModel):
+    """Base of a plugin's own settings table: `[designer]` in bashgym.toml and
+    `BASHGYM_DESIGNER__*` belong to the plugin that registers `("designer", DesignerSettings)`
+    with `register_settings`; it reads the table with `settings.table(DesignerSettings)`.
+    `resume_keys`: fields a resumed run must keep (they are part of the run's identity)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    table: ClassVar[str]
+    resume_keys: ClassVar[tuple[str, ...]] = ()
 
-    buffer_size: int = Field(
-        default=50,
-        ge=1,
-        description="Rows per checkpointed batch: a killed run loses at most the batches in "
-        "flight; a resumed run must use the same value (run.json records it).",
-    )
-    max_concurrent_row_groups: int = Field(
-        default=3, ge=1, description="Batches DataDesigner works on at once."
-    )
-    max_conversation_restarts: int = Field(
-        default=5, ge=0, description="Fresh retries of a model call whose answer did not parse."
-    )
-    rate_limit_give_up_s: Limit = Field(
-        default=120.0,
-        description="Stop a run whose model answered no request this long (429, refused or "
-        "lost connections, 5xx); finished batches are kept, the same command resumes it.",
-    )
+
+T = TypeVar("T", bound=SettingsTable)
 
 
 class Settings(BaseSettings):
@@ -142,9 +133,6 @@ class Settings(BaseSettings):
     scrub: ScrubSettings = Field(
         default_factory=ScrubSettings, description="Secret scrubbing before the sinks."
     )
-    designer: DesignerSettings = Field(
-        default_factory=DesignerSettings, description="DataDesigner batch and retry settings."
-    )
 
     @classmethod
     def settings_customise_sources(
@@ -161,13 +149,48 @@ class Settings(BaseSettings):
     def alias(self, name: str) -> ModelAlias:
         return self.models.get(name) or self.models.get("default") or ModelAlias()
 
+    def table(self, model: type[T]) -> T:
+        """A plugin's settings table (its defaults when these settings were built without it)."""
+        value = getattr(self, model.table, None)
+        return value if isinstance(value, model) else model.model_validate(value or {})
+
+    def tables(self) -> dict[str, SettingsTable]:
+        """The plugin tables these settings were loaded with, by name."""
+        return {k: v for k, v in self if isinstance(v, SettingsTable)}
+
+
+@functools.cache
+def settings_model(tables: tuple[tuple[str, type[SettingsTable]], ...] = ()) -> type[Settings]:
+    """`Settings` with a field per plugin table, so pydantic-settings reads each from the files
+    and env vars like a core setting and an unknown table or key is still an error."""
+    if not tables:
+        return Settings
+    for name, _ in tables:
+        if name in Settings.model_fields:
+            raise SettingsError(f"a plugin registers the settings table {name!r}, a core setting")
+    fields: Any = {
+        name: (
+            model,
+            Field(default_factory=model, description=(model.__doc__ or "").split("\n")[0]),
+        )
+        for name, model in tables
+    }
+    return create_model("Settings", __base__=Settings, **fields)
+
 
 class SettingsError(ValueError):
     """Settings could not be loaded: names the file or env var at fault."""
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Settings, or a SettingsError naming the bad file or key (never a raw traceback)."""
+def load_settings(
+    tables: Mapping[str, type[SettingsTable]] | None = None, **overrides: Any
+) -> Settings:
+    """Settings with the plugins' `tables` (default: those of the process's plugin host), or a
+    SettingsError naming the bad file or key (never a raw traceback)."""
+    if tables is None:
+        from bashgym.plugins import current_host  # the plugins load only when asked for
+
+        tables = current_host().registry.settings_tables
     for path in config_files():
         if path.is_file():
             try:
@@ -177,7 +200,7 @@ def load_settings(**overrides: Any) -> Settings:
                     f"settings file {str(path)!r} is not valid TOML: {exc}"
                 ) from None
     try:
-        return Settings(**overrides)
+        return settings_model(tuple(sorted((tables or {}).items())))(**overrides)
     except ValidationError as exc:
         files = [str(p) for p in config_files() if p.is_file()]
         where = f"settings files {files} or BASHGYM_* env vars" if files else "BASHGYM_* env vars"

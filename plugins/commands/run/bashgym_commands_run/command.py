@@ -207,11 +207,11 @@ def resolve_spec(
     option checked by `resolver`. A mistake in any of them is one red line and exit 2; plugins
     that failed to load are warned about and the command goes on without them."""
     try:
-        settings = load_settings()
         spec = build()
         host = current_host()
         for extra in spec.plugins:
             load_plugin(host, extra)
+        settings = load_settings(host.registry.settings_tables)  # the tables plugins own too
         spec = apply_sets(
             spec,
             [*(f"source.map.{m}" for m in maps or []), *(sets or [])],

@@ -33,7 +33,6 @@ from bashgym.runspec import (
     RunConfigError,
     RunSpec,
     StepSpec,
-    WorkspaceSpec,
 )
 from bashgym.text import explain_validation
 
@@ -112,19 +111,18 @@ def apply_sets(
     for item in assignments:
         target, sep, raw = item.partition("=")
         parts = target.strip().split(".")
-        if sep and len(parts) == 2 and parts[0] in ("designer", "workspace"):
-            table = getattr(spec, parts[0])
-            value = _finite(parse_value(raw.strip()), item)
-            if isinstance(table, dict):
-                table[parts[1]] = value
-            else:
-                spec = _with_workspace(spec, {**table.model_dump(), parts[1]: value}, item)
+        if sep and len(parts) == 2 and parts[0] not in ROLES:
+            # a plugin's settings table for this run (`designer`, `workspace`, ...): `resolve()`
+            # checks the table's name and keys against the plugin that owns it
+            table = spec.tables.setdefault(parts[0], {})
+            table[parts[1]] = _finite(parse_value(raw.strip()), item)
             continue
         if not sep or len(parts) < 2 or parts[0] not in ROLES:
             raise RunConfigError(
                 f"--set {item!r}: expected ROLE.KEY=VALUE with ROLE one of "
-                f"{', '.join([*ROLES, 'designer', 'workspace'])} (e.g. --set "
-                "source.path=data/ or --set sink.val_fraction=0.1)"
+                f"{', '.join(ROLES)}, or TABLE.KEY=VALUE for a plugin's settings table "
+                "(e.g. --set source.path=data/, --set sink.val_fraction=0.1 or "
+                "--set designer.buffer_size=10)"
             )
         role, rest = parts[0], parts[1:]
         steps = spec.steps(role)
@@ -163,13 +161,6 @@ def _with_default_environment(
     if default is None:
         return spec
     return spec.model_copy(update={"environment": StepSpec(plugin=default())})
-
-
-def _with_workspace(spec: RunSpec, table: dict[str, Any], item: str) -> RunSpec:
-    try:
-        return spec.model_copy(update={"workspace": WorkspaceSpec.model_validate(table)})
-    except ValidationError as exc:
-        raise RunConfigError(f"--set {item!r}: {explain_validation(exc)}") from None
 
 
 def _assign(options: dict[str, Any], path: list[str], value: Any) -> None:

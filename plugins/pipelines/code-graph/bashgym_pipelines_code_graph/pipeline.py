@@ -36,6 +36,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bashgym_designer.settings import designer_settings
+
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym_pipelines_code_graph.model import GRAPH_COLUMNS, graphs_from_rows
 from bashgym_pipelines_code_graph.options import CodeGraphPairsOptions
@@ -253,7 +255,7 @@ class CodeGraphPairsPipeline(Pipeline):
             dd.DataFrameSeedSource(df=rows), sampling_strategy=dd.SamplingStrategy.ORDERED
         )
         memo.spend = Spend(cost_usd)
-        restarts = run.settings.designer.max_conversation_restarts
+        restarts = designer_settings(run.settings).max_conversation_restarts
         builder.add_column(question_column(options, memo.spend, restarts))
         skip = dd.SkipConfig(when=f'{{{{ {GATE} != "{ASK}" }}}}')
         builder.add_column(

@@ -9,6 +9,8 @@ accounting helpers `account`, `task_failures`, `failure_reason`.
 
 from __future__ import annotations
 
+from bashgym_designer.settings import DesignerSettings
+
 from bashgym import hookimpl
 from bashgym_runners_datadesigner.constrain import base_alias
 from bashgym_runners_datadesigner.designer import (
@@ -45,6 +47,11 @@ __all__ = [
     "seed_frame",
     "task_failures",
 ]
+
+
+@hookimpl
+def register_settings(register):
+    register("designer", DesignerSettings)
 
 
 @hookimpl

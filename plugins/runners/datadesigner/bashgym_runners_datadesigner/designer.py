@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bashgym_designer.settings import designer_settings
+
 from bashgym.records import DroppedRow
 from bashgym_runners_datadesigner.failures import (
     FAILURES_DIR,
@@ -149,9 +151,9 @@ def run_config(settings: Settings) -> Any:
         # Per-task outcomes (column, row, error) are how dropped rows get a column and reason:
         # DataDesigner otherwise only logs "Generated 6 of 9 requested records".
         async_trace=True,
-        buffer_size=settings.designer.buffer_size,
-        max_concurrent_row_groups=settings.designer.max_concurrent_row_groups,
-        max_conversation_restarts=settings.designer.max_conversation_restarts,
+        buffer_size=designer_settings(settings).buffer_size,
+        max_concurrent_row_groups=designer_settings(settings).max_concurrent_row_groups,
+        max_conversation_restarts=designer_settings(settings).max_conversation_restarts,
     )
 
 
@@ -393,7 +395,7 @@ def generate(
             if on_rows is not None:
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
-        give_up, breaker = settings.designer.rate_limit_give_up_s, None
+        give_up, breaker = designer_settings(settings).rate_limit_give_up_s, None
         try:
             with seeded_samplers(seed), guarded(give_up, on_trip=designer.cancel) as breaker:
                 results = designer.create(

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from bashgym_designer.settings import designer_settings
+
 from bashgym.contracts import InputError, RunContext, RunStopped
 from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import DroppedRow, Usage
@@ -143,7 +145,9 @@ def preflight(builder: DataDesignerConfigBuilder, run: RunContext) -> None:
     for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
         if run.models.is_served(alias):
             continue
-        result, tried = _check_until(run, alias, run.settings.designer.rate_limit_give_up_s)
+        result, tried = _check_until(
+            run, alias, designer_settings(run.settings).rate_limit_give_up_s
+        )
         if not result.ok:
             raise InputError(f"model alias {alias!r} does not answer: {result.error}{tried}")
         tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)

@@ -13,6 +13,8 @@ from dataclasses import asdict
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from bashgym_designer.settings import designer_settings
+
 from bashgym.contracts import Generated, Pipeline, PipelineOptions, RunContext, Runner
 from bashgym_runners_datadesigner.designer import prepare_environment
 from bashgym_runners_datadesigner.rounds import run_pipeline
@@ -59,6 +61,6 @@ class DataDesignerRunner(Runner):
         )
         summary = {
             "rounds": [asdict(r) for r in outcome.rounds],
-            "buffer_size": run.settings.designer.buffer_size,
+            "buffer_size": designer_settings(run.settings).buffer_size,
         }
         return Generated(outcome.dataset, outcome.dropped, summary)

@@ -25,13 +25,14 @@ from bashgym.contracts import Budget, InputError, RunContext, TaskContext
 from bashgym.events import RowsGenerated
 from bashgym.records import Task, trace_to_row
 from bashgym_work_tasks.running import finished, run_task, work_through
+from bashgym_work_tasks.settings import WorkspaceSettings
 from bashgym_work_tasks.tasks import tasks_from_rows
 from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bashgym.runspec import ResolvedRun, WorkspaceSpec
+    from bashgym.runspec import ResolvedRun
     from bashgym.store import Item
 
 NAMESPACE = "tasks"
@@ -74,7 +75,8 @@ class AgentRuns:
         )
 
         async def main() -> None:
-            await check_workspace(spec.workspace)  # before the first task, not in each one
+            # before the first task, not in each one
+            await check_workspace(run.settings.table(WorkspaceSettings))
             gate = asyncio.Condition()
 
             async def one(item: Item) -> None:
@@ -138,7 +140,7 @@ class AgentRuns:
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
         spec = self.resolved.spec
         workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
-        await prepare_workspace(workspace, spec.workspace)
+        await prepare_workspace(workspace, self.run.settings.table(WorkspaceSettings))
         timeout = spec.task_timeout_s or task.timeout_s
         deadline = time.monotonic() + timeout if timeout else None
         async with env.obj.open(workspace, env.options) as session:
@@ -149,7 +151,7 @@ class AgentRuns:
             ctx = TaskContext(run=self.run, env=session, budget=budget, deadline=deadline)
             result = await run_task(step.obj, step.name, task, step.options, ctx, announce=False)
         files = await changed_files(workspace)
-        keep = spec.workspace.keep
+        keep = self.run.settings.table(WorkspaceSettings).keep
         if keep == "all" or (keep == "failed" and not result.success):
             result = result.model_copy(update={"workspace": str(workspace)})
         else:
@@ -169,7 +171,7 @@ class AgentRuns:
         self.run.emit(RowsGenerated(step="executor", n=1))
 
 
-async def check_workspace(spec: WorkspaceSpec) -> None:
+async def check_workspace(spec: WorkspaceSettings) -> None:
     """What would fail every task is said before the first starts (InputError: one line, exit
     2): a template that is not a folder, a repo git cannot read, a ref it does not have."""
     if spec.template is not None and not spec.template.is_dir():

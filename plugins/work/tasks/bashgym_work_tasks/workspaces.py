@@ -20,10 +20,10 @@ import bashgym_procs as procs
 from bashgym_procs import git
 
 if TYPE_CHECKING:
-    from bashgym.runspec import WorkspaceSpec
+    from bashgym_work_tasks.settings import WorkspaceSettings
 
 
-async def prepare_workspace(path: Path, spec: WorkspaceSpec) -> None:
+async def prepare_workspace(path: Path, spec: WorkspaceSettings) -> None:
     """A fresh workspace at `path`: empty, a copy of `spec.template`, or a clone of `spec.repo`
     at `spec.ref`."""
     shutil.rmtree(path, ignore_errors=True)  # an attempt cut short starts clean

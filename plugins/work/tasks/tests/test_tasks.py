@@ -9,10 +9,10 @@ import subprocess
 import pandas as pd
 import pytest
 from bashgym_work_tasks import tasks_from_rows
+from bashgym_work_tasks.settings import WorkspaceSettings
 from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 
 from bashgym.contracts import InputError
-from bashgym.runspec import WorkspaceSpec
 
 
 def test_the_first_prompt_column_names_the_task_and_ids_are_stable():
@@ -44,7 +44,7 @@ def test_a_template_workspace_is_a_fresh_copy_and_lists_its_files(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "left-over.txt").write_text("from an attempt cut short")
-    asyncio.run(prepare_workspace(ws, WorkspaceSpec(template=template)))
+    asyncio.run(prepare_workspace(ws, WorkspaceSettings(template=template)))
     assert asyncio.run(changed_files(ws)) == ["src/a.py"]
 
 
@@ -57,7 +57,7 @@ def test_a_cloned_workspace_reports_what_git_sees_changed(tmp_path):
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "v1"], check=True)
     ws = tmp_path / "ws"
-    asyncio.run(prepare_workspace(ws, WorkspaceSpec(repo=str(repo))))
+    asyncio.run(prepare_workspace(ws, WorkspaceSettings(repo=str(repo))))
     assert asyncio.run(changed_files(ws)) == []
     (ws / "README.md").write_text("v2\n")
     (ws / "new.txt").write_text("n\n")
@@ -66,4 +66,7 @@ def test_a_cloned_workspace_reports_what_git_sees_changed(tmp_path):
 
 def test_a_clone_that_fails_says_why(tmp_path):
     with pytest.raises(RuntimeError, match="git clone failed"):
-        asyncio.run(prepare_workspace(tmp_path / "ws", WorkspaceSpec(repo=str(tmp_path / "no"))))
+        ws = tmp_path / "ws"
+        asyncio.run(prepare_workspace(ws, WorkspaceSettings(repo=str(tmp_path / "no"))))
+            prepare_workspace(tmp_path / "ws", WorkspaceSettings(repo=str(tmp_path / "no")))
+        )
