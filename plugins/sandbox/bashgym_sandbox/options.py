@@ -59,12 +59,3 @@ class SandboxOptions(Options):
         description="Variables set for every command, after the allow-list "
         "(e.g. {PYTHONUNBUFFERED = '1'}).",
     )
-
-
-class LocalOptions(SandboxOptions):
-    network: bool = Field(
-        default=True,
-        description="Network access. true: the host's network (an agent run here reaches its "
-        "model); false: none, through `unshare --net` (only a loopback), or the session "
-        "refuses to open where that cannot be done.",
-    )

@@ -30,10 +30,10 @@ from bashgym_procs import run as run_process
 
 from bashgym.contracts import EnvironmentSession, InputError
 from bashgym.records import Completed
-from bashgym_environments_local.cgroups import Cage, make_cage
-from bashgym_environments_local.envvars import ALLOWED, sandbox_env
-from bashgym_environments_local.options import SandboxOptions
-from bashgym_environments_local.workspace import Workspace
+from bashgym_sandbox.cgroups import Cage, make_cage
+from bashgym_sandbox.envvars import ALLOWED, sandbox_env
+from bashgym_sandbox.options import SandboxOptions
+from bashgym_sandbox.workspace import Workspace
 
 CPU_GRACE_S = 5  # seconds between SIGXCPU (soft CPU limit) and SIGKILL (hard)
 PRELUDE_FAILED = 125  # the prelude could not set up the sandbox (said on stderr)

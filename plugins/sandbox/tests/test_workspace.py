@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from bashgym_environments_local import Workspace
+from bashgym_sandbox import Workspace
 
 from bashgym.contracts import PathError
 

@@ -139,7 +139,7 @@ def test_an_environment_without_describe_or_notes_runs_too(bashgym_cli, register
     class BareEnvironment(Environment):
         @asynccontextmanager
         async def open(self, workspace, options):
-            from bashgym_environments_local import Workspace
+            from bashgym_sandbox import Workspace
 
             yield Bare(Workspace(workspace))
 

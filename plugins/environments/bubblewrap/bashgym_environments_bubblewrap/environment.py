@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from bashgym_environments_local import SandboxSession, workspace_folder
+from bashgym_sandbox import SandboxSession, workspace_folder
 
 from bashgym.contracts import Environment, InputError
 from bashgym.records import Completed

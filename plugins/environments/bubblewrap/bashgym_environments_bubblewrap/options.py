@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bashgym_environments_local import SandboxOptions
+from bashgym_sandbox import SandboxOptions
 from pydantic import Field
 
 from bashgym_environments_bubblewrap.sandbox import HIDDEN

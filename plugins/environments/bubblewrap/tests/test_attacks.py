@@ -28,12 +28,21 @@ from typing import Any
 
 import pytest
 from bashgym_environments_bubblewrap import BubblewrapEnvironment, why_not
-from bashgym_environments_local import LocalEnvironment
 from bashgym_testing import SessionProbe
 
-from bashgym.contracts import InputError, PathError
+from bashgym.contracts import Environment, InputError, PathError
+from bashgym.plugins import PluginHost
 
-ENVIRONMENTS = {"local": LocalEnvironment, "bubblewrap": BubblewrapEnvironment}
+
+def local_environment() -> Environment:
+    """`local` as the kernel's registry gives it: no plugin imports another plugin's code."""
+    registry = PluginHost().registry
+    if "local" not in registry.items["environments"]:
+        pytest.skip("environment local is not installed (bashgym-environments-local)")
+    return registry.get("environments", "local").obj
+
+
+ENVIRONMENTS = {"local": local_environment, "bubblewrap": BubblewrapEnvironment}
 TINY = {"timeout_s": 10, "processes": 32, "memory_mb": 128, "output_limit": 2000}
 PY = shlex.quote(sys.executable)
 

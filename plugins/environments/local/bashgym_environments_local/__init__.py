@@ -54,33 +54,17 @@ What it does NOT do:
   its user's other processes (not BashGym's), may leave processes running (until the session
   closes, with a cgroup), and as root can write sysctls and cgroup files. Each is in `notes`.
 
-The module also exports the pieces other environments build on (`SandboxSession`,
-`SandboxOptions`, and `Workspace`, the confined file operations of the kernel's `Files`
-contract): the bubblewrap environment is this session with `bwrap` around it.
+The session itself (limits, cgroup, the environment allow-list, the confined file operations)
+is the library `bashgym_sandbox`, which bubblewrap builds on too; what is `local`'s own is here:
+`unshare` namespaces (`namespaces`), the privilege drop and read-only kernel interfaces
+(`lockdown`), and `LocalEnvironment`/`LocalSession`/`LocalOptions`.
 """
 
 from bashgym import hookimpl
 from bashgym_environments_local.environment import LocalEnvironment, LocalSession
-from bashgym_environments_local.options import LocalOptions, SandboxOptions
-from bashgym_environments_local.session import (
-    PRELUDE_FAILED,
-    SandboxSession,
-    bash_path,
-    workspace_folder,
-)
-from bashgym_environments_local.workspace import Workspace
+from bashgym_environments_local.options import LocalOptions
 
-__all__ = [
-    "PRELUDE_FAILED",
-    "LocalEnvironment",
-    "LocalOptions",
-    "LocalSession",
-    "SandboxOptions",
-    "SandboxSession",
-    "Workspace",
-    "bash_path",
-    "workspace_folder",
-]
+__all__ = ["LocalEnvironment", "LocalOptions", "LocalSession"]
 
 
 @hookimpl

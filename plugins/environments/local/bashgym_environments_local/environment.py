@@ -11,12 +11,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from bashgym_sandbox import SandboxSession, workspace_folder
+
 from bashgym.contracts import Environment, InputError
 from bashgym.store import scratch_dir
 from bashgym_environments_local.lockdown import NO_TERMINAL, probe, wrap
 from bashgym_environments_local.namespaces import NET, PID, try_unshare
 from bashgym_environments_local.options import LocalOptions
-from bashgym_environments_local.session import SandboxSession, workspace_folder
 
 
 class LocalSession(SandboxSession):

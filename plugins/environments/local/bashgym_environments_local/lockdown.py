@@ -37,9 +37,10 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from bashgym_sandbox import PRELUDE_FAILED as REFUSED
+from bashgym_sandbox import bash_path
+
 from bashgym_environments_local.namespaces import PID, unshare_prefix
-from bashgym_environments_local.session import PRELUDE_FAILED as REFUSED
-from bashgym_environments_local.session import bash_path
 
 PR_SET_DUMPABLE = 4
 

@@ -56,7 +56,7 @@ from typing import Any
 
 import pytest
 from bashgym_environments_local import LocalEnvironment, LocalOptions
-from bashgym_environments_local.cgroups import hierarchies
+from bashgym_sandbox.cgroups import hierarchies
 from bashgym_testing import SessionProbe
 
 from bashgym.contracts import PathError

@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 from bashgym_environments_local import LocalEnvironment, LocalOptions, lockdown
 from bashgym_environments_local import environment as local_environment
-from bashgym_environments_local.cgroups import PREFIX, hierarchies, make_cage
-from bashgym_environments_local.envvars import looks_secret, sandbox_env
 from bashgym_procs import spawn, stop
 
 from bashgym.contracts import InputError
@@ -64,20 +62,6 @@ def test_only_allowed_variables_reach_a_command(
         assert secret not in done.output
     (named,) = run_in(tmp_path, "echo $MY_SERVICE_PASSWORD", pass_env=["MY_SERVICE_PASSWORD"])
     assert named.output == "hunter2\n"  # a secret-looking name passes when named exactly
-
-
-def test_the_allow_list_keeps_secret_looking_names_out_of_globs() -> None:
-    parent = {"PATH": "/bin", "HF_TOKEN": "t", "CI_JOB": "1", "CI_DEPLOY_KEY": "k", "SHELL": "zsh"}
-    env = sandbox_env(parent, home="/ws", tmpdir="/t", pass_env=["CI_*", "*"])
-    assert env == {
-        "PATH": "/bin",
-        "CI_JOB": "1",
-        "HOME": "/ws",
-        "TMPDIR": "/t",
-        "SHELL": "/bin/bash",
-    }
-    assert all(looks_secret(n) for n in ("AWS_REGION", "my_api_key", "SESSION_ID", "GITHUB_X"))
-    assert not any(looks_secret(n) for n in ("PATH", "LANG", "LC_ALL", "TERM", "TZ", "LOGNAME"))
 
 
 def test_a_command_is_stopped_at_its_timeout(tmp_path: Path) -> None:
@@ -160,27 +144,6 @@ def test_the_session_cgroup_holds_the_limits_and_goes_at_close(tmp_path: Path) -
         assert not folder.exists(), controller
         assert f":{controller}:" in done.output or "0::" in done.output
     assert notes == []
-
-
-def test_a_cage_left_by_a_dead_bashgym_is_removed(tmp_path: Path) -> None:
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    hs = hierarchies()
-    if "pids" not in hs:
-        pytest.skip("needs a pids cgroup hierarchy")
-    stale = hs["pids"].own / f"{PREFIX}{dead.pid}-leftover"
-    try:
-        stale.mkdir()
-    except OSError as exc:
-        pytest.skip(f"needs a writable pids cgroup: {exc}")
-    cage, _ = make_cage(processes=16, memory_mb=None)
-    try:
-        assert not stale.exists()
-    finally:
-        if cage is not None:
-            cage.remove()
-        if stale.exists():
-            stale.rmdir()
 
 
 def test_network_false_is_refused_where_it_cannot_be_cut(
