@@ -118,7 +118,7 @@ async def unsandboxed_rate(csv: Path, folder: Path, runs: int) -> float:
         def open(self, workspace: Path, options: Any) -> Any:
             from contextlib import asynccontextmanager
 
-            from bashgym_environments_local import Workspace
+            from bashgym_sandbox import Workspace
 
             from bashgym.contracts import EnvironmentSession
 

@@ -1,14 +1,15 @@
 """What a registered object must look like, per kind, and the contexts handed to it.
 
-Each kind is a small abstract base class, generic in its options model as DataDesigner's
-`Processor[Config]` is: `class Files(Source[FilesOptions])` sets `Options = FilesOptions` and
-types `options` for the plugin author. Options models are plain config, kept apart from the code
-that acts on them; the engine validates every option before any work starts.
+Each kind is a small abstract base class, generic in its options model: `class Files(Source[
+FilesOptions])` is how a plugin declares its options (the one way), and types `options` for its
+author. Options are plain config, validated by the engine before any work starts.
 """
 
 from __future__ import annotations
 
+import glob
 import inspect
+import os
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -21,13 +22,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get
 from pydantic import BaseModel, ConfigDict, Field
 
 from bashgym.events import Counted, Event, Note, RowDropped, Tally, UsageCharged
-from bashgym.inputs import find_files
 from bashgym.records import Completed, DroppedRow, Task, Usage, WorkerResult
 from bashgym.store import RunStore
 
-if TYPE_CHECKING:  # keep `import bashgym` light: pandas and DataDesigner load only when used
+if TYPE_CHECKING:  # keep `import bashgym` light: pandas loads only when used
     import pandas as pd
-    from data_designer.config import DataDesignerConfigBuilder
 
     from bashgym.events import EventBus
     from bashgym.registry import Registry
@@ -73,13 +72,11 @@ O = TypeVar("O", bound=BaseModel)  # noqa: E741 -- the options type, as in Gener
 
 @dataclass
 class RunContext:
-    """One run's shared state: where it writes, its settings, models, store and events.
+    """One run's shared state: where it writes, its settings, models, registry, store, events.
 
-    Everything worth counting goes through `emit` (or the shorthands `drop`, `count`, `note`,
-    `charge`): events.jsonl, run.json, the progress display and `on_event` hooks all follow
-    from it, so a count is never kept in two places. `counts`, `dropped`, `usage` and `notes`
-    are read views of the run's tally.
-    """
+    Every count goes through `emit` (or `drop`, `count`, `note`, `charge`): events.jsonl,
+    run.json, the progress display and `on_event` all follow from it, so a count is never kept
+    twice. `counts`, `dropped`, `usage` and `notes` are read views of the run's tally."""
 
     run_dir: Path
     settings: Settings
@@ -178,7 +175,7 @@ class Completion:
 
 class Model(Protocol):
     """One alias resolved: where it answers (a local runtime already started) and how to call it.
-    Plugins call `acomplete`; one that drives its own client (DataDesigner) reads the fields."""
+    Plugins call `acomplete`; one that drives its own client (a runner's) reads the fields."""
 
     alias: str
     provider: str  # a settings `Provider`: openai, anthropic, openai-compatible, embedded, ...
@@ -205,9 +202,8 @@ class Model(Protocol):
 
 
 class Models(Protocol):
-    """A run's model session, from the `open_models` hook (the default: bashgym-models-providers):
-    aliases resolved to `Model`s, local runtimes started on first use. Closing it stops them.
-    Call through `run.model(alias)` or `task.model(alias)`: those charge what each call spent."""
+    """A run's model session (`open_models`): aliases resolved to `Model`s, local runtimes started
+    on first use, stopped on close. Call through `run.model()`/`task.model()`: they charge."""
 
     settings: Settings
 
@@ -219,8 +215,8 @@ class Models(Protocol):
 
 @dataclass
 class Charged:
-    """A `Model` whose every answer is charged where it was asked for: the run, or a task and
-    its budget (BudgetExceeded past the cap, after the answer is counted)."""
+    """A `Model` whose answers are charged where it was asked for: the run, or a task and its
+    budget (BudgetExceeded past the cap, after the answer is counted)."""
 
     inner: Model
     charge: Callable[..., None]
@@ -331,15 +327,13 @@ class Component(ABC, Generic[O]):
 
     def inputs(self, options: O) -> list[Path]:
         """Files this step reads, for the run's input fingerprint (a changed input never
-        resumes silently). Default: every existing path among the options' string values."""
+        resumes silently). Default: what the options' string values name (file, folder, glob)."""
         found: list[Path] = []
         for value in options.model_dump().values():
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, (str, Path)) and str(item).strip():
-                    try:
-                        found += find_files(str(item))
-                    except (OSError, ValueError):
-                        continue
+                    for hit in map(Path, glob.glob(os.path.expanduser(item), recursive=True)):
+                        found += sorted(p for p in hit.rglob("*") if p.is_file()) or [hit]
         return found
 
 
@@ -354,8 +348,8 @@ class Source(Component[O]):
 
 
 class Pipeline(Component[O]):
-    """Builds a config that its `runner` generates rows from (by default a NeMo DataDesigner
-    config builder, run by the `datadesigner` runner); `output_format` names the rows' shape."""
+    """Builds a config that its `runner` (a registered Runner's name, e.g. `datadesigner`)
+    generates rows from; `output_format` names the rows' shape."""
 
     Options: ClassVar[type[BaseModel]] = PipelineOptions
     output_format: ClassVar[str] = "rows"
@@ -365,10 +359,8 @@ class Pipeline(Component[O]):
     config_files: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
-    def build(
-        self, options: O, run: RunContext, seed: pd.DataFrame | None
-    ) -> DataDesignerConfigBuilder:
-        """Return the builder; the engine attaches `seed` (if any) when the builder has none."""
+    def build(self, options: O, run: RunContext, seed: pd.DataFrame | None) -> Any:
+        """Return the config its runner understands (the runner refuses any other kind)."""
 
     def finalize(self, dataset: pd.DataFrame, options: O, run: RunContext) -> pd.DataFrame:
         """Reshape generated rows into the output format (default: unchanged)."""
@@ -385,7 +377,7 @@ class Judge(Component[O]):
 
     runner: ClassVar[str] = "datadesigner"  # whose configs `configure` adds columns to
 
-    def configure(self, builder: DataDesignerConfigBuilder, options: O, run: RunContext) -> None:
+    def configure(self, config: Any, options: O, run: RunContext) -> None:
         """Add judge/validation columns to a pipeline's builder (default: none). A run with such
         a judge and no pipeline sends its rows through the judge's runner one for one."""
 
@@ -407,7 +399,7 @@ class Generated:
 
 
 class Runner(Component[O]):
-    """Generates rows from a pipeline's config (DataDesigner, or another engine): in rounds,
+    """Generates rows from a pipeline's config (`datadesigner`, or another engine): in rounds,
     resumable, counting every row it does not keep (`run.drop`) and its usage (`run.charge`)."""
 
     @abstractmethod
@@ -434,9 +426,8 @@ class Sink(Component[O]):
     @abstractmethod
     def write(
         self, dataset: pd.DataFrame, options: O, run: RunContext, output_format: str
-    ) -> Written | list[Path]:
-        """Write `dataset` (rows in `output_format`) under `run.run_dir` or where options say.
-        Return `Written` (a bare list of paths leaves the row count unknown)."""
+    ) -> Written:
+        """Write `dataset` (rows in `output_format`) under `run.run_dir` or where options say."""
 
 
 class Executor(Component[O]):

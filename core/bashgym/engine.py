@@ -1,11 +1,9 @@
 """The run engine: source → [executor] → [pipeline] → judges → scrub → sinks, in a run directory.
 
-A run directory holds `run.toml` (the resolved config, re-runnable with `bashgym run run.toml`),
-`events.jsonl` (every event, as it happens), `state.db` (the run store), DataDesigner's
-artifacts (built from scrubbed seed rows only), `dropped.jsonl` (every dropped row with its
-reason), the sinks' outputs and `run.json` (counts, usage, cost, timings). run.json is derived
-from the events: written when the run starts, after each step, and when it ends — with
-`status = failed` and the error if it crashes, so a crash never leaves a silent dir.
+A run directory holds `run.toml` (the resolved config, re-runnable), `events.jsonl`, `state.db`
+(the run store), the runner's files (from scrubbed seed rows only), `dropped.jsonl` (each dropped
+row and why), the sinks' outputs and `run.json` (counts, usage, cost, timings), derived from the
+events and rewritten as the run goes: a crash leaves `status = failed` and the error.
 """
 
 from __future__ import annotations
@@ -170,15 +168,15 @@ class Engine:
             dataset = self.scrubbing.frame(generated.dataset)
             if generated.dropped:
                 write_dropped(self.run.run_dir, generated.dropped, self.scrubbing)
-        if self.host.hook.on_record.get_hookimpls():
-            for record in dataset.to_dict(orient="records"):
-                self.host.hook.on_record(record=record, run=self.run)
         fmt = _output_format(self.resolved)
         for sink in self.resolved.sinks:
             with self.step(f"sink {sink.name}", total=len(dataset)):
-                paths, rows = _written(sink.obj.write(dataset, sink.options, self.run, fmt))
-                self.run.emit(SinkWrote(sink=sink.name, rows=rows, paths=[str(p) for p in paths]))
-                self.run.emit(RowsGenerated(step=f"sink {sink.name}", n=rows or 0))
+                written = sink.obj.write(dataset, sink.options, self.run, fmt)
+                if not isinstance(written, Written):  # bashgym-core 0.1 took a list of paths
+                    raise TypeError(f"sink {sink.name!r} must return bashgym.contracts.Written")
+                paths = [str(p) for p in written.paths]
+                self.run.emit(SinkWrote(sink=sink.name, rows=written.rows, paths=paths))
+                self.run.emit(RowsGenerated(step=f"sink {sink.name}", n=written.rows))
 
 
 def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict[str, Any]:
@@ -406,9 +404,3 @@ def _output_format(resolved: ResolvedRun) -> str:
     if resolved.executor is not None:
         return "traces"
     return getattr(resolved.source.obj, "output_format", "rows") if resolved.source else "rows"
-
-
-def _written(result: Any) -> tuple[list[Path], int | None]:
-    if isinstance(result, Written):
-        return list(result.paths), result.rows
-    return [Path(p) for p in result], None

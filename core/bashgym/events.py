@@ -1,10 +1,8 @@
 """A run's typed events, the log they are appended to, and the tally every count comes from.
 
-`run.emit(event)` is the one path for every count, drop, token and task of a run: the bus
-appends the event to `events.jsonl` (after redacting its free text), then hands it to the
-subscribers — the Tally (what run.json and the terminal summary say), run.json's writer and
-the `on_event` hook (the progress display, the report). Nothing else keeps a count, so they
-cannot disagree.
+`run.emit(event)` is the one path for every count, drop, token and task: the bus appends it to
+`events.jsonl` (free text redacted), then hands it to the Tally (what run.json and the terminal
+say), run.json's writer and `on_event`. Nothing else keeps a count, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -174,7 +172,7 @@ Subscriber = Callable[[Event], None]
 
 class EventBus:
     """Appends each event to `path` and hands it to every subscriber, in order, under a lock
-    (DataDesigner reports from worker threads). `redact` scrubs the events' free text first."""
+    (runners report from worker threads). `redact` scrubs the events' free text first."""
 
     def __init__(self, path: Path | None = None, redact: Callable[[str], str] | None = None):
         self.subscribers: list[Subscriber] = []

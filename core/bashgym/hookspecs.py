@@ -1,17 +1,27 @@
 """Every hook a BashGym plugin can implement: the contract for plugin authors.
 
-A plugin is a module (found through the `bashgym` entry-point group, or passed with
-`bashgym run --plugin`) that implements some of these with `@bashgym.hookimpl`. Registration hooks
-receive a `register(name, obj)` callback, so one package can contribute several things; the object
-shapes are in `bashgym.contracts`. A hook name that is not below is an error naming the plugin.
+A plugin is a module (a `bashgym` entry point, or `bashgym run --plugin`) implementing some of
+these with `@bashgym.hookimpl`. Registration hooks get a `register(name, obj)` callback, so one
+package can add several things (shapes in `bashgym.contracts`). An unknown hook name is an error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pluggy import HookimplMarker, HookspecMarker
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import typer
+
+    from bashgym.contracts import Models, RunContext
+    from bashgym.events import Event
+    from bashgym.records import Trace
+    from bashgym.registry import Registry
+    from bashgym.runspec import ResolvedRun
+    from bashgym.settings import Settings
 
 hookspec = HookspecMarker("bashgym")
 hookimpl = HookimplMarker("bashgym")
@@ -26,7 +36,7 @@ def register_sources(register: Register) -> None:
 
 @hookspec
 def register_pipelines(register: Register) -> None:
-    """Register Pipelines: each builds a DataDesigner config and names its output format."""
+    """Register Pipelines: each builds a config its runner understands and names its rows' shape."""
 
 
 @hookspec
@@ -71,41 +81,35 @@ def register_sinks(register: Register) -> None:
 
 @hookspec
 def register_settings(register: Register) -> None:
-    """Register the settings tables this plugin owns (`register("designer", DesignerSettings)`,
-    a `bashgym.settings.SettingsTable`): `[designer]` in bashgym.toml, `BASHGYM_DESIGNER__*` and
-    a run file's `[designer]` table are then validated by that model."""
+    """Register settings tables this plugin owns (`register("designer", DesignerSettings)`): its
+    `[designer]` in bashgym.toml, BASHGYM_DESIGNER__* and run files, validated by that model."""
 
 
 @hookspec(firstresult=True)
-def open_models(settings: Any, registry: Any, serve: bool) -> Any:
+def open_models(settings: Settings, registry: Registry, serve: bool) -> Models | None:
     """Return the model session of a run or command (`bashgym.contracts.Models`)."""
 
 
 @hookspec(firstresult=True)
-def run_tasks(rows: Any, resolved: Any, run: Any) -> Any:
+def run_tasks(rows: pd.DataFrame, resolved: ResolvedRun, run: RunContext) -> pd.DataFrame | None:
     """Run each of `rows` as a Task on `resolved.executor`; return one trace row per task."""
 
 
 @hookspec
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     """Add Typer sub-commands to the `bashgym` CLI: `app` is the root `typer.Typer`."""
 
 
 @hookspec
-def on_event(event: Any, run: Any) -> None:
+def on_event(event: Event, run: RunContext) -> None:
     """Observe every event of a run as it happens (`bashgym.events`; `run` is the RunContext)."""
 
 
 @hookspec
-def on_record(record: dict[str, Any], run: Any) -> None:
-    """Observe each kept record (scrubbed) just before the sinks write it."""
-
-
-@hookspec
-def on_trace(trace: Any, run: Any) -> None:
+def on_trace(trace: Trace, run: RunContext) -> None:
     """Observe each Trace a source or executor produced (how the orchestrator feeds data)."""
 
 
 @hookspec
-def on_run_end(summary: dict[str, Any], run: Any) -> None:
+def on_run_end(summary: dict[str, Any], run: RunContext) -> None:
     """Observe a finished run: `summary` is what `run.json` holds (counts, usage, cost, timings)."""

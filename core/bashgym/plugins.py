@@ -1,9 +1,8 @@
-"""Plugin manager: load `bashgym` entry points (narrowed by BASHGYM_LOAD_PLUGINS) and plugin
-objects, and collect what every plugin registers, attributed to the plugin; the process's host.
+"""Plugin manager: `bashgym` entry points (narrowed by BASHGYM_LOAD_PLUGINS) and plugin objects
+loaded, each plugin's registrations attributed to it; the process's host.
 
-pluggy's own `load_setuptools_entrypoints` stops at the first plugin that fails to import; this
-loop instead records the failure under the plugin's name and goes on, so one broken plugin never
-takes the rest of BashGym down.
+pluggy's `load_setuptools_entrypoints` stops at the first plugin that fails to import; this loop
+records the failure under its name and goes on: one broken plugin never takes BashGym down.
 """
 
 from __future__ import annotations

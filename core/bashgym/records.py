@@ -1,13 +1,9 @@
-"""The normalized records plugins exchange: Trace, Message, ToolCall, Usage, Task, WorkerResult,
-Completed.
+"""The records plugins exchange: Trace, Message, ToolCall, Usage, Task, WorkerResult, Completed.
 
-One Trace shape for every agent run, whatever produced it (a Claude Code transcript, a Codex
-rollout, `claude -p`, the agent SDK, the student loop), so sinks and pipelines never care where
-work came from. Messages are OpenAI-style (`tool_calls` on assistant turns, `tool` role results)
-because that is the de-facto training format; ATIF conversion lives in `bashgym.atif`.
-
-These are pydantic models so they validate on the way in, dump to JSON/Parquet on the way out,
-and keep unknown producer fields in `extra` dicts rather than dropping them (lossless).
+One Trace shape for every agent run, whatever produced it (a transcript, a rollout, `claude -p`,
+the student loop), so sinks and pipelines never care where work came from. Messages are
+OpenAI-style, the de-facto training format. Pydantic models: validated on the way in, JSON on the
+way out, unknown producer fields kept in `extra` (lossless).
 """
 
 from __future__ import annotations

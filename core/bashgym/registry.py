@@ -1,8 +1,7 @@
 """The names plugins registered, per kind, each attributed to the plugin that registered it.
 
-Each plugin's `register_*` implementation is called on its own (not through the combined hook
-call) so every name is known to come from exactly one plugin: that is what makes a duplicate an
-error naming both plugins, and what `bashgym plugins` lists per plugin.
+Each plugin's `register_*` is called on its own, so every name is known to come from one plugin:
+a duplicate is an error naming both, and `bashgym plugins` lists names per plugin.
 """
 
 from __future__ import annotations

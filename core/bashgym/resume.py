@@ -1,15 +1,12 @@
 """Which run directory a run writes to, and whether it continues an interrupted one.
 
-Re-running the same command after a crash or a kill should pick up where it stopped, not start
-a second run beside the first: DataDesigner checkpoints every finished batch, and a resumed
-`create()` keeps those and regenerates only what was in flight (no duplicate, no lost row).
-A run is "the same" when its resolved config (run.toml without the output path) and the batch
-size hash alike, and its source files are unchanged (path, size, mtime); run.json stores both
-hashes. An unfinished run on changed inputs is never resumed: `--out` refuses, else a new run
-starts. An explicit `--out DIR` resumes DIR when it holds an unfinished run of the same
-config; without `--out`, the newest unfinished run of the same config under `runs_dir` that no
-live process holds is resumed. `--fresh` always starts over. The chosen dir is locked for the
-whole run (`bashgym.store.lock_run`): two processes never work in one run dir.
+Re-running the same command after a crash picks up where it stopped (a runner keeps its finished
+batches) instead of starting a second run. A run is "the same" when its resolved config
+(run.toml without the output path, plus the settings tables' `resume_keys`) hashes alike and
+its source files are unchanged (path, size, mtime); run.json stores both hashes. `--out DIR`
+resumes DIR when it holds an unfinished run of the same config (and refuses changed inputs);
+without `--out`, the newest such run under `runs_dir` that no live process holds resumes.
+`--fresh` starts over. The chosen dir is locked for the run (`bashgym.store.lock_run`).
 """
 
 from __future__ import annotations

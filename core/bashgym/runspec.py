@@ -1,9 +1,8 @@
 """A run, declared: which source, executor, pipeline, judges and sinks, with their options.
 
-A front end builds a RunSpec (`bashgym run` from a run file and flags: bashgym-commands-run);
-`resolve()` then checks every name against the registry and every option against the plugin's
-options model, before any work starts. `to_toml()` writes the run file that produced it, which
-the engine keeps as `run.toml` so any run can be repeated.
+A front end builds a RunSpec (`bashgym run`: bashgym-commands-run); `resolve()` checks every name
+against the registry and every option against its model before any work starts. `to_toml()` is
+the run file that produced it, kept as `run.toml` so any run can be repeated.
 """
 
 from __future__ import annotations

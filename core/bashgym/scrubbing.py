@@ -1,9 +1,8 @@
 """The run's scrubbing: the configured Scrubber plugins, applied to frames and event text.
 
-The engine redacts seed rows before any pipeline (and DataDesigner's files) sees them, every
-row before the sinks, and the free text of every event before events.jsonl. With scrubbing on
-and a configured scrubber missing, the run refuses to start: a dataset is never written
-unscrubbed by accident.
+Seed rows are redacted before any pipeline or runner sees them, every row before the sinks, event
+text before events.jsonl. With scrubbing on and a configured scrubber missing, a run refuses to
+start: a dataset is never written unscrubbed by accident.
 """
 
 from __future__ import annotations

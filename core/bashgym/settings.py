@@ -1,8 +1,7 @@
 """Settings: `BASHGYM_*` env vars over `./bashgym.toml` over the user's `bashgym.toml`.
 
-pydantic-settings does the layering; this module only says where the files are and what the
-settings mean. Model access is configured once here, as named aliases, and shared by every part
-that calls a model. API keys are never stored: an alias names the env var that holds its key.
+pydantic-settings does the layering. Model aliases are configured once here and shared by every
+caller; a key is never stored (an alias names its env var). A plugin owns its own table.
 """
 
 from __future__ import annotations
@@ -100,10 +99,9 @@ class ScrubSettings(BaseModel):
 
 
 class SettingsTable(BaseModel):
-    """Base of a plugin's own settings table: `[designer]` in bashgym.toml and
-    `BASHGYM_DESIGNER__*` belong to the plugin that registers `("designer", DesignerSettings)`
-    with `register_settings`; it reads the table with `settings.table(DesignerSettings)`.
-    `resume_keys`: fields a resumed run must keep (they are part of the run's identity)."""
+    """Base of a plugin's settings table (`[designer]`, `BASHGYM_DESIGNER__*`), registered with
+    `register_settings`, read with `settings.table(DesignerSettings)`. `resume_keys`: fields a
+    resumed run must keep (part of the run's identity)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     table: ClassVar[str]

@@ -1,14 +1,9 @@
 """The run store: durable work items in one SQLite file per run dir (`state.db`).
 
-Any plugin that processes many items (prompts, episodes, repositories, DAG tasks) adds them
-here and then claims, completes or fails them one at a time, each a transaction. A killed run
-resumes with nothing done twice or lost: a `running` item whose owner process is gone is
-claimable again, an item whose owner still lives never is. The schema changes only through the
-numbered migrations below (simonw/llm's `migrations.py` is the model): each runs once, in
-order, and is recorded in `_migrations`.
-
-Why stdlib sqlite3: WAL mode and `BEGIN IMMEDIATE` are all the locking this needs, and it is
-one dependency fewer than any wrapper.
+A plugin that processes many items adds them here, then claims, completes or fails each in a
+transaction. A killed run resumes with nothing done twice or lost: a `running` item whose owner
+process is gone is claimable again. The schema changes only through numbered migrations (as
+simonw/llm's), each run once and recorded. Stdlib sqlite3: WAL and `BEGIN IMMEDIATE` suffice.
 """
 
 from __future__ import annotations

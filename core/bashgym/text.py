@@ -3,7 +3,7 @@
 `plain` is how every part reads a DataFrame cell (numpy scalars, NaN, timestamps), so equal rows
 hash and serialize equal wherever they were read. `one_line` is how every user-facing error is
 worded: a pydantic error names the option and the problem (an unknown key is called an unknown
-option), and DataDesigner's boxed multi-line errors are condensed.
+option), and a library's boxed multi-line errors are condensed.
 """
 
 from __future__ import annotations

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from bashgym_inputs import find_files
 from pydantic import Field, field_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
-from bashgym.inputs import find_files
 from bashgym.records import Trace
 from bashgym_formats_atif.convert import load_atif, referenced_files, resolve_subagents
 

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+from bashgym_inputs import find_files
 from pydantic import Field, field_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
-from bashgym.inputs import find_files
 from bashgym.records import Trace
 from bashgym_sources_codex.rollout import LINE_TYPES, read_rollout
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from bashgym_inputs import glob_files, is_glob
 from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
-from bashgym.inputs import glob_files, is_glob
 from bashgym_sources_documents.chunking import chunk_text
 
 MARKDOWN = {".md", ".markdown", ".mdx", ".rst", ".adoc"}

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Literal
 
 import pandas as pd
+from bashgym_inputs import find_files
 from pydantic import Field, field_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
-from bashgym.inputs import find_files
 
 READERS = {
     ".csv": lambda p: pd.read_csv(p),

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from bashgym_inputs import glob_files, is_glob
 from pydantic import Field, field_validator
 
 from bashgym.contracts import Options, RunContext, Source
-from bashgym.inputs import glob_files, is_glob
 from bashgym_sources_prompts.reader import (
     SUPPORTED,
     PromptsInputError,

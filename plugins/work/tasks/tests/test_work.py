@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from bashgym_environments_local import Workspace
+from bashgym_sandbox import Workspace
 from bashgym_testing import ScriptedExecutor
 from bashgym_work_tasks import run_task, work_through
 

@@ -1,9 +1,8 @@
 """Finding the input files a user named: one file, a folder (searched recursively) or a glob.
 
-Every file-reading source accepts the same three spellings of `path`, so they share one reading
-of them: `~` is expanded, a glob is recursive (`**`), only regular files count, results are
-sorted. Folder contents are filtered (`pattern`, `accept`); a file the user named explicitly,
-or a glob match, is taken as named, so an unsupported file fails loudly instead of vanishing.
+Every file-reading source reads `path` the same way: `~` expanded, globs recursive, regular files
+only, sorted. Folder contents are filtered (`pattern`, `accept`); a file named explicitly, or a
+glob match, is taken as named, so an unsupported file fails loudly instead of vanishing.
 """
 
 from __future__ import annotations
