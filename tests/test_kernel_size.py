@@ -22,6 +22,6 @@ def test_the_kernel_is_at_most_3000_lines():
     total = sum(sizes.values())
     biggest = ", ".join(f"{n} {c}" for n, c in sorted(sizes.items(), key=lambda i: -i[1])[:5])
     assert total <= BUDGET, (
-        f"core/bashgym/ has {total} lines, over the {BUDGET} budget; the largest: {biggest}. Move what "
-        "a third party could have written into a plugin."
+        f"core/bashgym/ has {total} lines, over the {BUDGET} budget; the largest: {biggest}. "
+        "Move what a third party could have written into a plugin."
     )

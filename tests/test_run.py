@@ -118,10 +118,8 @@ from bashgym.contracts import Pipeline, PipelineOptions
 class MineOptions(PipelineOptions):
     shout: bool = False
 
-class Mine(Pipeline):
+class Mine(Pipeline[MineOptions]):
     """A pipeline that lives in one file, never installed."""
-    Options = MineOptions
-
     def build(self, options, run, seed):
         import data_designer.config as dd
         builder = dd.DataDesignerConfigBuilder()

@@ -37,9 +37,8 @@ from bashgym.contracts import Options, Source
 class CountOptions(Options):
     count: int = Field(default=3, ge=1)
 
-class Counting(Source):
+class Counting(Source[CountOptions]):
     """Rows 0..count-1: a plugin nobody in BashGym has seen."""
-    Options = CountOptions
     def open(self, options, run):
         return ({"n": i, "square": i * i} for i in range(options.count))
 

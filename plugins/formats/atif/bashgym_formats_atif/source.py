@@ -52,10 +52,9 @@ def find_documents(path: str, pattern: str = "*.json") -> list[Path]:
     return found
 
 
-class AtifSource(Source):
+class AtifSource(Source[AtifOptions]):
     """ATIF trajectory JSON files (one, a folder or a glob), one Trace per document."""
 
-    Options = AtifOptions
     output_format = "traces"
 
     def open(self, options: AtifOptions, run: RunContext) -> Iterator[Trace]:

@@ -40,10 +40,8 @@ def default_folder(run_dir: Path) -> Path:
     return run_dir / f"hf-{run_dir.resolve().name}"
 
 
-class HfHubSink(Sink):
+class HfHubSink(Sink[HfHubOptions]):
     """A Hub dataset folder (data shards + dataset card), pushed given a repo id and a token."""
-
-    Options = HfHubOptions
 
     def write(
         self, dataset: pd.DataFrame, options: HfHubOptions, run: RunContext, output_format: str

@@ -103,10 +103,8 @@ def lines_of(
         yield exc
 
 
-class NemoJsonlSink(Sink):
+class NemoJsonlSink(Sink[NemoJsonlOptions]):
     """NeMo / OpenAI-messages JSONL (chat or tool-use SFT, DPO) with a deterministic split."""
-
-    Options = NemoJsonlOptions
 
     def write(
         self, dataset: pd.DataFrame, options: NemoJsonlOptions, run: RunContext, output_format: str

@@ -24,10 +24,8 @@ class ParquetOptions(Options):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
 
 
-class ParquetSink(Sink):
+class ParquetSink(Sink[ParquetOptions]):
     """Parquet, one file or shards, readable by pyarrow, pandas and `datasets`."""
-
-    Options = ParquetOptions
 
     def write(
         self, dataset: pd.DataFrame, options: ParquetOptions, run: RunContext, output_format: str

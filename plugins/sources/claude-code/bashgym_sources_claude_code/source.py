@@ -230,10 +230,9 @@ def _session_of(path: Path) -> str | None:
     return None
 
 
-class ClaudeCodeSource(Source):
+class ClaudeCodeSource(Source[ClaudeCodeOptions]):
     """Claude Code session transcripts (~/.claude/projects) as Traces, subagents attached."""
 
-    Options = ClaudeCodeOptions
     output_format = "traces"
 
     def open(self, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Trace]:

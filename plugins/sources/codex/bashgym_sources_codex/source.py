@@ -126,10 +126,9 @@ def _first_meta(path: Path) -> tuple[str | None, str | None]:
     return (str(own) if own else None), (str(parent) if parent else None)
 
 
-class CodexSource(Source):
+class CodexSource(Source[CodexOptions]):
     """Codex CLI rollout JSONL sessions, one normalized Trace per rollout file."""
 
-    Options = CodexOptions
     output_format = "traces"
 
     def open(self, options: CodexOptions, run: RunContext) -> Iterator[Trace]:

@@ -95,10 +95,8 @@ class Unreadable(Exception):
     """A file that cannot be turned into text; the message says why."""
 
 
-class DocumentsSource(Source):
+class DocumentsSource(Source[DocumentsOptions]):
     """PDF, Markdown, text and source files, chunked by a token budget with overlap."""
-
-    Options = DocumentsOptions
 
     def open(self, options: DocumentsOptions, run: RunContext) -> pd.DataFrame:
         root, paths = self._paths(options)

@@ -41,10 +41,8 @@ class SourceInputError(InputError):
     """The input files are missing, unreadable or lack the mapped columns."""
 
 
-class FilesSource(Source):
+class FilesSource(Source[FilesOptions]):
     """CSV, Parquet, JSON and JSONL files, a folder of them, or a glob."""
-
-    Options = FilesOptions
 
     def open(self, options: FilesOptions, run: RunContext) -> pd.DataFrame:
         frames = [self._read(path, options) for path in self._paths(options)]

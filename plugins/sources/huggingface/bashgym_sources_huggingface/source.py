@@ -41,10 +41,8 @@ class HuggingFaceOptions(Options):
         return value
 
 
-class HuggingFaceSource(Source):
+class HuggingFaceSource(Source[HuggingFaceOptions]):
     """HuggingFace datasets: a Hub id, or a local dataset folder or file."""
-
-    Options = HuggingFaceOptions
 
     def open(self, options: HuggingFaceOptions, run: RunContext) -> pd.DataFrame:
         wanted = None

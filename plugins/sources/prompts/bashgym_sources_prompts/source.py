@@ -44,10 +44,8 @@ class PromptsOptions(Options):
         return value
 
 
-class PromptsSource(Source):
+class PromptsSource(Source[PromptsOptions]):
     """Prompt lists (txt, jsonl/json, markdown, a folder of numbered markdown) as seed rows."""
-
-    Options = PromptsOptions
 
     def open(self, options: PromptsOptions, run: RunContext) -> pd.DataFrame:
         rows = []
