@@ -1,4 +1,4 @@
-"""The `bashgym-filter` processor inside real DataDesigner runs, and the `filter` judge."""
+"""The `bashgym-filter` processor inside real DataDesigner runs."""
 
 from __future__ import annotations
 
@@ -8,18 +8,17 @@ from importlib.metadata import entry_points
 
 import pandas as pd
 import pytest
-from bashgym_judges_filter import FilterJudge, FilterOptions, FilterRule, add_filter
-from bashgym_judges_filter.rules import is_truthy, row_record
-from bashgym_runners_datadesigner import (
+from bashgym_designer.designer import (
     PLACEHOLDER_PROVIDER,
     generate,
     prepare_environment,
-    read_drops,
     seed_frame,
 )
-from pydantic import ValidationError
+from bashgym_designer.drops import read_drops
+from bashgym_designer.filters import FilterRule, add_filter
+from bashgym_designer.filters.rules import is_truthy, row_record
+from bashgym_designer.models import model_config, providers_for
 
-from bashgym.contracts import RunContext
 from bashgym.settings import Settings
 
 
@@ -42,19 +41,6 @@ def scored_builder(scores: list[int]):
         )
     )
     return builder
-
-
-def test_rules_are_checked_when_options_are_read():
-    with pytest.raises(ValidationError, match="not valid Jinja"):
-        FilterRule(keep="{{ quality.score >= }}", reason="x")
-    with pytest.raises(ValidationError, match="not a Jinja template"):
-        FilterRule(keep="quality.score >= 3", reason="x")
-    with pytest.raises(ValidationError, match="at least 1 item"):
-        FilterOptions(rules=[])
-    with pytest.raises(ValidationError, match="reason"):
-        FilterRule(keep="{{ x }}", reason="")
-    options = FilterOptions.model_validate({"rules": [{"keep": "{{ ok }}", "reason": "not ok"}]})
-    assert options.name == "filter" and options.rules[0].reason == "not ok"
 
 
 def test_truthiness_and_cell_values():
@@ -205,13 +191,13 @@ def test_config_with_the_filter_serializes_and_loads_back(tmp_path, settings):
 
 
 def test_datadesigner_discovers_the_plugin():
-    from bashgym_judges_filter.plugin import filter_plugin
+    from bashgym_designer.filters.plugin import filter_plugin
     from data_designer.engine.testing.utils import assert_valid_plugin
     from data_designer.plugins.plugin import PluginType
     from data_designer.plugins.registry import PluginRegistry
 
     names = {ep.value for ep in entry_points(group="data_designer.plugins")}
-    assert "bashgym_judges_filter.plugin:filter_plugin" in names
+    assert "bashgym_designer.filters.plugin:filter_plugin" in names
     assert_valid_plugin(filter_plugin)
     assert "bashgym-filter" in PluginRegistry().get_plugin_names(PluginType.PROCESSOR)
 
@@ -221,21 +207,6 @@ def test_unused_plugin_leaves_other_configs_alone(tmp_path, settings):
     result = generate(builder, num_records=2, run_dir=tmp_path, settings=settings)
     assert sorted(result.dataset["n"]) == [2, 3]
     assert read_drops(result.artifact_dir) == []
-
-
-def test_filter_judge_is_registered_and_adds_the_processor(tmp_path, settings, bashgym_host):
-    judge = bashgym_host.registry.get("judges", "filter").obj
-    assert isinstance(judge, FilterJudge)
-    builder = scored_builder([1, 4])
-    options = FilterOptions(
-        name="mine", rules=[FilterRule(keep="{{ n >= 2 }}", reason="n below 2")]
-    )
-    judge.configure(builder, options, RunContext(run_dir=tmp_path, settings=settings))
-    result = generate(builder, num_records=2, run_dir=tmp_path, settings=settings)
-    assert result.dataset["n"].tolist() == [4]
-    assert [(d.by, d.reason) for d in read_drops(result.artifact_dir)] == [
-        ("filter mine", "n below 2")
-    ]
 
 
 def test_filters_an_llm_judge_column(scripted_models):
@@ -252,7 +223,7 @@ def test_filters_an_llm_judge_column(scripted_models):
     )
     run = scripted_models.run_context()
     with run.models:
-        builder = dd.DataDesignerConfigBuilder([run.models.model_config("judge")])
+        builder = dd.DataDesignerConfigBuilder([model_config(run.models.resolve("judge"))])
         builder.with_seed_dataset(seed_frame(pd.DataFrame({"answer": ["good", "bad", "fine"]})))
         builder.add_column(
             dd.LLMJudgeColumnConfig(
@@ -278,7 +249,7 @@ def test_filters_an_llm_judge_column(scripted_models):
             num_records=3,
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
         )
     assert sorted(result.dataset["answer"]) == ["fine", "good"]
     [drop] = read_drops(result.artifact_dir)

@@ -7,10 +7,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from bashgym_judges_llm_rubric import (
+from bashgym_designer.rubrics import (
     RUBRICS,
     Criterion,
-    LlmRubricOptions,
     Rubric,
     get_rubric,
     judge_column,
@@ -170,16 +169,3 @@ def test_scores_of_gives_none_for_what_is_not_a_score():
     assert scores_of(damaged, rubric) == {"helpfulness": 4, "correctness": None}  # 9: off scale
     assert scores_of({"helpfulness": {"score": True}}, rubric)["helpfulness"] is None
     assert scores_of({"helpfulness": {"score": 3.0}}, rubric)["helpfulness"] == 3
-
-
-def test_options_are_checked_with_helpful_messages():
-    assert LlmRubricOptions().rubric == "instruction-response"
-    with pytest.raises(ValidationError, match=r"unknown rubric 'code'.*coding-solution"):
-        LlmRubricOptions(rubric="code")
-    with pytest.raises(ValidationError, match="'tool_usage', not criteria of rubric"):
-        LlmRubricOptions(thresholds={"tool_usage": 4})
-    assert LlmRubricOptions(rubric="coding-solution", thresholds={"tool_usage": 4})
-    with pytest.raises(ValidationError, match=r"unknown option|Extra inputs"):
-        LlmRubricOptions(rubrik="groundedness")
-    for name, field in LlmRubricOptions.model_fields.items():
-        assert field.description, name

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bashgym_judges_filter import FilterRule
-from bashgym_judges_llm_rubric import (
+from bashgym_designer.filters import FilterRule
+from bashgym_designer.rubrics import (
     JudgedPipelineOptions,
     add_rubric_judge,
     get_rubric,

@@ -12,7 +12,7 @@ from typing import Literal
 from data_designer.config.base import ProcessorConfig
 from pydantic import Field
 
-from bashgym_judges_filter.rules import FilterRule
+from bashgym_designer.filters.rules import FilterRule
 
 PROCESSOR_TYPE = "bashgym-filter"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from data_designer.plugins import Plugin, PluginType
 
 filter_plugin = Plugin(
-    config_qualified_name="bashgym_judges_filter.config.FilterProcessorConfig",
-    impl_qualified_name="bashgym_judges_filter.processor.FilterProcessor",
+    config_qualified_name="bashgym_designer.filters.config.FilterProcessorConfig",
+    impl_qualified_name="bashgym_designer.filters.processor.FilterProcessor",
     plugin_type=PluginType.PROCESSOR,
 )

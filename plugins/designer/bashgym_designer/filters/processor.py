@@ -2,7 +2,7 @@
 
 It runs at DataDesigner's after-generation stage, the only stage allowed to change the row
 count, so every batch has been generated (and judged) before any row is dropped. Dropped rows
-are written with `bashgym_runners_datadesigner.record_drops` under the dataset folder, where
+are written with `bashgym_designer.drops.record_drops` under the dataset folder, where
 the runner counts them by reason; nothing is dropped without a record.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from bashgym_runners_datadesigner import record_drops
 from data_designer.engine.processing.processors.base import Processor
 
-from bashgym_judges_filter.config import FilterProcessorConfig
-from bashgym_judges_filter.rules import RuleEvaluator, row_record
+from bashgym_designer.drops import record_drops
+from bashgym_designer.filters.config import FilterProcessorConfig
+from bashgym_designer.filters.rules import RuleEvaluator, row_record
 
 if TYPE_CHECKING:
     import pandas as pd

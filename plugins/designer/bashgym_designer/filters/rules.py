@@ -15,7 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jinja2 import TemplateSyntaxError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bashgym.text import plain
+
+# The DataDesigner engine modules below are imported inside the functions that use them: this
+# module is imported during DataDesigner's plugin discovery (through `filters.config`), in the
+# middle of importing `data_designer.config`, and the engine imports `data_designer.config`.
 
 FALSY_RENDERS = frozenset({"", "false", "0", "0.0", "none", "null", "[]", "{}"})
 
@@ -47,9 +55,6 @@ def check_condition(template: str) -> None:
     A text without `{{ }}` or `{% %}` renders to itself and would keep every row, so it is
     refused instead of passing silently.
     """
-    from jinja2 import TemplateSyntaxError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
     stripped = template.strip()
     if not (("{{" in stripped and "}}" in stripped) or ("{%" in stripped and "%}" in stripped)):
         raise ValueError(
@@ -73,9 +78,7 @@ def row_record(row: Mapping[str, Any]) -> dict[str, Any]:
     """A DataFrame row as the record a condition renders against, the way DataDesigner's
     expression columns see it: numpy values as plain lists and numbers, and every JSON text
     parsed (`'{"score": 4}'` becomes a dict, `"42"` the number 42)."""
-    from data_designer.engine.processing.utils import deserialize_json_values
-
-    from bashgym.text import plain
+    from data_designer.engine.processing.utils import deserialize_json_values  # see top
 
     return deserialize_json_values({str(k): plain(v) for k, v in row.items()})
 
@@ -91,7 +94,7 @@ class RuleEvaluator:
     """Rules compiled once against a dataset's columns; `verdict(row)` is None to keep."""
 
     def __init__(self, rules: Sequence[FilterRule], columns: Sequence[str], *, engine: Any = None):
-        from data_designer.engine.processing.ginja.environment import (
+        from data_designer.engine.processing.ginja.environment import (  # see top
             NativeJinjaSandboxEnvironment,
             UserTemplateSandboxEnvironment,
         )
@@ -129,7 +132,9 @@ class RuleEvaluator:
         return None
 
     def _render(self, template: str, record: Mapping[str, Any]) -> str:
-        from data_designer.engine.processing.ginja.exceptions import EmptyTemplateRenderError
+        from data_designer.engine.processing.ginja.exceptions import (  # see top
+            EmptyTemplateRenderError,
+        )
 
         try:
             return self.env.render_template(template, dict(record), skip_template_validation=True)

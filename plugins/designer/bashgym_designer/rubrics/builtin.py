@@ -9,7 +9,7 @@ because those are the judge biases that let bad rows into training data.
 from __future__ import annotations
 
 from bashgym.contracts import InputError
-from bashgym_judges_llm_rubric.rubric import Criterion, Rubric
+from bashgym_designer.rubrics.rubric import Criterion, Rubric
 
 _EVIDENCE = (
     "Judge only what the response shows. Give no credit for claims it does not back up "

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import data_designer.config as dd
 
 from bashgym.contracts import InputError
-from bashgym_judges_llm_rubric.rubric import Rubric, check_threshold
-
-if TYPE_CHECKING:
-    import data_designer.config as dd
-    from bashgym_judges_filter import FilterRule
+from bashgym.text import plain
+from bashgym_designer.filters import FilterRule
+from bashgym_designer.rubrics.rubric import Rubric, check_threshold
 
 PROMPT_TEMPLATE = """{instructions}
 
@@ -105,8 +105,6 @@ def judge_column(
     levels are its system prompt (`rubric_system_prompt`). `prompt`, a full Jinja template,
     replaces the built-in one (DataDesigner still appends the response schema).
     """
-    import data_designer.config as dd
-
     _check_column(column, "judge column")
     text = (
         prompt
@@ -162,8 +160,6 @@ def threshold_rules(
     column: str, rubric: Rubric, thresholds: Mapping[str, int] | None = None
 ) -> list[FilterRule]:
     """One keep rule per criterion: its score (0 when missing) must reach its threshold."""
-    from bashgym_judges_filter import FilterRule
-
     _check_column(column, "judge column")
     return [
         FilterRule(
@@ -187,8 +183,8 @@ def total_score_expr(column: str, rubric: Rubric) -> str:
     _check_column(column, "judge column")
     names = rubric.names
     robust = "{{ " + _balanced_sum([score_expr(column, n) for n in names]) + " }}"
-    plain = "{{ " + _balanced_sum([f'({column}["{n}"]["score"] | int)' for n in names]) + " }}"
-    for expr in (robust, plain):
+    bare = "{{ " + _balanced_sum([f'({column}["{n}"]["score"] | int)' for n in names]) + " }}"
+    for expr in (robust, bare):
         if _sandbox_accepts(expr, column):
             return expr
     raise InputError(
@@ -216,8 +212,6 @@ def _sandbox_accepts(template: str, column: str) -> bool:
 
 
 def _as_mapping(value: Any) -> Mapping[str, Any] | None:
-    from bashgym.text import plain
-
     value = plain(value)
     if isinstance(value, str):
         try:
@@ -228,8 +222,6 @@ def _as_mapping(value: Any) -> Mapping[str, Any] | None:
 
 
 def _as_score(value: Any) -> int | None:
-    from bashgym.text import plain
-
     value = plain(value)
     if isinstance(value, bool):
         return None

@@ -11,19 +11,17 @@ user-facing option fields live in `JudgedPipelineOptions` for the same reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import data_designer.config as dd
 from pydantic import Field
 
 from bashgym.contracts import PipelineOptions, RunContext
-from bashgym_judges_llm_rubric.builtin import get_rubric
-from bashgym_judges_llm_rubric.columns import judge_column, threshold_rules
-
-if TYPE_CHECKING:
-    import data_designer.config as dd
-    from bashgym_judges_filter import FilterRule
-
-    from bashgym_judges_llm_rubric.rubric import Rubric
+from bashgym_designer.filters import FilterRule, add_filter
+from bashgym_designer.models import model_config
+from bashgym_designer.rubrics.builtin import get_rubric
+from bashgym_designer.rubrics.columns import judge_column, threshold_rules
+from bashgym_designer.rubrics.rubric import Rubric
 
 
 def thresholds_field(rubric: str) -> Any:
@@ -75,12 +73,10 @@ def writer_builder(run: RunContext, options: JudgedPipelineOptions) -> Any:
     one alias writes and judges, the writer's config serves both (DataDesigner refuses two
     configs with one alias).
     """
-    import data_designer.config as dd
-
-    assert run.models is not None, "the engine opens a ModelSession for every run"
+    assert run.models is not None, "the engine opens a model session for every run"
     params = {} if options.temperature is None else {"temperature": options.temperature}
     return dd.DataDesignerConfigBuilder(
-        model_configs=[run.models.model_config(options.model, **params)]
+        model_configs=[model_config(run.models.resolve(options.model), **params)]
     )
 
 
@@ -94,7 +90,7 @@ def ensure_model(builder: Any, alias: str, run: RunContext) -> None:
         return
     if run.models is None:
         raise RuntimeError("the llm-rubric judge needs a RunContext with a ModelSession")
-    builder.add_model_config(run.models.model_config(alias))
+    builder.add_model_config(model_config(run.models.resolve(alias)))
 
 
 def add_rubric_judge(
@@ -119,8 +115,6 @@ def add_rubric_judge(
     own reasons, checked first) then, with `drop_below`, one rule per criterion threshold; it
     is left out when that leaves no rule. `skip` skips the judge for rows that need no verdict.
     """
-    from bashgym_judges_filter import add_filter
-
     ensure_model(builder, model_alias, run)
     judge = judge_column(
         column,

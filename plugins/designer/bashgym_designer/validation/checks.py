@@ -19,7 +19,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from bashgym_judges_code.languages import normalize_language
+from bashgym.text import plain
+from bashgym_designer.validation.languages import normalize_language
+from bashgym_designer.validation.shell import check_shell_many
+
+# DataDesigner is imported inside the checkers: this module is imported during DataDesigner's
+# plugin discovery (through `bashgym_designer.validation`), in the middle of importing
+# `data_designer.config`, which `data_designer.config`/`data_designer.engine` would re-enter.
 
 _FENCE = re.compile(r"\A\s*(`{3,}|~{3,})[^\n]*\n(.*?)\n?[ \t]*\1\s*\Z", re.DOTALL)
 
@@ -29,8 +35,6 @@ def strip_fence(text: Any) -> str:
 
     None/NaN become "" so a missing answer is checked as empty code, not a crash.
     """
-    from bashgym.text import plain
-
     value = plain(text)
     if value is None:
         return ""
@@ -67,13 +71,11 @@ class CodeCheck:
             return _check_python(codes)
         if self.language.startswith("sql:"):
             return _check_sql(codes, self.language)
-        from bashgym_judges_code.shell import check_shell_many
-
         return check_shell_many(codes, self.language)
 
 
 def _check_python(codes: list[str]) -> list[dict[str, Any]]:
-    import data_designer.config as dd
+    import data_designer.config as dd  # see top
     from data_designer.engine.validators import PythonValidator
 
     validator = PythonValidator(dd.CodeValidatorParams(code_lang=dd.CodeLang.PYTHON))
@@ -94,7 +96,7 @@ def _check_python(codes: list[str]) -> list[dict[str, Any]]:
 
 
 def _check_sql(codes: list[str], language: str) -> list[dict[str, Any]]:
-    import data_designer.config as dd
+    import data_designer.config as dd  # see top
     from data_designer.engine.validators import SQLValidator
 
     validator = SQLValidator(dd.CodeValidatorParams(code_lang=language))

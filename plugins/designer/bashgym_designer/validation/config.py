@@ -15,7 +15,7 @@ from typing import Literal
 from data_designer.config.base import SingleColumnConfig
 from pydantic import Field, field_validator
 
-from bashgym_judges_code.languages import normalize_language
+from bashgym_designer.validation.languages import normalize_language
 
 COLUMN_TYPE = "bashgym-code-validation"
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from data_designer.config.errors import InvalidConfigError
 from data_designer.engine.column_generators.generators.base import ColumnGeneratorFullColumn
 
-from bashgym_judges_code.checks import CodeCheck
-from bashgym_judges_code.config import CodeValidationColumnConfig
+from bashgym_designer.validation.checks import CodeCheck
+from bashgym_designer.validation.config import CodeValidationColumnConfig
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -9,7 +9,7 @@ from __future__ import annotations
 from data_designer.plugins import Plugin, PluginType
 
 code_validation_plugin = Plugin(
-    config_qualified_name="bashgym_judges_code.config.CodeValidationColumnConfig",
-    impl_qualified_name="bashgym_judges_code.generator.CodeValidationColumnGenerator",
+    config_qualified_name="bashgym_designer.validation.config.CodeValidationColumnConfig",
+    impl_qualified_name="bashgym_designer.validation.generator.CodeValidationColumnGenerator",
     plugin_type=PluginType.COLUMN_GENERATOR,
 )

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bashgym_judges_filter import FilterRule
-
-from bashgym_judges_code.checks import CodeCheck, strip_fence
-from bashgym_judges_code.languages import SHELLS, SQL_DIALECTS, normalize_language, tool_name
+from bashgym_designer.filters import FilterRule
+from bashgym_designer.validation.checks import CodeCheck, strip_fence
+from bashgym_designer.validation.config import CodeValidationColumnConfig
+from bashgym_designer.validation.languages import (
+    SHELLS,
+    SQL_DIALECTS,
+    normalize_language,
+    tool_name,
+)
 
 if TYPE_CHECKING:
     from data_designer.config import DataDesignerConfigBuilder
@@ -43,8 +48,6 @@ def add_validation(
 ) -> str:
     """Add one validation column checking `target` as `language`; returns the column's name
     (default f"{target}_validation"). Its value is a dict with at least `is_valid`."""
-    from bashgym_judges_code.config import CodeValidationColumnConfig
-
     column = name or f"{target}_validation"
     builder.add_column(
         CodeValidationColumnConfig(name=column, target_column=target, language=language)

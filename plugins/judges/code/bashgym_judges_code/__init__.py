@@ -1,46 +1,16 @@
-"""BashGym judges/code: code validation columns (ruff for Python, sqlfluff for SQL, bash -n and
-shellcheck for shell) and a judge that drops rows whose code fails them.
+"""BashGym judges/code: the `code` judge, which adds a validation column per code column (ruff
+for Python, sqlfluff for SQL, bash -n and shellcheck for shell) and drops rows whose code fails.
 
-The column is a DataDesigner column-generator plugin (`bashgym-code-validation`), so this
-package is imported by DataDesigner's plugin discovery while `data_designer.config` is itself
-importing: nothing imported here imports DataDesigner at module level.
+The column (a DataDesigner plugin), the checkers and the keep rule live in the shared library
+`bashgym_designer.validation`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from bashgym import hookimpl
 from bashgym_judges_code.judge import CodeJudge, CodeOptions
-from bashgym_judges_code.validators import (
-    CodeCheck,
-    add_validation,
-    normalize_language,
-    strip_fence,
-    valid_rule,
-)
 
-if TYPE_CHECKING:
-    from bashgym_judges_code.config import CodeValidationColumnConfig
-
-__all__ = [
-    "CodeCheck",
-    "CodeJudge",
-    "CodeOptions",
-    "CodeValidationColumnConfig",
-    "add_validation",
-    "normalize_language",
-    "strip_fence",
-    "valid_rule",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CodeValidationColumnConfig":
-        from bashgym_judges_code.config import CodeValidationColumnConfig
-
-        return CodeValidationColumnConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["CodeJudge", "CodeOptions"]
 
 
 @hookimpl

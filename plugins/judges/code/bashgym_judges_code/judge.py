@@ -1,14 +1,15 @@
-"""The `code` judge: a validation column per code column, and a filter dropping invalid code."""
+"""The `code` judge: a validation column per code column, and a filter dropping invalid code
+(both from `bashgym_designer`: `validation` and `filters`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bashgym_judges_filter import add_filter
+from bashgym_designer.filters import add_filter
+from bashgym_designer.validation import add_validation, normalize_language, valid_rule
 from pydantic import Field, field_validator
 
 from bashgym.contracts import Judge, Options, RunContext
-from bashgym_judges_code.validators import add_validation, normalize_language, valid_rule
 
 
 class CodeOptions(Options):
@@ -29,10 +30,8 @@ class CodeOptions(Options):
         return targets
 
 
-class CodeJudge(Judge):
+class CodeJudge(Judge[CodeOptions]):
     """Check code columns (ruff, sqlfluff, bash -n) and drop rows with invalid code."""
-
-    Options = CodeOptions
 
     def configure(self, builder: Any, options: CodeOptions, run: RunContext) -> None:
         rules = []

@@ -1,37 +1,16 @@
-"""BashGym judges/filter: a DataDesigner processor that drops rows by Jinja conditions and
+"""BashGym judges/filter: the `filter` judge, which drops rows by Jinja keep conditions and
 records each dropped row with its reason.
 
-This package is imported by DataDesigner's plugin discovery (while `data_designer.config`
-is itself importing), so it stays light: nothing here imports DataDesigner at module level.
+The processor doing the work, `add_filter` and `FilterRule` live in the shared library
+`bashgym_designer.filters`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from bashgym import hookimpl
-from bashgym_judges_filter.judge import FilterJudge, FilterOptions, add_filter, filter_processor
-from bashgym_judges_filter.rules import FilterRule
+from bashgym_judges_filter.judge import FilterJudge, FilterOptions
 
-if TYPE_CHECKING:
-    from bashgym_judges_filter.config import FilterProcessorConfig
-
-__all__ = [
-    "FilterJudge",
-    "FilterOptions",
-    "FilterProcessorConfig",
-    "FilterRule",
-    "add_filter",
-    "filter_processor",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "FilterProcessorConfig":
-        from bashgym_judges_filter.config import FilterProcessorConfig
-
-        return FilterProcessorConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["FilterJudge", "FilterOptions"]
 
 
 @hookimpl

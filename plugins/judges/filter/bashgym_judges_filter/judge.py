@@ -1,30 +1,14 @@
-"""The `filter` judge and the helpers other judges use to add a filter to a pipeline."""
+"""The `filter` judge: a `bashgym-filter` processor (`bashgym_designer.filters`) on the run's
+builder, dropping rows that fail the user's Jinja keep rules, each drop recorded with its reason."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bashgym_designer.filters import FilterRule, add_filter
 from pydantic import Field
 
 from bashgym.contracts import Judge, Options, RunContext
-from bashgym_judges_filter.rules import FilterRule
-
-if TYPE_CHECKING:
-    from data_designer.config import DataDesignerConfigBuilder
-
-    from bashgym_judges_filter.config import FilterProcessorConfig
-
-
-def filter_processor(name: str, rules: list[FilterRule]) -> FilterProcessorConfig:
-    """A DataDesigner processor config dropping rows that fail `rules` (checked in order)."""
-    from bashgym_judges_filter.config import FilterProcessorConfig
-
-    return FilterProcessorConfig(name=name, rules=list(rules))
-
-
-def add_filter(builder: DataDesignerConfigBuilder, name: str, rules: list[FilterRule]) -> None:
-    """Add (or replace, by name) a `bashgym-filter` processor on `builder`."""
-    builder.add_processor(filter_processor(name, rules))
 
 
 class FilterOptions(Options):
@@ -39,10 +23,8 @@ class FilterOptions(Options):
     )
 
 
-class FilterJudge(Judge):
+class FilterJudge(Judge[FilterOptions]):
     """Drop rows failing Jinja keep conditions (inside DataDesigner), recording each reason."""
-
-    Options = FilterOptions
 
     def configure(self, builder: Any, options: FilterOptions, run: RunContext) -> None:
         add_filter(builder, options.name, options.rules)

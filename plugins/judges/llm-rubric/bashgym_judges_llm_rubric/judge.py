@@ -1,23 +1,17 @@
 """The `llm-rubric` judge: a rubric's judge column on any pipeline, plus a threshold filter.
 
 Rows below a threshold are dropped inside DataDesigner by the `bashgym-filter` processor, which
-records each one with its criterion (`bashgym_runners_datadesigner.record_drops`), so the run
-reports why every row went.
+records each one with its criterion (`bashgym_designer.drops.record_drops`), so the run
+reports why every row went. The rubrics and the wiring live in `bashgym_designer.rubrics`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from bashgym_designer.rubrics import RUBRICS, add_rubric_judge, get_rubric, resolve_thresholds
+from data_designer.config import DataDesignerConfigBuilder
 from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import Judge, Options, RunContext
-from bashgym_judges_llm_rubric.builtin import RUBRICS, get_rubric
-from bashgym_judges_llm_rubric.columns import resolve_thresholds
-from bashgym_judges_llm_rubric.wiring import add_rubric_judge
-
-if TYPE_CHECKING:
-    from data_designer.config import DataDesignerConfigBuilder
 
 
 class LlmRubricOptions(Options):
@@ -71,10 +65,8 @@ class LlmRubricOptions(Options):
         return self
 
 
-class LlmRubricJudge(Judge):
+class LlmRubricJudge(Judge[LlmRubricOptions]):
     """Score rows with an LLM judge rubric (int 1-5 per criterion); drop rows below thresholds."""
-
-    Options = LlmRubricOptions
 
     def configure(
         self, builder: DataDesignerConfigBuilder, options: LlmRubricOptions, run: RunContext

@@ -7,14 +7,11 @@ import re
 
 import pandas as pd
 import pytest
-from bashgym_judges_llm_rubric import (
-    LlmRubricJudge,
-    LlmRubricOptions,
-    get_rubric,
-    scores_of,
-    total_score_expr,
-)
-from bashgym_runners_datadesigner import generate, read_drops, seed_frame
+from bashgym_designer.designer import generate, seed_frame
+from bashgym_designer.drops import read_drops
+from bashgym_designer.models import model_config, model_provider, providers_for
+from bashgym_designer.rubrics import get_rubric, scores_of, total_score_expr
+from bashgym_judges_llm_rubric import LlmRubricJudge, LlmRubricOptions
 from bashgym_testing.server import Reply
 
 RESPONSE_RE = re.compile(r"<response>\s*(.*?)\s*</response>", re.DOTALL)
@@ -62,7 +59,7 @@ def run_judge(scripted_models, seed: pd.DataFrame, options: LlmRubricOptions, to
             num_records=len(seed),
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
         )
 
 
@@ -140,11 +137,11 @@ def test_model_alias_falls_back_to_default_and_a_pipelines_own_config_wins(scrip
         (config,) = [c for c in builder.model_configs if c.alias == "grader"]
         assert config.provider == "grader"  # not in settings: resolved like `default`
         assert (
-            run.models.model_provider("grader").endpoint
-            == run.models.model_provider("default").endpoint
+            model_provider(run.models.resolve("grader")).endpoint
+            == model_provider(run.models.resolve("default")).endpoint
         )
 
-        own = run.models.model_config("judge", temperature=0.0)
+        own = model_config(run.models.resolve("judge"), temperature=0.0)
         builder = dd.DataDesignerConfigBuilder(model_configs=[own])
         LlmRubricJudge().configure(builder, LlmRubricOptions(drop_below=False), run)
         assert builder.model_configs == [own]
