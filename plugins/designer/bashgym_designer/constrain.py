@@ -47,6 +47,7 @@ def column_schema(column: Any) -> dict[str, Any] | None:
         fmt = column.output_format
         return fmt if isinstance(fmt, dict) else fmt.model_json_schema()
     if kind.endswith("llm-judge"):
+        # DataDesigner's engine: imported after prepare_environment (bashgym_designer.designer)
         from data_designer.engine.column_generators.utils.judge_score_factory import (
             create_judge_response_model,
             create_judge_structured_output_model,
@@ -68,7 +69,7 @@ def constrain(builder: DataDesignerConfigBuilder, models: Models) -> list[str]:
         base = configs.get(alias) if alias else None
         if schema is None or base is None or SEPARATOR in alias:
             continue
-        make = FORMATS.get(models.alias(base.provider or alias).provider)
+        make = FORMATS.get(models.settings.alias(base.provider or alias).provider)
         if make is None:
             continue
         params = base.inference_parameters

@@ -4,10 +4,17 @@ DataDesigner reads `DATA_DESIGNER_HOME` and `NEMO_TELEMETRY_ENABLED` once, at im
 they are set here before its first import (shared/reference/datadesigner.md): otherwise it writes
 into `~/.data-designer` and posts usage events. Its INFO logging goes to the run's log file so the
 terminal shows BashGym's progress bar instead of hundreds of lines.
+
+Imports: `data_designer.config` is imported at module level (it loads nothing until a name is
+used, in a function); DataDesigner's engine and interface read those env vars when imported, so
+they are imported inside the functions, which run after `prepare_environment`. pandas and
+pyarrow are too: importing them costs ~0.5 s and ~0.15 s, which every command that loads the
+plugins would pay.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -19,22 +26,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bashgym_designer.settings import designer_settings
+import data_designer.config as dd
 
 from bashgym.records import DroppedRow
-from bashgym_runners_datadesigner.failures import (
+from bashgym_designer.drops import read_drops
+from bashgym_designer.failures import (
     FAILURES_DIR,
     RawAnswers,
     persist,
     row_group_of,
 )
-from bashgym_runners_datadesigner.failures import load as load_failures
-from bashgym_runners_datadesigner.faults import guarded
-from bashgym_runners_datadesigner.seeding import seeded_samplers
+from bashgym_designer.failures import load as load_failures
+from bashgym_designer.faults import guarded
+from bashgym_designer.seeding import seeded_samplers
+from bashgym_designer.settings import designer_settings
 
 if TYPE_CHECKING:
     import pandas as pd
-    from data_designer.config import DataDesignerConfigBuilder, ModelProvider
 
     from bashgym.settings import Settings
 
@@ -75,14 +83,12 @@ def offline_tokenizer() -> None:
     if bundled is not None:
         os.environ["TIKTOKEN_CACHE_DIR"] = str(bundled)
         return
-    from data_designer.engine.utils import token_counting
+    from data_designer.engine.utils import token_counting  # engine: see the docstring
 
     token_counting.get_cl100k_base_tokenizer = ApproximateTokenizer
 
 
 def _bundled_tiktoken_dir() -> Path | None:
-    import importlib.util
-
     spec = importlib.util.find_spec("litellm")  # finds the folder without importing litellm
     for folder in (spec.submodule_search_locations or []) if spec else []:
         tokenizers = Path(folder) / "litellm_core_utils" / "tokenizers"
@@ -99,8 +105,6 @@ class ApproximateTokenizer:
 
 
 def seed_frame(df: pd.DataFrame) -> Any:
-    import data_designer.config as dd
-
     return dd.DataFrameSeedSource(df=df)
 
 
@@ -143,8 +147,6 @@ def route_logs(log_file: Path) -> logging.Handler:
 
 def run_config(settings: Settings) -> Any:
     """The RunConfig every BashGym `create()` uses (a resumed run must match the first)."""
-    import data_designer.config as dd
-
     return dd.RunConfig(
         # No Prometheus port per run: runs and tests run side by side.
         otel_metrics_port=None,
@@ -164,7 +166,9 @@ class _NoProfiler:
         return None
 
 
-def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings: Settings) -> Any:
+def make_designer(
+    run_dir: Path, providers: list[dd.ModelProvider] | None, settings: Settings
+) -> Any:
     """A DataDesigner writing under `run_dir/datadesigner`, adapted in three narrow ways.
 
     Each is an override of one of its factory methods, because 0.9 offers no option for it:
@@ -178,8 +182,7 @@ def make_designer(run_dir: Path, providers: list[ModelProvider] | None, settings
       on a one-row result with an LLM column (a standard deviation of one value).
     Should these methods change, usage is reported as unknown, never fatal.
     """
-    import data_designer.config as dd
-    from data_designer.interface import DataDesigner
+    from data_designer.interface import DataDesigner  # interface: see the docstring
 
     class _Designer(DataDesigner):  # type: ignore[misc]
         last_resources: Any = None
@@ -304,9 +307,7 @@ def all_rows_dropped(designer: Any, requested: int, resumed: int) -> Generation 
     recorded reason (unparseable answers, timeouts, filters: DataDesigner refuses an empty
     dataset); None when the cause is the setup (a refused connection, a bad key or model id):
     that must fail the run with its message, not pass as a run that dropped every row."""
-    import pandas as pd
-
-    from bashgym_runners_datadesigner.drops import read_drops
+    import pandas as pd  # start-up: see the docstring
 
     built = designer.last_builder
     if built is None:
@@ -339,7 +340,7 @@ _ROW_LEVEL = re.compile(
 
 
 def _rows_on_disk(dataset_dir: Path) -> int:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # start-up: see the docstring
 
     return sum(
         pq.ParquetFile(p).metadata.num_rows
@@ -348,12 +349,12 @@ def _rows_on_disk(dataset_dir: Path) -> int:
 
 
 def generate(
-    builder: DataDesignerConfigBuilder,
+    builder: dd.DataDesignerConfigBuilder,
     *,
     num_records: int,
     run_dir: Path,
     settings: Settings,
-    providers: list[ModelProvider] | None = None,
+    providers: list[dd.ModelProvider] | None = None,
     on_rows: Callable[[int], None] | None = None,
     on_usage: Callable[[str, str, int, int], None] | None = None,
     dataset_name: str = "dataset",
@@ -371,11 +372,8 @@ def generate(
     for a run that is killed. `seed` makes the samplers repeat (see `seeding`).
     """
     prepare_environment(settings)
-    import data_designer.config as dd
-    import pyarrow.parquet as pq
-    from data_designer.interface.errors import DataDesignerGenerationError
-
-    from bashgym_runners_datadesigner.drops import read_drops
+    import pyarrow.parquet as pq  # start-up: see the docstring
+    from data_designer.interface.errors import DataDesignerGenerationError  # see the docstring
 
     dataset_dir = run_dir / "datadesigner" / dataset_name
     resumed = 0
@@ -443,9 +441,7 @@ def stopped(
     with their drop reasons, as a resumed run keeps them) and, as `unexplained`, the rows
     still pending. The failures of batches in flight are not recorded: those batches were
     discarded and a resumed run makes them again."""
-    import pandas as pd
-
-    from bashgym_runners_datadesigner.drops import read_drops
+    import pandas as pd  # start-up: see the docstring
 
     files = sorted((dataset_dir / "parquet-files").glob("*.parquet"))
     dataset = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else None
@@ -504,7 +500,7 @@ def record_failures(designer: Any, row_group: int | None = None) -> None:
 def _subscribe_usage(on_usage: Callable[[str, str, int, int], None] | None) -> Callable[[], None]:
     if on_usage is None:
         return lambda: None
-    from data_designer.engine.models.usage_events import subscribe_token_usage
+    from data_designer.engine.models.usage_events import subscribe_token_usage  # see docstring
 
     return subscribe_token_usage(
         lambda e: on_usage(e.model_alias, e.model_name, e.input_tokens, e.output_tokens)

@@ -56,7 +56,9 @@ class RawAnswers:
         registry.get_model = get_model
 
     def _wrap(self, facade: Any) -> None:
-        from data_designer.engine.observability import runtime_correlation_provider
+        from data_designer.engine.observability import (
+            runtime_correlation_provider,  # after prepare_environment (bashgym_designer.designer)
+        )
 
         log = self
         original_async, original_sync = facade.agenerate, facade.generate
@@ -147,7 +149,7 @@ def load(dataset_dir: Path) -> tuple[Counter[tuple[str, str]], list[DroppedRow]]
     per failed cell with its prompt, full error and raw answers (as many as were captured)."""
     counts: Counter[tuple[str, str]] = Counter()
     rows: list[DroppedRow] = []
-    from bashgym_runners_datadesigner.designer import failure_reason
+    from bashgym_designer.designer import failure_reason  # designer imports this module
 
     for path in sorted((Path(dataset_dir) / FAILURES_DIR).glob("rg-*.json")):
         doc = json.loads(path.read_text())

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bashgym_runners_datadesigner.constrain import base_alias
+from bashgym_designer.constrain import base_alias
 
 _lock = threading.Lock()
 _installed = False
@@ -133,6 +133,7 @@ class Breaker:
 
 def _install() -> None:
     global _installed
+    # DataDesigner's engine: imported after prepare_environment (bashgym_designer.designer)
     from data_designer.engine.models.clients.errors import ProviderError, ProviderErrorKind
     from data_designer.engine.models.clients.model_request_executor import ModelRequestExecutor
 

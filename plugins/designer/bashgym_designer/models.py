@@ -20,6 +20,7 @@ from typing import Any
 import data_designer.config as dd
 
 from bashgym.contracts import InputError, Model, Models
+from bashgym_designer.constrain import SEPARATOR
 
 # settings provider -> DataDesigner's `provider_type` (every other provider speaks OpenAI's API)
 PROVIDER_TYPES = {"anthropic": "anthropic"}
@@ -111,7 +112,7 @@ def providers_for(
         name = config.provider
         if not name or name in providers:
             continue
-        own = config.alias == name or config.alias.startswith(f"{name}--")
+        own = config.alias == name or config.alias.startswith(f"{name}{SEPARATOR}")
         if own or name in models.settings.models:
             providers[name] = model_provider(models.resolve(name))
     return list(providers.values())

@@ -20,18 +20,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from bashgym_designer.settings import designer_settings
+import data_designer.config as dd
 
 from bashgym.contracts import InputError, RunContext, RunStopped
 from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import DroppedRow, Usage
 from bashgym.text import one_line
-from bashgym_runners_datadesigner.constrain import base_alias
-from bashgym_runners_datadesigner.faults import FIRST_BACKOFF_S, MAX_BACKOFF_S
+from bashgym_designer.constrain import base_alias, constrain
+from bashgym_designer.designer import generate, seed_frame
+from bashgym_designer.faults import FIRST_BACKOFF_S, MAX_BACKOFF_S
+from bashgym_designer.models import providers_for
+from bashgym_designer.settings import designer_settings
 
 if TYPE_CHECKING:
     import pandas as pd
-    from data_designer.config import DataDesignerConfigBuilder
 
     from bashgym.runspec import RunSpec, Step
 
@@ -74,7 +76,7 @@ def requested_records(step: Step, seed: pd.DataFrame | None) -> int:
 def _rotated(seed: pd.DataFrame, offset: int) -> pd.DataFrame:
     """The seed starting at row `offset` (wrapping): a top-up round continues through the seed
     rows instead of re-asking for the first ones again."""
-    import pandas as pd
+    import pandas as pd  # start-up: ~0.5 s for every command that loads the plugins
 
     offset %= len(seed)
     return pd.concat([seed.iloc[offset:], seed.iloc[:offset]], ignore_index=True)
@@ -134,7 +136,7 @@ def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
 _TRANSIENT = re.compile(r"^(HTTP (429|5\d\d)\b|connection to .* lost|malformed reply)")
 
 
-def preflight(builder: DataDesignerConfigBuilder, run: RunContext) -> None:
+def preflight(builder: dd.DataDesignerConfigBuilder, run: RunContext) -> None:
     """One tiny request per alias the config calls, before any batch: a refused connection, a
     bad key or a wrong model id is one line (exit 2), not a batch of failed rows; a 429 or a
     5xx is tried again with backoff for up to `designer.rate_limit_give_up_s`, then one line.
@@ -187,7 +189,7 @@ def _jitter() -> float:
     return random.uniform(0.5, 1.0)
 
 
-def skip_health_checks(builder: DataDesignerConfigBuilder) -> None:
+def skip_health_checks(builder: dd.DataDesignerConfigBuilder) -> None:
     for config in builder.model_configs:
         config.skip_health_check = True
 
@@ -202,17 +204,12 @@ def charge_failures(run: RunContext, failed: dict[str, tuple[str, int]]) -> None
 
 def assemble(
     pipeline: Step, judges: list[Step], run: RunContext, seed: pd.DataFrame | None
-) -> tuple[DataDesignerConfigBuilder, dict[str, str]]:
+) -> tuple[dd.DataDesignerConfigBuilder, dict[str, str]]:
     """The builder to generate from (the pipeline's build, every judge's configure, the seed
     attached ORDERED, structured and judge columns constrained to their JSON schema where the
     provider can), and which step added each column. A run and `preview`/`validate` both
     call this, so what they check is what runs. A plugin that raises while building becomes
     one InputError naming it."""
-    import data_designer.config as dd
-
-    from bashgym_runners_datadesigner.constrain import constrain
-    from bashgym_runners_datadesigner.designer import seed_frame
-
     builder = _call(f"pipeline {pipeline.name!r}", pipeline.obj.build, pipeline.options, run, seed)
     origins = {c.name: "pipeline" for c in builder.get_column_configs()}
     for judge in judges:
@@ -246,9 +243,7 @@ def run_pipeline(
     resume: bool = False,
 ) -> PipelineOutcome:
     """Build, generate, finalize and judge in rounds; see the module docstring."""
-    import pandas as pd
-
-    from bashgym_runners_datadesigner.designer import generate
+    import pandas as pd  # start-up: ~0.5 s for every command that loads the plugins
 
     assert run.models is not None  # execute() opens the session for the whole run
     target = requested_records(step, seed)
@@ -276,7 +271,7 @@ def run_pipeline(
             num_records=size,
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
             on_rows=lambda n: run.emit(RowsGenerated(step="pipeline", n=n)),
             on_usage=usage_reporter(run),
             dataset_name="dataset" if number == 1 else f"dataset-round-{number}",

@@ -27,6 +27,7 @@ def batch_seed(seed: int, row_group: int) -> int:
 
 def _install() -> None:
     global _installed
+    # DataDesigner's engine: imported after prepare_environment (bashgym_designer.designer)
     from data_designer.engine.column_generators.generators.samplers import (
         SamplerColumnGenerator,
     )
@@ -37,7 +38,7 @@ def _install() -> None:
     def seeded(self: Any) -> Any:
         generator = original(self)
         if _seed is not None:
-            import numpy as np
+            import numpy as np  # start-up: only a seeded run needs it
 
             row_group = getattr(runtime_correlation_provider.current(), "row_group", None) or 0
             generator.rng = np.random.RandomState(batch_seed(_seed, row_group))

@@ -21,6 +21,7 @@ PLUGIN = """
 from pydantic import BaseModel
 import data_designer.config as dd
 from bashgym import hookimpl
+from bashgym_designer.models import model_config
 from bashgym.contracts import Pipeline
 
 
@@ -30,7 +31,8 @@ class Answer(BaseModel):
 
 class Echo(Pipeline):
     def build(self, options, run, seed):
-        builder = dd.DataDesignerConfigBuilder(model_configs=[run.models.model_config("default")])
+        default = model_config(run.models.resolve("default"))
+        builder = dd.DataDesignerConfigBuilder(model_configs=[default])
         builder.add_column(dd.LLMStructuredColumnConfig(
             name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer))
         return builder
@@ -209,8 +211,8 @@ def test_the_breaker_trips_once_only_after_a_streak_with_no_answer():
     """What ends the retries: no answer for give_up_s (here 0: the first failure; or an hour:
     never in a test). An answer ends a streak; refused requests are taken off the failed
     count DataDesigner keeps, retried tries added to it."""
-    from bashgym_runners_datadesigner.designer import with_retries
-    from bashgym_runners_datadesigner.faults import MAX_BACKOFF_S, Breaker
+    from bashgym_designer.designer import with_retries
+    from bashgym_designer.faults import MAX_BACKOFF_S, Breaker
 
     patient = Breaker(3600)
     patient.failed("rate_limit", "m", "default")

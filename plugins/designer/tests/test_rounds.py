@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from bashgym_runners_datadesigner import failure_reason, task_failures
-from bashgym_runners_datadesigner.rounds import next_round_size
+from bashgym_designer.designer import failure_reason, task_failures
+from bashgym_designer.rounds import next_round_size
 from bashgym_testing.server import Reply
 
 # A pipeline plugin file, loaded with --plugin: one structured column per seed row.
@@ -20,6 +20,7 @@ PIPELINE_PLUGIN = '''
 from pydantic import BaseModel
 import data_designer.config as dd
 from bashgym import hookimpl
+from bashgym_designer.models import model_config
 from bashgym.contracts import Judge, Pipeline, PipelineOptions, Options
 
 
@@ -33,7 +34,8 @@ class Echo(Pipeline):
     output_format = "rows"
 
     def build(self, options, run, seed):
-        builder = dd.DataDesignerConfigBuilder(model_configs=[run.models.model_config("default")])
+        default = model_config(run.models.resolve("default"))
+        builder = dd.DataDesignerConfigBuilder(model_configs=[default])
         builder.add_column(
             dd.LLMStructuredColumnConfig(
                 name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer

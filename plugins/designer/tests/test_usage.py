@@ -13,6 +13,7 @@ PLUGIN = '''
 from pydantic import BaseModel
 import data_designer.config as dd
 from bashgym import hookimpl
+from bashgym_designer.models import model_config
 from bashgym.contracts import Pipeline
 
 
@@ -25,7 +26,7 @@ class TwoAliases(Pipeline):
 
     def build(self, options, run, seed):
         builder = dd.DataDesignerConfigBuilder(
-            model_configs=[run.models.model_config("default"), run.models.model_config("judge")]
+            model_configs=[model_config(run.models.resolve(a)) for a in ("default", "judge")]
         )
         builder.add_column(dd.LLMStructuredColumnConfig(
             name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer))

@@ -1,19 +1,16 @@
 """BashGym runner `datadesigner`: pipelines' NeMo DataDesigner configs turned into rows.
 
-Its declared API, for pipelines, judges and commands built on DataDesigner: `assemble` (the
-builder a run generates from), `generate` / `make_designer` / `prepare_environment` /
-`seed_frame` (one `create()` into a run dir, DataDesigner set up offline and quiet),
-`record_drops` / `read_drops` (how DataDesigner processors report the rows they drop), and the
-accounting helpers `account`, `task_failures`, `failure_reason`.
+The runner (`DataDesignerRunner`), the `datadesigner-config` pipeline (a DataDesigner config
+file run as written) and the `[designer]` settings table. What pipelines, judges and commands
+built on DataDesigner share lives in the `bashgym-designer` library (`bashgym_designer.rounds`,
+`.designer`, `.drops`, ...); the names below are re-exported from it only until every plugin
+imports them from there.
 """
 
 from __future__ import annotations
 
-from bashgym_designer.settings import DesignerSettings
-
-from bashgym import hookimpl
-from bashgym_runners_datadesigner.constrain import base_alias
-from bashgym_runners_datadesigner.designer import (
+from bashgym_designer.constrain import base_alias
+from bashgym_designer.designer import (
     PLACEHOLDER_PROVIDER,
     Generation,
     all_rows_dropped,
@@ -25,8 +22,11 @@ from bashgym_runners_datadesigner.designer import (
     seed_frame,
     task_failures,
 )
-from bashgym_runners_datadesigner.drops import DROPS_DIR, read_drops, record_drops
-from bashgym_runners_datadesigner.rounds import account, assemble, requested_records
+from bashgym_designer.drops import DROPS_DIR, read_drops, record_drops
+from bashgym_designer.rounds import account, assemble, requested_records
+from bashgym_designer.settings import DesignerSettings
+
+from bashgym import hookimpl
 
 __all__ = [
     "DROPS_DIR",

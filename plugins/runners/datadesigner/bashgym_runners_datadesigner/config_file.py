@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import data_designer.config as dd
 from pydantic import Field
 
 from bashgym.contracts import InputError, Pipeline, PipelineOptions, RunContext
@@ -33,8 +34,6 @@ class ConfigFilePipeline(Pipeline[ConfigFileOptions]):
     config_files: ClassVar[tuple[str, ...]] = SUFFIXES
 
     def build(self, options: ConfigFileOptions, run: RunContext, seed: pd.DataFrame | None) -> Any:
-        import data_designer.config as dd
-
         path = Path(options.path)
         if path.suffix.lower() not in SUFFIXES or not path.is_file():
             raise InputError(f"{options.path!r} is not a DataDesigner config file (.yaml/.json)")

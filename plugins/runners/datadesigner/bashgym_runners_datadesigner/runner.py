@@ -13,11 +13,19 @@ from dataclasses import asdict
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
+from bashgym_designer.designer import prepare_environment
+from bashgym_designer.rounds import run_pipeline
 from bashgym_designer.settings import designer_settings
 
-from bashgym.contracts import Generated, Pipeline, PipelineOptions, RunContext, Runner
-from bashgym_runners_datadesigner.designer import prepare_environment
-from bashgym_runners_datadesigner.rounds import run_pipeline
+from bashgym.contracts import (
+    Generated,
+    NoOptions,
+    Pipeline,
+    PipelineOptions,
+    RunContext,
+    Runner,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,12 +37,10 @@ class PassThrough(Pipeline):
     """Source rows through DataDesigner one for one (for judges' columns only)."""
 
     def build(self, options: Any, run: RunContext, seed: pd.DataFrame | None) -> Any:
-        import data_designer.config as dd
-
         return dd.DataDesignerConfigBuilder()
 
 
-class DataDesignerRunner(Runner):
+class DataDesignerRunner(Runner[NoOptions]):
     """NeMo DataDesigner: rounds with top-up, resume from finished batches, drops by reason."""
 
     def generate(
