@@ -10,9 +10,10 @@ request executor does the same for pipelines (exponential backoff, bounded tries
 Hand-written rather than tenacity: the loop is a dozen lines, and what it must do on each try
 (count it, classify it from litellm's exception chain, stop before a deadline) is most of it.
 
-With a `Health` (one per run), an endpoint that failed a whole call is marked down: the next
-call through it tries once before giving up, so a dead server costs each later task one failed
-try, not a full series of backoffs; the first answer marks it up again.
+With a `Health` (one per model session: every call of a run shares it), an endpoint that failed
+a whole call is marked down: the next call through it tries once before giving up, so a dead
+server costs each later task one failed try, not a full series of backoffs; the first answer
+marks it up again.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bashgym import contracts
 from bashgym_models_providers.failures import describe_failure, is_transient, retry_after_s
 
 if TYPE_CHECKING:
@@ -44,24 +46,29 @@ class RetryPolicy:
 
     @classmethod
     def for_model(cls, model: ResolvedModel, **fields: Any) -> RetryPolicy:
-        """The alias's `params.max_retries` (or `num_retries`) when set, else the default;
-        `fields` (e.g. `base_s`) over both."""
+        """The alias's `params.max_retries` (or `num_retries`) when set, else the default, and
+        its `params.retry_wait_s` as the first wait; `fields` (e.g. `base_s`) over both."""
         params = model.params
         given = params.get("max_retries", params.get("num_retries"))
         retries = DEFAULT_RETRIES if given is None else max(int(given), 0)
-        return cls(**{"retries": retries, **fields})
+        wait = params.get("retry_wait_s")
+        base = {} if wait is None else {"base_s": float(wait)}
+        return cls(**{"retries": retries, **base, **fields})
 
     def wait_s(self, failed_tries: int, exc: BaseException) -> float:
         backoff = self.base_s * 2 ** (failed_tries - 1) * random.uniform(0.8, 1.2)
         return min(max(retry_after_s(exc) or 0.0, backoff), self.cap_s)
 
 
-class ModelCallError(RuntimeError):
-    """A call that failed for good. `str()` is one line: the alias, the cause, the tries."""
+class ModelCallError(contracts.ModelCallError):
+    """The kernel's ModelCallError (a call that failed for good; `str()` is one line: the alias,
+    the cause, the tries), with the last try's exception kept as `cause`."""
 
-    def __init__(self, reason: str, *, tries: int, cause: BaseException) -> None:
-        super().__init__(reason)
-        self.reason, self.tries, self.cause = reason, tries, cause
+    def __init__(
+        self, reason: str, *, tries: int, cause: BaseException, transient: bool = False
+    ) -> None:
+        super().__init__(reason, tries=tries, transient=transient)
+        self.cause = cause
 
 
 class Health:
@@ -134,7 +141,8 @@ async def acomplete(
             if failed >= tries or not transient or (left is not None and wait >= left):
                 if transient:
                     health.mark(model.endpoint, up=False)
-                raise ModelCallError(_reason(model, exc, failed), tries=failed, cause=exc) from exc
+                reason = _reason(model, exc, failed)
+                raise ModelCallError(reason, tries=failed, cause=exc, transient=transient) from exc
             await asyncio.sleep(wait)
         else:
             health.mark(model.endpoint, up=True)

@@ -24,13 +24,16 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from bashgym.contracts import InputError
+from bashgym.contracts import Completion, InputError
+from bashgym.records import Usage
+from bashgym_models_providers import calls
+from bashgym_models_providers.calls import Health, RetryPolicy
 from bashgym_models_providers.failures import describe_failure
 
 if TYPE_CHECKING:
@@ -73,6 +76,8 @@ DD_PARAMS = ("temperature", "top_p", "max_tokens", "max_parallel_requests", "tim
 # litellm call options (never request-body params), and the params litellm takes by name.
 CALL_ONLY = ("messages", "tools", "tool_choice", "stream", "num_retries", "max_retries")
 LITELLM_DIRECT = frozenset({"temperature", "top_p", "max_tokens", "timeout", *CALL_ONLY})
+# Params of BashGym's own retry loop (`calls.RetryPolicy`): never sent to any client.
+RETRY_ONLY = ("retry_wait_s",)
 NO_KEY = "no-key"
 DEFAULT_CHECK_TIMEOUT = 30.0
 
@@ -103,7 +108,9 @@ def static_endpoint(alias: ModelAlias) -> str | None:
 
 @dataclass(frozen=True)
 class ResolvedModel:
-    """An alias with a concrete endpoint and model id: ready for DataDesigner or litellm."""
+    """An alias with a concrete endpoint and model id: the kernel's `Model` (`acomplete`,
+    `cost`), and ready for DataDesigner or litellm. `health` is its session's: an endpoint
+    that gave up on one call is tried once, not through a full backoff, by the next."""
 
     alias: str
     provider: str
@@ -112,10 +119,85 @@ class ResolvedModel:
     api_key_env: str | None
     params: Mapping[str, Any] = field(default_factory=dict)
     served: bool = False  # started by a Runtime in this session (it already answered)
+    health: Health = field(default_factory=Health, compare=False, repr=False)
 
     @property
     def spec(self) -> ProviderSpec:
         return PROVIDERS[self.provider]
+
+    @property
+    def litellm_model(self) -> str:
+        """The model as litellm names it (its prefix picks the client; its price list)."""
+        return f"{self.spec.litellm_prefix}/{self.model}"
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """USD for these tokens: 0 for a model served on this machine (its cost is the
+        machine's), else litellm's price (None when unlisted: unknown)."""
+        if self.served or self.spec.runtime is not None:
+            return 0.0
+        return cost_usd(self.litellm_model, input_tokens, output_tokens)
+
+    async def acomplete(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None, params: dict[str, Any] | None = None,
+        retries: int | None = None, remaining_s: Callable[[], float | None] | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
+    ) -> Completion:  # fmt: skip
+        """One answer (the kernel's `Model.acomplete`): `params` over the alias's, retried on
+        transient failures, `retries` tries after the first (None: the alias's
+        `params.max_retries`, else 4; 0: one try), the first wait `params.retry_wait_s`
+        (default 1 s); raises ModelCallError (`transient` set) saying why. Not charged here."""
+        given = dict(params or {})
+        policy = {} if retries is None else {"retries": max(retries, 0)}
+        if given.get("retry_wait_s") is not None:
+            policy["base_s"] = float(given.pop("retry_wait_s"))
+        call: dict[str, Any] = {"messages": messages}
+        if tools is not None:
+            call["tools"] = tools
+        if response_format is not None:
+            call["response_format"] = response_format
+        response = await calls.acomplete(
+            self,
+            policy=RetryPolicy.for_model(self, **policy),
+            remaining_s=remaining_s or (lambda: None),
+            on_failure=on_failure or (lambda exc: None),
+            health=self.health,
+            params=given,
+            **call,
+        )
+        return self.completion_of(response)
+
+    def completion_of(self, response: Any) -> Completion:
+        """litellm's response as the kernel's Completion: the message as plain OpenAI-shaped
+        dicts (`tool_calls` only when the model made some), cached prompt tokens apart."""
+        choice = response.choices[0]
+        answer = choice.message
+        message: dict[str, Any] = {"role": "assistant", "content": answer.content}
+        tool_calls = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.function.name or "",
+                    "arguments": call.function.arguments or "{}",
+                },
+            }
+            for call in (answer.tool_calls or [])
+        ]
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        raw = getattr(response, "usage", None)
+        cached = getattr(getattr(raw, "prompt_tokens_details", None), "cached_tokens", 0) or 0
+        prompt = getattr(raw, "prompt_tokens", 0) or 0
+        output = getattr(raw, "completion_tokens", 0) or 0
+        usage = Usage(input_tokens=prompt - cached, output_tokens=output, cache_read_tokens=cached)
+        return Completion(
+            message=message,
+            usage=usage,
+            cost_usd=self.cost(prompt, output),
+            model=self.model,
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
 
     @property
     def provider_name(self) -> str:
@@ -189,13 +271,14 @@ class ResolvedModel:
 def _extra_body(params: Mapping[str, Any]) -> dict[str, Any]:
     """Params neither client knows by name (e.g. `seed`, `stop`): sent in the request body."""
     extra = dict(params.get("extra_body") or {})
-    skip = {*DD_PARAMS, *CALL_ONLY, "extra_body"}
+    skip = {*DD_PARAMS, *CALL_ONLY, *RETRY_ONLY, "extra_body"}
     extra.update({k: v for k, v in params.items() if k not in skip})
     return extra
 
 
-def resolve_static(name: str, alias: ModelAlias) -> ResolvedModel:
-    """Resolve an alias that needs no Runtime; raise ModelError naming what is missing."""
+def resolve_static(name: str, alias: ModelAlias, *, health: Health | None = None) -> ResolvedModel:
+    """Resolve an alias that needs no Runtime; raise ModelError naming what is missing.
+    `health`: the session's (default: one of its own)."""
     spec = PROVIDERS[alias.provider]
     if spec.runtime is not None:
         raise ModelError(f"model alias {name!r} is served by the {spec.runtime!r} runtime")
@@ -217,6 +300,7 @@ def resolve_static(name: str, alias: ModelAlias) -> ResolvedModel:
         endpoint=endpoint.rstrip("/"),
         api_key_env=key_env(alias),
         params=dict(alias.params),
+        health=health or Health(),
     )
 
 
@@ -249,6 +333,8 @@ class ModelSession:
         self._resolved: dict[str, ResolvedModel] = {}
         self._served: dict[tuple[str, str], Any] = {}
         self._closed = False
+        # one per session, shared by every call through it: see `calls.Health`
+        self.health = Health()
 
     def __enter__(self) -> Self:
         return self
@@ -276,7 +362,7 @@ class ModelSession:
             if name not in self._resolved:
                 alias = self.alias(name)
                 if PROVIDERS[alias.provider].runtime is None:
-                    self._resolved[name] = resolve_static(name, alias)
+                    self._resolved[name] = resolve_static(name, alias, health=self.health)
                 elif not self.serve:
                     self._resolved[name] = ResolvedModel(
                         alias=name,
@@ -286,6 +372,7 @@ class ModelSession:
                         api_key_env=alias.api_key_env,
                         params=dict(alias.params),
                         served=True,
+                        health=self.health,
                     )
                 else:
                     self._resolved[name] = self._serve(name, alias)
@@ -307,6 +394,7 @@ class ModelSession:
             api_key_env=alias.api_key_env,
             params=dict(alias.params),
             served=True,
+            health=self.health,
         )
 
     def _runtime(self, alias_name: str, runtime_name: str) -> Any:
