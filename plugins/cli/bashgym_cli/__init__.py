@@ -4,7 +4,8 @@ The kernel is a library (a web UI or a scheduler would call `bashgym.engine.exec
 way); this distribution is the shell around it: the `bashgym` executable, every sub-command
 mounted from a plugin's `register_commands` (`run` included: bashgym-commands-run), and the
 console helpers commands share (`fail`, `err`, `out`, `report_broken_plugins`, `load_plugin`,
-`non_finite` for `--set` values).
+`non_finite` for `--set` values), and `bashgym_cli.runs`: the run file and `--set` grammar and
+`resolve_spec`, how a command turns them into a checked run.
 
 It starts at once (the simonw/llm way): `--version` imports neither Typer nor any plugin;
 `--help`, completion and the command names come from a cached index (`index.py`), and a

@@ -55,9 +55,11 @@ def provider_type(provider: str) -> str:
     return PROVIDER_TYPES.get(provider, "openai")
 
 
-def model_provider(model: Model) -> dd.ModelProvider:
-    """The DataDesigner provider for `model` (named after its alias); its key must be set."""
-    require_key(model)
+def model_provider(model: Model, *, check_key: bool = True) -> dd.ModelProvider:
+    """The DataDesigner provider for `model` (named after its alias); its key must be set,
+    unless `check_key=False` (a config exported to run elsewhere, say)."""
+    if check_key:
+        require_key(model)
     return dd.ModelProvider(
         name=model.alias,
         endpoint=model.endpoint,

@@ -14,7 +14,7 @@ One module per job: `preparing` (spec to builder), `columns` (what a builder hol
 off the screen and condensed into one-line errors).
 """
 
-from bashgym_runners_datadesigner import assemble
+from bashgym_designer.rounds import assemble
 
 from bashgym import hookimpl
 from bashgym_commands_pipeline.columns import Column, config_columns, used_aliases

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from bashgym_cli import err, fail, out, report_broken_plugins
-from bashgym_commands_run import resolve_spec
+from bashgym_cli.runs import resolve_spec
 from rich.markup import escape
 from rich.table import Table
 

@@ -13,17 +13,15 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from bashgym_models_providers import NOT_SERVED_ENDPOINT, PROVIDERS
+import data_designer.config as dd
+from bashgym_designer.designer import PLACEHOLDER_PROVIDER
+from bashgym_designer.models import model_provider
 
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.columns import enum_text, frame_seed, used_aliases
 from bashgym_commands_pipeline.messages import one_line, quiet
 from bashgym_commands_pipeline.preparing import Prepared
-
-if TYPE_CHECKING:
-    from data_designer.config import DataDesignerConfigBuilder, ModelConfig, ModelProvider
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 UNSERIALIZABLE = {"custom": "a custom column (Python generator function)"}
@@ -70,10 +68,8 @@ def export(prepared: Prepared, path: Path) -> Export:
     return Export(path, seed_path, home, _command(path, home, prepared), notes)
 
 
-def _write_config(builder: DataDesignerConfigBuilder, path: Path) -> Path | None:
+def _write_config(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path | None:
     """Seed to parquet, unused model configs out, config written and loaded back."""
-    import data_designer.config as dd
-
     seed_path = None
     seed_df = frame_seed(builder)
     if seed_df is not None:
@@ -105,12 +101,10 @@ def _write_config(builder: DataDesignerConfigBuilder, path: Path) -> Path | None
     return seed_path
 
 
-def _copy_seed_file(builder: DataDesignerConfigBuilder, path: Path) -> Path | None:
+def _copy_seed_file(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path | None:
     """A seed file the pipeline wrote itself (e.g. under a temporary run dir that is gone once
     the export returns) is copied beside the config, so the export stands on its own."""
     import shutil
-
-    import data_designer.config as dd
 
     seed_config = builder.get_seed_config()
     source = seed_config.source if seed_config is not None else None
@@ -121,7 +115,7 @@ def _copy_seed_file(builder: DataDesignerConfigBuilder, path: Path) -> Path | No
     return target
 
 
-def _check_serializable(builder: DataDesignerConfigBuilder) -> None:
+def _check_serializable(builder: dd.DataDesignerConfigBuilder) -> None:
     for column in builder.get_column_configs():
         why = UNSERIALIZABLE.get(enum_text(column.column_type))
         if enum_text(getattr(column, "validator_type", None)) == "local_callable":
@@ -135,8 +129,6 @@ def _check_serializable(builder: DataDesignerConfigBuilder) -> None:
 
 def _check_loads_back(path: Path) -> None:
     """The written file must load in DataDesigner, else the export is useless: say why."""
-    import data_designer.config as dd
-
     try:
         dd.DataDesignerConfigBuilder.from_config(path)
     except Exception as exc:  # pydantic or DataDesigner errors alike
@@ -147,7 +139,7 @@ def _check_loads_back(path: Path) -> None:
         ) from exc
 
 
-def _plugins_needed(builder: DataDesignerConfigBuilder) -> list[str]:
+def _plugins_needed(builder: dd.DataDesignerConfigBuilder) -> list[str]:
     """What the plain `data-designer` CLI must have installed to run the config: the
     distributions whose `data_designer.plugins` entry points define its column, processor or
     seed types."""
@@ -171,42 +163,34 @@ def _plugins_needed(builder: DataDesignerConfigBuilder) -> list[str]:
 
 
 def _export_providers(
-    prepared: Prepared, model_configs: list[ModelConfig]
-) -> tuple[list[ModelProvider], list[str]]:
+    prepared: Prepared, model_configs: list[dd.ModelConfig]
+) -> tuple[list[dd.ModelProvider], list[str]]:
     """One provider per BashGym alias the config uses; the key stays an env var NAME."""
-    import data_designer.config as dd
-    from bashgym_runners_datadesigner import PLACEHOLDER_PROVIDER
-
     models = prepared.run.models
     assert models is not None
-    providers: dict[str, ModelProvider] = {}
+    providers: dict[str, dd.ModelProvider] = {}
     notes = []
     for config in model_configs:
         name = config.provider
         if name in providers or (name not in models.settings.models and name != config.alias):
             continue
-        resolved = models.resolve(name)
-        providers[name] = dd.ModelProvider(
-            name=resolved.provider_name,
-            endpoint=resolved.endpoint,
-            provider_type=resolved.spec.dd_type,
-            api_key=resolved.api_key_env,
-        )
-        runtime = PROVIDERS[resolved.provider].runtime
-        if resolved.endpoint == NOT_SERVED_ENDPOINT and runtime:
+        model = models.resolve(name)
+        providers[name] = model_provider(model, check_key=False)  # a note says to set it
+        if model.served:  # its runtime is named after its provider (e.g. embedded)
+            runtime = model.provider
             notes.append(
                 f"model alias {name!r} is served by BashGym's {runtime!r} runtime only while "
                 f"bashgym runs: start it (e.g. `bashgym serve`) and put its URL as the endpoint "
                 f"of provider {name!r} in model_providers.yaml"
             )
-        if resolved.api_key_env and not os.environ.get(resolved.api_key_env):
-            notes.append(f"set {resolved.api_key_env} (the key of alias {name!r}) before running")
+        if model.api_key_env and not os.environ.get(model.api_key_env):
+            notes.append(f"set {model.api_key_env} (the key of alias {name!r}) before running")
     if not providers:  # DataDesigner wants one provider even when no column calls a model
         providers["placeholder"] = dd.ModelProvider(**PLACEHOLDER_PROVIDER)
     return list(providers.values()), notes
 
 
-def _write_providers(home: Path, providers: list[ModelProvider]) -> None:
+def _write_providers(home: Path, providers: list[dd.ModelProvider]) -> None:
     """`model_providers.yaml` written the way the data-designer CLI's ProviderRepository saves
     it (`data_designer.cli.repositories.provider_repository`), so its loader reads it back."""
     from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME

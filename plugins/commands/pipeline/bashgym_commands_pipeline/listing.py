@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bashgym_runners_datadesigner import assemble
+from bashgym_designer.designer import prepare_environment
+from bashgym_designer.rounds import assemble
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext, open_models
@@ -42,8 +43,6 @@ class PipelineInfo:
 def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
     """Each registered pipeline with the columns its default options build; a pipeline that
     fails to build is listed with its error, never raised."""
-    from bashgym_runners_datadesigner import prepare_environment
-
     prepare_environment(settings)
     infos = []
     with (

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from bashgym_designer.designer import route_logs
+
 from bashgym.text import condense, one_line
 
 __all__ = ["condense", "log_problems", "one_line", "quiet"]
@@ -27,8 +29,6 @@ _ROW_TAG = re.compile(r"\[rg=\d+, row=\d+\]")
 def quiet(run_dir: Path) -> Iterator[Path]:
     """DataDesigner's logs into the run's log file (yielded); its stdout panels there too, not
     on screen (they would corrupt `--json` output)."""
-    from bashgym_runners_datadesigner import route_logs
-
     log_file = run_dir / "logs" / "datadesigner.log"
     handler = route_logs(log_file)
     buffer = io.StringIO()

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bashgym_runners_datadesigner import assemble, requested_records
+from bashgym_designer.designer import make_designer, prepare_environment
+from bashgym_designer.rounds import assemble, requested_records
 
 from bashgym.contracts import InputError, RunContext, open_models
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
@@ -73,8 +74,6 @@ class Prepared:
 
     def designer(self, providers: list[ModelProvider]) -> Any:
         """A DataDesigner writing under this run dir, as a run's would."""
-        from bashgym_runners_datadesigner import make_designer
-
         return make_designer(self.run.run_dir, providers, self.run.settings)
 
     def keep_dir(self) -> None:
@@ -110,8 +109,6 @@ def prepare(
     `example_seed(options)`; a `needs_seed` pipeline with neither is an InputError naming `-s`.
     A pipeline or judge that raises while building is reported as an InputError naming it.
     """
-    from bashgym_runners_datadesigner import prepare_environment
-
     if resolved.pipeline is None:
         raise InputError("nothing to prepare: the run names no pipeline")
     prepare_environment(settings)  # before DataDesigner's first import, as for a run
@@ -152,8 +149,7 @@ def read_seed(
     if seed is not None:
         return seed, f"example seed of pipeline {pipeline.name}"
     if getattr(pipeline.obj, "needs_seed", False):
-        registry = run.models.registry if run.models else None
-        sources = ", ".join(registry.names("sources")) if registry else ""
+        sources = ", ".join(host.registry.names("sources"))
         raise InputError(
             f"pipeline {pipeline.name!r} needs seed rows and ships no example seed: "
             f"pass -s SOURCE (sources: {sources or 'none'})"

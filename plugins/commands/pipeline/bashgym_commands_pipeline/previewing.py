@@ -13,6 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bashgym_designer.designer import Generation, all_rows_dropped, task_failures
+from bashgym_designer.drops import read_drops
+from bashgym_designer.models import providers_for
+from bashgym_designer.rounds import account
+
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.messages import log_problems, one_line, quiet
 from bashgym_commands_pipeline.preparing import Prepared
@@ -32,25 +37,18 @@ class Preview:
 def preview(prepared: Prepared, n: int) -> Preview:
     """Generate `n` rows with DataDesigner's `preview()` against the run's model providers, then
     `finalize` them. Every requested row that does not come out is counted under the reason a
-    run would give it (`bashgym_runners_datadesigner.account`): cells that failed for good, rows a
+    run would give it (`bashgym_designer.rounds.account`): cells that failed for good, rows a
     processor dropped, rows `finalize` dropped, and any remainder.
 
     A preview whose every row was dropped for a countable reason (unparseable answers, filters)
     is a result with zero rows, as in a run; any other DataDesigner failure is an InputError
     quoting the log's warnings, and the run dir is kept so the log it names stays readable.
     """
-    from bashgym_runners_datadesigner import (
-        Generation,
-        account,
-        all_rows_dropped,
-        read_drops,
-        task_failures,
-    )
     from data_designer.errors import DataDesignerError
 
     run, step = prepared.run, prepared.pipeline
     assert run.models is not None
-    providers = run.models.providers_for(prepared.builder.model_configs)
+    providers = providers_for(run.models, prepared.builder.model_configs)
     designer = prepared.designer(providers)
     try:
         with quiet(run.run_dir) as log_file:

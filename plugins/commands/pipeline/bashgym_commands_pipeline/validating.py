@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bashgym_designer.constrain import base_alias
+from bashgym_designer.models import require_key
+
+from bashgym.contracts import InputError
 from bashgym_commands_pipeline.columns import Column, config_columns, frame_seed, used_aliases
 from bashgym_commands_pipeline.messages import one_line, quiet
 from bashgym_commands_pipeline.preparing import Prepared
@@ -84,9 +88,6 @@ def _violations(prepared: Prepared) -> tuple[list[str], list[str]]:
 
 def _model_problems(prepared: Prepared) -> list[str]:
     """Aliases a column calls that the config does not define, or that BashGym cannot reach."""
-    from bashgym_models_providers import ModelError
-    from bashgym_runners_datadesigner import base_alias
-
     builder, models = prepared.builder, prepared.run.models
     defined = {mc.alias: mc for mc in builder.model_configs}
     problems = []
@@ -105,7 +106,7 @@ def _model_problems(prepared: Prepared) -> list[str]:
             )
             continue
         try:
-            models.resolve(config.provider).require_key()
-        except ModelError as exc:
+            require_key(models.resolve(config.provider))
+        except InputError as exc:
             problems.append(str(exc))
     return problems

@@ -8,15 +8,15 @@ import os
 import subprocess
 import sys
 import time
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import bashgym_commands_pipeline
-import bashgym_models_providers
-import bashgym_runners_datadesigner
 import bashgym_scrubbers_secrets
 import pandas as pd
 import psutil
 import pytest
+from bashgym_designer.models import model_config
 from bashgym_testing.pytest_plugin import CliRunner
 
 from bashgym import hookimpl
@@ -29,16 +29,17 @@ class StoryOptions(PipelineOptions):
     drop_first: bool = False
 
 
-class Story(Pipeline):
+class Story(Pipeline[StoryOptions]):
     """One LLM line per sampled topic, as chat rows (a test pipeline)."""
 
-    Options = StoryOptions
     output_format = "chat"
 
     def build(self, options, run, seed):
         import data_designer.config as dd
 
-        builder = dd.DataDesignerConfigBuilder(model_configs=[run.models.model_config("default")])
+        builder = dd.DataDesignerConfigBuilder(
+            model_configs=[model_config(run.models.resolve("default"))]
+        )
         builder.add_column(
             dd.SamplerColumnConfig(
                 name="topic",
@@ -78,7 +79,9 @@ class Solve(Pipeline):
     def build(self, options, run, seed):
         import data_designer.config as dd
 
-        builder = dd.DataDesignerConfigBuilder(model_configs=[run.models.model_config("default")])
+        builder = dd.DataDesignerConfigBuilder(
+            model_configs=[model_config(run.models.resolve("default"))]
+        )
         builder.add_column(
             dd.LLMTextColumnConfig(
                 name="solution", prompt="Solve: {{ task }}", model_alias="default"
@@ -354,8 +357,9 @@ def test_validate_and_export_with_embedded_default_start_no_server(bashgym_env, 
     host.add(Plugins(), "test-pipelines")
     host.add(bashgym_commands_pipeline, "commands-pipeline")
     host.add(bashgym_scrubbers_secrets, "scrubbers-secrets")
-    host.add(bashgym_runners_datadesigner, "runners-datadesigner")
-    host.add(bashgym_models_providers, "models-providers")
+    for name in ("runners-datadesigner", "models-providers"):  # installed plugins, by name
+        (plugin,) = entry_points(group="bashgym", name=name)
+        host.add(plugin.load(), name)
     cli = CliRunner(bashgym_env, host)
     children = {p.pid for p in psutil.Process().children(recursive=True)}
     started = time.perf_counter()

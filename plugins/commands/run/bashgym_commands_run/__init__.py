@@ -3,16 +3,17 @@
 The kernel runs a RunSpec (`bashgym.engine.execute`); this plugin turns flags and a run file
 into one and says on the terminal how the run ended. It loads by default, so a narrowed
 BASHGYM_LOAD_PLUGINS keeps it, and its `run` is mounted before any other plugin's commands.
-Declared API: `resolve_spec`, how any command turns flags into a checked run (one red line and
-exit 2 for every mistake), as the pipeline commands do; `load_run_file` and `apply_sets`, the
-run file and `--set` grammar it reads.
+The run file and `--set` grammar and `resolve_spec` live in the CLI library
+(`bashgym_cli.runs`); `apply_sets`, `load_run_file` and `resolve_spec` are re-exported here only
+until every plugin imports them from there.
 """
 
 from __future__ import annotations
 
+from bashgym_cli.runs import apply_sets, load_run_file, resolve_spec
+
 from bashgym import hookimpl
-from bashgym_commands_run.command import resolve_spec, run_command
-from bashgym_commands_run.spec import apply_sets, load_run_file
+from bashgym_commands_run.command import run_command
 
 __all__ = ["apply_sets", "load_run_file", "resolve_spec"]
 

@@ -4,28 +4,20 @@ kept). A front end like any other: a web UI or a scheduler would call `execute` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from bashgym_cli import err, fail, load_plugin, out, report_broken_plugins
+from bashgym_cli import err, fail, out
+from bashgym_cli.runs import load_run_file, resolve_spec
 from rich.markup import escape
 
 from bashgym.contracts import InputError, RunStopped
-from bashgym.plugins import PluginHost, PluginLoadError, current_host
-from bashgym.registry import PluginConflictError, Registry
 from bashgym.runspec import (
-    ResolvedRun,
-    RunConfigError,
     RunSpec,
     StepSpec,
-    default_environment,
-    resolve,
 )
-from bashgym.settings import Settings, SettingsError, load_settings
 from bashgym_commands_run.completion import names_of
-from bashgym_commands_run.spec import apply_sets, load_run_file
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
 
@@ -193,35 +185,6 @@ def run_command(
         )
         raise typer.Exit(130) from None
     print_summary(summary)
-
-
-def resolve_spec(
-    build: Callable[[], RunSpec],
-    *,
-    sets: list[str] | None = None,
-    maps: list[str] | None = None,
-    resolver: Callable[[RunSpec, Registry], ResolvedRun] = resolve,
-) -> tuple[PluginHost, Settings, ResolvedRun]:
-    """What every command that runs or inspects a RunSpec does first: settings, the spec
-    (`build`, then `--map NEW=OLD` and `--set` on it), its `--plugin`s loaded, every name and
-    option checked by `resolver`. A mistake in any of them is one red line and exit 2; plugins
-    that failed to load are warned about and the command goes on without them."""
-    try:
-        spec = build()
-        host = current_host()
-        for extra in spec.plugins:
-            load_plugin(host, extra)
-        settings = load_settings(host.registry.settings_tables)  # the tables plugins own too
-        spec = apply_sets(
-            spec,
-            [*(f"source.map.{m}" for m in maps or []), *(sets or [])],
-            default_environment=lambda: default_environment(host.registry),
-        )
-        resolved = resolver(spec, host.registry)
-    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
-        raise fail(str(exc)) from None
-    report_broken_plugins(host)
-    return host, settings, resolved
 
 
 def print_summary(summary: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""Run files and `--set` flags read into a RunSpec: the command line's grammar for a run.
+"""Run files and `--set` flags read into a RunSpec: the command line's grammar for a run, and
+`resolve_spec`, how any command (`run`, the `pipeline` commands) turns them into a checked run.
 
 A run file is the TOML the engine writes as `run.toml` (`RunSpec.to_toml`), with two
 shorthands: a step may be just a plugin name, and a single `[judge]` or `[sink]` table may stand
@@ -23,18 +24,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bashgym_cli import non_finite
 from pydantic import ValidationError
 
 from bashgym.contracts import ROLES
+from bashgym.plugins import PluginHost, PluginLoadError, current_host
+from bashgym.registry import PluginConflictError, Registry
 from bashgym.runspec import (
     PLURAL_KEYS,
     SINGLE_ROLES,
+    ResolvedRun,
     RunConfigError,
     RunSpec,
     StepSpec,
+    default_environment,
+    resolve,
 )
+from bashgym.settings import Settings, SettingsError, load_settings
 from bashgym.text import explain_validation
+from bashgym_cli.app import fail, report_broken_plugins
+from bashgym_cli.loading import load_plugin
+from bashgym_cli.values import non_finite
 
 
 def _step(value: Any, where: str) -> StepSpec:
@@ -167,3 +176,32 @@ def _assign(options: dict[str, Any], path: list[str], value: Any) -> None:
     for key in path[:-1]:
         options = options.setdefault(key, {})
     options[path[-1]] = value
+
+
+def resolve_spec(
+    build: Callable[[], RunSpec],
+    *,
+    sets: list[str] | None = None,
+    maps: list[str] | None = None,
+    resolver: Callable[[RunSpec, Registry], ResolvedRun] = resolve,
+) -> tuple[PluginHost, Settings, ResolvedRun]:
+    """What every command that runs or inspects a RunSpec does first: settings, the spec
+    (`build`, then `--map NEW=OLD` and `--set` on it), its `--plugin`s loaded, every name and
+    option checked by `resolver`. A mistake in any of them is one red line and exit 2; plugins
+    that failed to load are warned about and the command goes on without them."""
+    try:
+        spec = build()
+        host = current_host()
+        for extra in spec.plugins:
+            load_plugin(host, extra)
+        settings = load_settings(host.registry.settings_tables)  # the tables plugins own too
+        spec = apply_sets(
+            spec,
+            [*(f"source.map.{m}" for m in maps or []), *(sets or [])],
+            default_environment=lambda: default_environment(host.registry),
+        )
+        resolved = resolver(spec, host.registry)
+    except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
+        raise fail(str(exc)) from None
+    report_broken_plugins(host)
+    return host, settings, resolved

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from bashgym_commands_run import apply_sets, load_run_file
-from bashgym_commands_run.spec import parse_value, spec_from_dict
+from bashgym_cli.runs import apply_sets, load_run_file, parse_value, spec_from_dict
 
 from bashgym.runspec import RunConfigError, RunSpec, StepSpec
 
@@ -123,7 +122,7 @@ def test_non_finite_numbers_are_refused(value):
 def test_the_memory_mb_of_the_default_environment_reaches_the_resolved_run(bashgym_cli):
     """`-x student --set environment.memory_mb=...` with no -e: the value is the resolved
     environment's, checked as its own (issue 20 said "this run has no environment")."""
-    from bashgym_commands_run import resolve_spec
+    from bashgym_cli.runs import resolve_spec
 
     from bashgym.runspec import default_environment
 
