@@ -6,7 +6,7 @@ Plain pydantic config, kept apart from the code that acts on it (`--set source.K
 
 from __future__ import annotations
 
-from bashgym_judges_llm_rubric import JudgedPipelineOptions
+from bashgym_designer.rubrics import JudgedPipelineOptions
 from pydantic import Field, field_validator
 
 from bashgym.contracts import Options
@@ -86,14 +86,14 @@ class CodeGraphPairsOptions(JudgedPipelineOptions):
         default=None,
         gt=0,
         description="Stop asking new questions once the Q&A models have cost this much "
-        "(litellm's price list; questions already in flight finish). Structural pairs are "
-        "always written.",
+        "(each model's list price, 0 for one served here; questions already in flight "
+        "finish). Structural pairs are always written.",
     )
     budget_tokens: int | None = Field(
         default=None,
         gt=0,
         description="Stop asking new questions once the Q&A models have used this many "
-        "tokens (for models with no known price, e.g. local ones).",
+        "tokens (for models with no known price, e.g. self-hosted ones).",
     )
     thresholds: dict[str, int] = Field(
         default_factory=dict,

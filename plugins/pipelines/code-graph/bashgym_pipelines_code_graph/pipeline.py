@@ -21,7 +21,8 @@ How the work is split between DataDesigner and `finalize`, and why:
   one constant column: DataDesigner runs, no model is configured or called.
 - The budget (`budget_usd`, `budget_tokens`) is read right before each question is asked:
   `question` is a custom column that sums the tokens DataDesigner's model facades have counted
-  so far, prices them with litellm's list, and once the budget is reached marks the row
+  so far, prices them with each alias's model (`Model.cost`: its list price, 0 when served
+  on this machine), and once the budget is reached marks the row
   `budget` instead of asking; its answer and judge are skipped and finalize counts it
   (`qa.skipped_budget`). A separate gate column cannot do this: DataDesigner's scheduler runs
   cheap columns for every batch up front, before any answer has come back. Calls already in
@@ -160,8 +161,8 @@ def check_column(known: dict[str, set[str]]) -> Any:
 def keep_rules(options: CodeGraphPairsOptions) -> list[Any]:
     """Drop a question row whose citations fail, then one the judge scores too low; every
     other row (placeholders, budget-skipped) passes."""
-    from bashgym_judges_filter import FilterRule
-    from bashgym_judges_llm_rubric import resolve_thresholds
+    from bashgym_designer.filters import FilterRule
+    from bashgym_designer.rubrics import resolve_thresholds
 
     guard = f'{GATE} != "{ASK}"'
     rules = [
@@ -197,10 +198,9 @@ def score_columns() -> list[Any]:
     ]
 
 
-class CodeGraphPairsPipeline(Pipeline):
+class CodeGraphPairsPipeline(Pipeline[CodeGraphPairsOptions]):
     """Graph rows → (anchor, positive, hard negative) triplets: structural and judged Q&A."""
 
-    Options = CodeGraphPairsOptions
     output_format = "triplets"
     needs_seed = True
 
@@ -245,16 +245,17 @@ class CodeGraphPairsPipeline(Pipeline):
         self, options: CodeGraphPairsOptions, run: RunContext, memo: GraphMemo, rows: Any
     ) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_filter import add_filter
-        from bashgym_judges_llm_rubric import add_rubric_judge, ensure_model, writer_builder
-        from bashgym_models_providers import cost_usd
+        from bashgym_designer.filters import add_filter
+        from bashgym_designer.rubrics import add_rubric_judge, ensure_model, writer_builder
 
         builder = writer_builder(run, options)
         ensure_model(builder, options.judge_model, run)
         builder.with_seed_dataset(
             dd.DataFrameSeedSource(df=rows), sampling_strategy=dd.SamplingStrategy.ORDERED
         )
-        memo.spend = Spend(cost_usd)
+        assert run.models is not None, "the engine opens a model session for every run"
+        aliases = dict.fromkeys([options.model, options.judge_model])
+        memo.spend = Spend({alias: run.models.resolve(alias) for alias in aliases})
         restarts = designer_settings(run.settings).max_conversation_restarts
         builder.add_column(question_column(options, memo.spend, restarts))
         skip = dd.SkipConfig(when=f'{{{{ {GATE} != "{ASK}" }}}}')

@@ -11,12 +11,13 @@ hold before a judge is paid to read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from bashgym_judges_llm_rubric import Criterion, Rubric
+from bashgym_designer.rubrics import Criterion, Rubric
 from pydantic import BaseModel, Field
 
+from bashgym.contracts import Model
 from bashgym.text import plain
 from bashgym_pipelines_code_graph.model import Graph, Node
 from bashgym_pipelines_code_graph.pairs import stable_index
@@ -210,20 +211,21 @@ def check_citations(row: Mapping[str, Any], known: Mapping[str, set[str]]) -> di
 
 class Spend:
     """Tokens and dollars the Q&A models have used so far, read from DataDesigner's own
-    per-model counters (the facades its LLM columns call through)."""
+    per-model counters (the facades its LLM columns call through, keyed by alias) and priced
+    by the run's model for that alias (`Model.cost`)."""
 
-    def __init__(self, cost: Callable[[str, int, int], float | None]) -> None:
-        self.cost = cost
+    def __init__(self, priced: Mapping[str, Model]) -> None:
+        self.priced = priced
         self.unpriced: set[str] = set()
 
     def __call__(self, models: Mapping[str, Any]) -> tuple[int, float]:
         tokens, dollars = 0, 0.0
-        for facade in models.values():
+        for alias, facade in models.items():
             usage = facade.usage_stats.token_usage
             used = int(usage.input_tokens or 0) + int(usage.output_tokens or 0)
             tokens += used
-            price = self.cost(facade.model_name, int(usage.input_tokens or 0),
-                              int(usage.output_tokens or 0))  # fmt: skip
+            price = self.priced[alias].cost(int(usage.input_tokens or 0),
+                                            int(usage.output_tokens or 0))  # fmt: skip
             if price is None:
                 if used:
                     self.unpriced.add(str(facade.model_name))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from bashgym_judges_llm_rubric import scores_of
+from bashgym_designer.rubrics import scores_of
 
 from bashgym.text import plain
 from bashgym_pipelines_code_graph.model import Graph

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bashgym_judges_code import add_validation, valid_rule
+from bashgym_designer.validation import add_validation, valid_rule
 
 from bashgym.contracts import RunContext
 from bashgym_pipelines_coding_agent import prompts, seeds
@@ -22,7 +22,7 @@ from bashgym_pipelines_coding_agent.trajectory import Trajectory, render_templat
 
 if TYPE_CHECKING:
     import pandas as pd
-    from bashgym_judges_filter import FilterRule
+    from bashgym_designer.filters import FilterRule
     from data_designer.config import DataDesignerConfigBuilder
 
 RECORD_ID = "record_id"

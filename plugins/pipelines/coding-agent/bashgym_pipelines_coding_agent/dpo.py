@@ -13,8 +13,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from bashgym_judges_filter import FilterRule, add_filter
-from bashgym_judges_llm_rubric import get_rubric, judge_column, total_score_expr
+from bashgym_designer.filters import FilterRule, add_filter
+from bashgym_designer.rubrics import get_rubric, judge_column, total_score_expr
 
 from bashgym.contracts import Pipeline, RunContext
 from bashgym_pipelines_coding_agent import columns, seeds
@@ -56,10 +56,9 @@ def _pick(a: str, b: str) -> str:
     return f"{{{{ {a} if {A_WINS} else {b} }}}}"
 
 
-class CodingAgentDpo(Pipeline):
+class CodingAgentDpo(Pipeline[DpoOptions]):
     """Two judged solutions per coding task; kept as a DPO pair when the scores differ enough."""
 
-    Options = DpoOptions
     output_format: ClassVar[str] = "dpo"
     needs_seed: ClassVar[bool] = False
 

@@ -9,7 +9,7 @@ what produced each side (model alias and temperature) stay as columns for auditi
 from __future__ import annotations
 
 import pandas as pd
-from bashgym_judges_llm_rubric import Rubric
+from bashgym_designer.rubrics import Rubric
 
 from bashgym_pipelines_coding_agent import columns, prompts, reshape
 from bashgym_pipelines_coding_agent.dpo_options import DpoOptions

@@ -4,12 +4,14 @@ Several roles often use one alias at different settings (the same `default` mode
 hot and solutions cool; DPO samples it at two temperatures). DataDesigner refuses two model
 configs with one alias, so each distinct (alias, settings) pair after the first gets its own
 DataDesigner alias, `<alias>-<role>`. The provider stays the alias name, which is how
-`run.models.providers_for(builder.model_configs)` finds the endpoint for it.
+`providers_for(run.models, builder.model_configs)` finds the endpoint for it.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from bashgym_designer.models import model_config
 
 from bashgym.contracts import InputError, RunContext
 
@@ -27,7 +29,7 @@ def role_models(
     for role, (name, params) in roles.items():
         key = (name, repr(sorted(params.items())))
         if key not in by_key:
-            config = run.models.model_config(name, **params)
+            config = model_config(run.models.resolve(name), **params)
             alias = name if name not in taken else f"{name}-{role}"
             if alias != config.alias:
                 config = config.model_copy(update={"alias": alias})

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
-from bashgym_judges_llm_rubric import Rubric, scores_of
+from bashgym_designer.rubrics import Rubric, scores_of
 
 from bashgym.text import plain
 from bashgym_pipelines_coding_agent.trajectory import NO_FILE

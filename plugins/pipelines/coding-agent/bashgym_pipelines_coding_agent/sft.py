@@ -11,8 +11,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from bashgym_judges_filter import add_filter
-from bashgym_judges_llm_rubric import get_rubric, judge_column, threshold_rules
+from bashgym_designer.filters import add_filter
+from bashgym_designer.rubrics import get_rubric, judge_column, threshold_rules
 
 from bashgym.contracts import Pipeline, RunContext
 from bashgym_pipelines_coding_agent import columns, prompts, reshape, seeds
@@ -30,10 +30,9 @@ JUDGE = "quality"
 SOLUTION = "solution"  # prefix of the Python file columns
 
 
-class CodingAgentSft(Pipeline):
+class CodingAgentSft(Pipeline[SftOptions]):
     """Diverse coding tasks solved as judged, ruff-checked tool-use trajectories: chat SFT rows."""
 
-    Options = SftOptions
     output_format: ClassVar[str] = "chat"
     needs_seed: ClassVar[bool] = False
 

@@ -11,9 +11,11 @@ import re
 import pandas as pd
 import pytest
 import yaml
+from bashgym_designer.designer import generate
+from bashgym_designer.drops import read_drops
+from bashgym_designer.models import providers_for
 from bashgym_pipelines_coding_agent.dpo import CodingAgentDpo
 from bashgym_pipelines_coding_agent.dpo_options import DpoOptions
-from bashgym_runners_datadesigner import generate, read_drops
 from pydantic import ValidationError
 
 from bashgym.records import Message, Trace, trace_to_row
@@ -117,7 +119,7 @@ def test_pairs_keep_scores_and_provenance(scripted_models):
             num_records=6,
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
         )
     reasons = {
         t.task_number_of(d.row["task_prompt"]): d.reason

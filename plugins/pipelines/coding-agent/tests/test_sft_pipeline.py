@@ -10,9 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from bashgym_designer.designer import generate
+from bashgym_designer.drops import read_drops
+from bashgym_designer.models import providers_for
 from bashgym_pipelines_coding_agent.options import SftOptions
 from bashgym_pipelines_coding_agent.sft import CodingAgentSft
-from bashgym_runners_datadesigner import generate, read_drops
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from pydantic import ValidationError
@@ -52,7 +54,7 @@ def _generate(run, builder, n):
         num_records=n,
         run_dir=run.run_dir,
         settings=run.settings,
-        providers=run.models.providers_for(builder.model_configs),
+        providers=providers_for(run.models, builder.model_configs),
     )
 
 

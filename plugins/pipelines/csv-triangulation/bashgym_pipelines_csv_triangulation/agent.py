@@ -8,9 +8,10 @@ when a cell calls `submit()`. A reply with no code ends the episode as a protoco
 whatever it says: an answer in prose, a bare value or printed output is never parsed as a
 submission. So does running out of turns, or a cell that breaks the protocol (two submissions).
 
-Model calls go through litellm with the alias's own settings (`ModelSession.litellm_kwargs`),
-and every response's tokens are charged to the run, counted per episode in its trace. A failed
-model call ends the episode with the error as its reason; it does not stop the run.
+Model calls go through the run's model (`run.model(alias).acomplete`, the alias's own settings
+with the teacher's params over them), which charges every answer's tokens to the run; they are
+counted per episode in its trace too. A failed model call ends the episode with the error as its
+reason; it does not stop the run.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from __future__ import annotations
 import ast
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from bashgym_models_providers import cost_usd, load_litellm
 from pydantic import BaseModel, Field
 
+from bashgym.contracts import Model
 from bashgym.records import Usage
 from bashgym.text import one_line
 from bashgym_pipelines_csv_triangulation.pool import CellResult, EpisodeHandle
@@ -116,25 +116,18 @@ def first_code(text: str) -> tuple[str | None, bool]:
 
 @dataclass
 class Teacher:
-    """A model alias ready for litellm, charging what it spends to the run."""
+    """A model alias at the teacher's params; `model` is the run's (`run.model(alias)`), which
+    charges what each answer spends to the run."""
 
     alias: str
-    kwargs: dict[str, Any]  # litellm.acompletion keyword arguments (model, api_base, ...)
-    charge: Callable[[Usage, float | None, str], None]
+    model: Model
+    params: dict[str, Any] = field(default_factory=dict)  # over the alias's (temperature, ...)
 
     async def reply(self, messages: list[dict[str, str]]) -> tuple[str, Usage]:
-        litellm = load_litellm()
         # No semaphore: an episode makes one call at a time and holds a warm worker while it
         # runs, so calls in flight never outnumber `sandbox.workers`.
-        response = await litellm.acompletion(**self.kwargs, messages=messages)
-        usage = getattr(response, "usage", None)
-        tokens = Usage(
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        )
-        model = str(getattr(response, "model", None) or self.kwargs["model"])
-        self.charge(tokens, cost_usd(model, tokens.input_tokens, tokens.output_tokens), model)
-        return str(response.choices[0].message.content or ""), tokens
+        done = await self.model.acomplete(list(messages), params=dict(self.params))
+        return str(done.message.get("content") or ""), done.usage
 
 
 async def run_episode(

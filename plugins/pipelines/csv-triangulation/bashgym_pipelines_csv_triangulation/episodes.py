@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bashgym.events import RowsGenerated, StepFinished, StepStarted
-from bashgym.records import Usage
 from bashgym.text import one_line
 from bashgym_pipelines_csv_triangulation.agent import EpisodeTrace, Teacher, run_code, run_episode
 from bashgym_pipelines_csv_triangulation.matching import triangulate, values_match
@@ -219,13 +218,6 @@ async def work_questions(
         ok = True
     finally:
         run.emit(StepFinished(step=STEP, duration_s=time.perf_counter() - started, ok=ok))
-
-
-def charge_to(run: RunContext, alias: str) -> Any:
-    def charge(usage: Usage, cost: float | None, model: str) -> None:
-        run.charge(usage, cost, model=model, alias=alias)
-
-    return charge
 
 
 def results(run: RunContext, questions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

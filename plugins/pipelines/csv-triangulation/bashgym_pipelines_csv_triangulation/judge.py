@@ -54,8 +54,6 @@ def verdict_of(row: dict[str, Any], options: TriangulationJudgeOptions) -> str |
 class TriangulationJudge(Judge[TriangulationJudgeOptions]):
     """Keep episodes whose gold answer agrees with the majority of the consistency runs."""
 
-    Options = TriangulationJudgeOptions
-
     def verdicts(
         self, dataset: pd.DataFrame, options: TriangulationJudgeOptions, run: RunContext
     ) -> pd.Series:

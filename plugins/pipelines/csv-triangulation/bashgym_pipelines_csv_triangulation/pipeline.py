@@ -9,8 +9,8 @@ How it splits over the kernel's pipeline contract, and why:
   rewords them with the model (or an expression keeps the template's words).
 - `finalize()` runs the *episodes*, because they are not columns: each is a multi-turn loop
   (code -> sandboxed output -> code ... -> submit) of variable length through the teacher
-  alias (litellm), with sandboxed execution between turns. Per question, one gold run (the
-  template's code, or the teacher with the hint) and N hint-free runs execute in a pool of
+  alias (`run.model(alias)`), with sandboxed execution between turns. Per question, one gold
+  run (the template's code, or the teacher with the hint) and N hint-free runs execute in a pool of
   warm sandbox workers (`pool`, `worker`), are triangulated (`matching`), and become one row:
   the question, hint, verified flag and why, every trace with its timing, and for verified
   questions the SFT conversation (`messages`, read by the nemo-jsonl sink as chat). Questions
@@ -34,6 +34,8 @@ import json
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bashgym_designer.models import model_config
 
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym.events import Artifact
@@ -78,7 +80,6 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
     """Verified CSV-analysis episodes: sandboxed teacher runs, kept when a gold run with the
     hint agrees with the majority of N runs without it."""
 
-    Options = CsvTriangulationOptions
     output_format = "chat"
 
     def __init__(self) -> None:
@@ -98,7 +99,7 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
         prof = load_profile(options)
         n = options.num_records or DEFAULT_QUESTIONS
         builder = dd.DataDesignerConfigBuilder(
-            model_configs=[run.models.model_config(options.question_model)]
+            model_configs=[model_config(run.models.resolve(options.question_model))]
         )
         offset = len(self._asked.get(str(run.run_dir), ()))  # questions of earlier rounds
         if options.questions == "llm":
@@ -169,16 +170,15 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
 def make_teachers(options: CsvTriangulationOptions, run: RunContext) -> tuple[Teacher, Teacher]:
     """The gold and the consistency teacher: one alias at two temperatures. Resolving it here,
     before any event loop, lets a local model runtime start (a blocking call) first."""
-    assert run.models is not None
+    model = run.model(options.model)
 
     def make(temperature: float | None) -> Teacher:
-        overrides: dict[str, Any] = {}
+        params: dict[str, Any] = {}
         if temperature is not None:
-            overrides["temperature"] = temperature
+            params["temperature"] = temperature
         if options.max_tokens is not None:
-            overrides["max_tokens"] = options.max_tokens
-        kwargs = run.models.litellm_kwargs(options.model, **overrides)  # type: ignore[union-attr]
-        return Teacher(options.model, kwargs, ep.charge_to(run, options.model))
+            params["max_tokens"] = options.max_tokens
+        return Teacher(options.model, model, params)
 
     return make(options.gold_temperature), make(options.temperature)
 

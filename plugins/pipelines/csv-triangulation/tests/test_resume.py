@@ -30,8 +30,7 @@ CHILD = textwrap.dedent(
     import json, sys
     import pandas as pd
     from pathlib import Path
-    from bashgym.contracts import RunContext
-    from bashgym_models_providers import ModelSession
+    from bashgym.contracts import RunContext, open_models
     from bashgym.plugins import PluginHost
     from bashgym.settings import load_settings
     from bashgym_pipelines_csv_triangulation.options import CsvTriangulationOptions
@@ -39,7 +38,8 @@ CHILD = textwrap.dedent(
 
     run_dir, rows, options = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     settings = load_settings()
-    models = ModelSession(settings, PluginHost().registry)
+    host = PluginHost()
+    models = open_models(settings, host.registry, host.hook)
     run = RunContext(run_dir=run_dir, settings=settings, models=models)
     options = CsvTriangulationOptions.model_validate_json(Path(options).read_text())
     CsvTriangulationPipeline().finalize(pd.read_json(rows), options, run)

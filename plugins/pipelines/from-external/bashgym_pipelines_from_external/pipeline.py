@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 
 def keep_rules(options: FromExternalOptions) -> list[Any]:
-    from bashgym_judges_filter import FilterRule
+    from bashgym_designer.filters import FilterRule
 
     rules = [FilterRule(keep=f"{{{{ {HAS_INSTRUCTION} }}}}", reason="empty instruction")]
     if options.reference == "keep":
@@ -57,10 +57,9 @@ def keep_rules(options: FromExternalOptions) -> list[Any]:
     return rules
 
 
-class FromExternalPipeline(Pipeline):
+class FromExternalPipeline(Pipeline[FromExternalOptions]):
     """Instruction/response rows from any source's rows through a column mapping, judged."""
 
-    Options = FromExternalOptions
     output_format = "rows"
     needs_seed = True
 
@@ -68,7 +67,7 @@ class FromExternalPipeline(Pipeline):
         self, options: FromExternalOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_llm_rubric import add_rubric_judge, get_rubric, writer_builder
+        from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
 
         if seed is None:
             raise InputError(f"{NAME} needs a source, e.g. -s files --set source.path=data.csv")

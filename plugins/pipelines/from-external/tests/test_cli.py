@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-from bashgym_judges_llm_rubric import get_rubric
+from bashgym_designer.rubrics import get_rubric
 from bashgym_pipelines_from_external.options import FromExternalOptions
 from bashgym_testing.server import Reply
 

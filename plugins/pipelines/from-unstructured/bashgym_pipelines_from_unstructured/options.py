@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bashgym_judges_llm_rubric import JudgedPipelineOptions, thresholds_field
+from bashgym_designer.rubrics import JudgedPipelineOptions, thresholds_field
 from pydantic import Field, model_validator
 
 RUBRIC = "groundedness"  # the rubric the pipeline judges with

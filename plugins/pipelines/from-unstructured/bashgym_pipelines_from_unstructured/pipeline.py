@@ -52,10 +52,9 @@ def check_seed(seed: pd.DataFrame | None, options: FromUnstructuredOptions) -> l
     return columns
 
 
-class FromUnstructuredPipeline(Pipeline):
+class FromUnstructuredPipeline(Pipeline[FromUnstructuredOptions]):
     """Grounded question/answer rows from document chunks, judged for groundedness."""
 
-    Options = FromUnstructuredOptions
     output_format = "rows"
     needs_seed = True
 
@@ -63,8 +62,8 @@ class FromUnstructuredPipeline(Pipeline):
         self, options: FromUnstructuredOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_filter import FilterRule
-        from bashgym_judges_llm_rubric import add_rubric_judge, get_rubric, writer_builder
+        from bashgym_designer.filters import FilterRule
+        from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
 
         columns = check_seed(seed, options)
         text = options.text_column

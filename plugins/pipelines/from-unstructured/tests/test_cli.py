@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bashgym_judges_llm_rubric import get_rubric
+from bashgym_designer.rubrics import get_rubric
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("groundedness")

@@ -6,10 +6,12 @@ import json
 
 import pandas as pd
 import pytest
-from bashgym_judges_llm_rubric import get_rubric
+from bashgym_designer.designer import generate, seed_frame
+from bashgym_designer.drops import read_drops
+from bashgym_designer.models import providers_for
+from bashgym_designer.rubrics import get_rubric
 from bashgym_pipelines_from_unstructured.options import FromUnstructuredOptions
 from bashgym_pipelines_from_unstructured.pipeline import FromUnstructuredPipeline
-from bashgym_runners_datadesigner import generate, read_drops, seed_frame
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from bashgym_testing.server import Reply
@@ -79,7 +81,7 @@ def run_pipeline(scripted_models, options: FromUnstructuredOptions, seed: pd.Dat
             num_records=len(seed),
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
         )
     return run, gen, pipeline.finalize(gen.dataset, options, run)
 

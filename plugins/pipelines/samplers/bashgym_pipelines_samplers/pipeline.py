@@ -47,10 +47,9 @@ class SamplersOptions(PipelineOptions):
         return self
 
 
-class SamplersPipeline(Pipeline):
+class SamplersPipeline(Pipeline[SamplersOptions]):
     """Sampler and expression columns over seed rows (or alone): no model calls."""
 
-    Options = SamplersOptions
     output_format = "rows"
 
     def build(self, options: SamplersOptions, run: RunContext, seed: Any) -> Any:

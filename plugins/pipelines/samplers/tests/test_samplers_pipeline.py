@@ -6,8 +6,8 @@ from collections import Counter
 
 import pandas as pd
 import pytest
+from bashgym_designer.designer import generate, seed_frame
 from bashgym_pipelines_samplers.pipeline import SamplersOptions, SamplersPipeline
-from bashgym_runners_datadesigner import generate, seed_frame
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext

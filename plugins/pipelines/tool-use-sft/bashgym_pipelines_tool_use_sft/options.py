@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bashgym_judges_llm_rubric import JudgedPipelineOptions, thresholds_field
+from bashgym_designer.rubrics import JudgedPipelineOptions, thresholds_field
 from pydantic import Field, model_validator
 
 RUBRIC = "tool-use"  # the rubric the pipeline judges with

@@ -37,7 +37,7 @@ GENERATED = (*SAMPLED, "conversation", CHECK, JUDGE)
 
 def call_check_rules() -> list[Any]:
     """One keep rule per kind of invalid call, so run.json counts each kind apart."""
-    from bashgym_judges_filter import FilterRule
+    from bashgym_designer.filters import FilterRule
 
     return [
         FilterRule(
@@ -67,15 +67,14 @@ def call_validator(tools: list[dict[str, Any]]) -> Any:
     return check_tool_calls
 
 
-class ToolUseSftPipeline(Pipeline):
+class ToolUseSftPipeline(Pipeline[ToolUseOptions]):
     """Tool-use conversations over a fixed tool set, as OpenAI tool-use SFT rows."""
 
-    Options = ToolUseOptions
     output_format = "chat"
 
     def build(self, options: ToolUseOptions, run: RunContext, seed: pd.DataFrame | None) -> Any:
         import data_designer.config as dd
-        from bashgym_judges_llm_rubric import add_rubric_judge, get_rubric, writer_builder
+        from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
 
         tools = load_tools(options.tools_file)
         rubric = get_rubric(RUBRIC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bashgym_judges_llm_rubric import get_rubric
+from bashgym_designer.rubrics import get_rubric
 from bashgym_testing.server import Reply
 
 RUBRIC = get_rubric("tool-use")

@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from bashgym_judges_llm_rubric import get_rubric
+from bashgym_designer.designer import generate
+from bashgym_designer.drops import read_drops
+from bashgym_designer.models import providers_for
+from bashgym_designer.rubrics import get_rubric
 from bashgym_pipelines_tool_use_sft.options import ToolUseOptions
 from bashgym_pipelines_tool_use_sft.pipeline import ToolUseSftPipeline
-from bashgym_runners_datadesigner import generate, read_drops
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from bashgym_testing.server import Reply
@@ -71,7 +73,7 @@ def run_pipeline(scripted_models, options: ToolUseOptions, n: int):
             num_records=n,
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
         )
     return run, builder, gen, pipeline.finalize(gen.dataset, options, run)
 
