@@ -12,6 +12,7 @@ interrupted one from its last finished batch.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import re
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import data_designer.config as dd
 
-from bashgym.contracts import InputError, RunContext, RunStopped
+from bashgym.contracts import InputError, Model, ModelCallError, RunContext, RunStopped
 from bashgym.events import RowsGenerated, UsageCharged
 from bashgym.records import DroppedRow, Usage
 from bashgym.text import one_line
@@ -118,14 +119,14 @@ def stop(run: RunContext, gen: Any, target: int, earlier: list[RoundResult]) -> 
 
 def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
     """`on_usage` for `generate`: each answered request as a UsageCharged event, under the
-    alias the pipeline named (not its constrained copy), priced by the run's model session."""
+    alias the pipeline named (not its constrained copy), priced by its resolved model."""
     assert run.models is not None
     models = run.models
 
     def report(alias: str, model: str, input_tokens: int, output_tokens: int) -> None:
         name = base_alias(alias)
         tokens = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
-        cost = models.cost(name, model, input_tokens, output_tokens)
+        cost = models.resolve(name).cost(input_tokens, output_tokens)
         run.emit(UsageCharged.of(tokens, cost, model=model, alias=name))
 
     return report
@@ -134,54 +135,61 @@ def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
 # Check failures worth trying again (a server that is there but busy or briefly failing);
 # anything else -- connection refused at start, a bad key, a wrong model id -- is one line now.
 _TRANSIENT = re.compile(r"^(HTTP (429|5\d\d)\b|connection to .* lost|malformed reply)")
+CHECK = [{"role": "user", "content": "Reply with OK."}]
+CHECK_TIMEOUT_S = 30.0  # one tiny answer; an alias's own `timeout` param wins
 
 
 def preflight(builder: dd.DataDesignerConfigBuilder, run: RunContext) -> None:
     """One tiny request per alias the config calls, before any batch: a refused connection, a
     bad key or a wrong model id is one line (exit 2), not a batch of failed rows; a 429 or a
     5xx is tried again with backoff for up to `designer.rate_limit_give_up_s`, then one line.
-    Its tokens and failed tries are counted like any request. (Replaces DataDesigner's own
-    health check, whose requests it does not count.) Models served here already answered
-    when they started."""
-    assert run.models is not None
+    Its tokens (charged by `run.model`) and failed tries are counted like any request.
+    (Replaces DataDesigner's own health check, whose requests it does not count.) Models
+    served here already answered when they started."""
     for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
-        if run.models.is_served(alias):
+        model = run.model(alias)  # starts a served model now: one that cannot start fails here
+        if model.served:
             continue
-        result, tried = _check_until(
-            run, alias, designer_settings(run.settings).rate_limit_give_up_s
+        error, tried = _check_until(
+            run, model, designer_settings(run.settings).rate_limit_give_up_s
         )
-        if not result.ok:
-            raise InputError(f"model alias {alias!r} does not answer: {result.error}{tried}")
-        tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)
-        cost = run.models.cost(
-            alias, result.model or alias, result.input_tokens, result.output_tokens
-        )
-        run.emit(UsageCharged.of(tokens, cost, model=result.model or alias, alias=alias))
+        if error is not None:
+            raise InputError(f"model alias {alias!r} does not answer: {error}{tried}")
 
 
-def _check_until(run: RunContext, alias: str, give_up_s: float) -> tuple[Any, str]:
-    """`models.check(alias)`, tried again on transient failures (backoff with jitter, as
-    `faults` does for generation) until it answers or `give_up_s` has passed; each failed try
-    is charged as a failed request. Returns the last result and, after several tries, how
-    long it was tried (for the error line)."""
-    assert run.models is not None
+def _check(model: Model) -> str | None:
+    """One try of the tiny request: None when it answered, else why not in one line."""
+    timeout = float(model.params.get("timeout") or CHECK_TIMEOUT_S)
+    try:
+        asyncio.run(model.acomplete(CHECK, params={"max_tokens": 8, "timeout": timeout}, retries=0))
+    except ModelCallError as exc:  # its reason names the alias already: said once by the caller
+        return exc.reason.removeprefix(f"model {model.alias}: ")
+    except InputError as exc:  # the alias cannot be used as configured (its key is not set)
+        return str(exc)
+    return None
+
+
+def _check_until(run: RunContext, model: Model, give_up_s: float) -> tuple[str | None, str]:
+    """`_check(model)`, tried again on transient failures (backoff with jitter, as `faults`
+    does for generation) until it answers or `give_up_s` has passed; each failed try is
+    charged as a failed request. Returns the last error (None: it answered) and, after several
+    tries, how long it was tried (for the error line)."""
     started, tries = 0.0, 0
     while True:
-        result = run.models.check(alias)
-        if result.ok:
-            return result, ""
+        error = _check(model)
+        if error is None:
+            return None, ""
         tries, started = tries + 1, started or time.monotonic()  # not the client's import
-        model = result.model or run.models.alias(alias).model or alias
-        run.emit(UsageCharged(model=model, alias=alias, requests=0, failed_requests=1))
+        run.emit(UsageCharged(model=model.model, alias=model.alias, requests=0, failed_requests=1))
         left = started + give_up_s - time.monotonic()
-        if not _TRANSIENT.search(result.error or "") or left <= 0:
+        if not _TRANSIENT.search(error) or left <= 0:
             spent = time.monotonic() - started
             tried = (
                 f" ({tries} tries over {spent:.0f}s; designer.rate_limit_give_up_s)"
                 if tries > 1
                 else ""
             )
-            return result, tried
+            return error, tried
         time.sleep(min(left, MAX_BACKOFF_S, FIRST_BACKOFF_S * 2 ** (tries - 1)) * _jitter())
 
 
