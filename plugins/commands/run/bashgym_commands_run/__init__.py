@@ -3,19 +3,14 @@
 The kernel runs a RunSpec (`bashgym.engine.execute`); this plugin turns flags and a run file
 into one and says on the terminal how the run ended. It loads by default, so a narrowed
 BASHGYM_LOAD_PLUGINS keeps it, and its `run` is mounted before any other plugin's commands.
-The run file and `--set` grammar and `resolve_spec` live in the CLI library
-(`bashgym_cli.runs`); `apply_sets`, `load_run_file` and `resolve_spec` are re-exported here only
-until every plugin imports them from there.
+The run file and `--set` grammar and `resolve_spec`, which other commands share, live in the
+CLI library (`bashgym_cli.runs`).
 """
 
 from __future__ import annotations
 
-from bashgym_cli.runs import apply_sets, load_run_file, resolve_spec
-
 from bashgym import hookimpl
 from bashgym_commands_run.command import run_command
-
-__all__ = ["apply_sets", "load_run_file", "resolve_spec"]
 
 
 @hookimpl
