@@ -5,7 +5,7 @@ policy, so a fix reaches every user. Used by model runtimes (servers that must n
 BashGym: they hold gigabytes and both cores), executors (`claude -p`) and environments (an
 agent's commands). Every child starts in its own session, so one signal reaches its whole
 group; `PR_SET_PDEATHSIG` kills it if BashGym dies by `kill -9` (model servers,
-`bashgym_models_providers.served`, are also stopped at exit and on SIGTERM). The death signal
+`bashgym_procs.served`, are also stopped at exit and on SIGTERM). The death signal
 fires when the *thread* that forked the child ends, so blocking spawns fork from one
 long-lived launcher thread, and async ones from the event loop's thread (alive for the run).
 
@@ -249,7 +249,8 @@ class _Capture:
         return (body + bytes(self.tail)).decode("utf-8", errors="replace")
 
 
-# Submodules with their own job, reachable as `procs.git` and `procs.names` (imported last:
-# they use what this module defines).
+# Submodules with their own job, reachable as `procs.git`, `procs.names` and `procs.served`
+# (imported last: they use what this module defines).
 from bashgym_procs import git as git  # noqa: E402
 from bashgym_procs import names as names  # noqa: E402
+from bashgym_procs import served as served  # noqa: E402

@@ -3,8 +3,9 @@
 Model runtimes (the embedded llama.cpp server, vLLM) hold gigabytes and every core, so a server
 must never outlive BashGym: it is a `bashgym_procs` child (own group, parent-death signal, TERM
 then KILL), logs to a temp file kept only when starting fails, and every live one is stopped at
-interpreter exit and on SIGTERM. It lives here, beside the aliases that start runtimes on
-demand, rather than in the kernel: only model runtimes serve.
+interpreter exit and on SIGTERM. It lives in the process library, beside the policy it extends,
+so each runtime plugin (bashgym-models-embedded, bashgym-models-vllm) starts its server the same
+way without importing another plugin.
 """
 
 from __future__ import annotations

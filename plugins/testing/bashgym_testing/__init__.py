@@ -1,8 +1,9 @@
 """Test helpers for BashGym and its plugins: a scripted model server (OpenAI and Anthropic APIs,
-also `python -m bashgym_testing`), a scripted executor, a plain environment session, and
-pytest fixtures (auto-loaded)."""
+also `python -m bashgym_testing`), a scripted executor, a plain environment session, the
+model session a run gets (`models_for`), and pytest fixtures (auto-loaded)."""
 
 from bashgym_testing.executors import ScriptedExecutor
+from bashgym_testing.models import models_for
 from bashgym_testing.server import Fault, RecordedRequest, Reply, ScriptedModelServer, ToolUse
 from bashgym_testing.sessions import PlainSession, SessionProbe
 
@@ -15,4 +16,5 @@ __all__ = [
     "ScriptedModelServer",
     "SessionProbe",
     "ToolUse",
+    "models_for",
 ]

@@ -21,7 +21,9 @@ from typing import Any
 
 import pytest
 
+from bashgym.contracts import RunContext
 from bashgym.plugins import PluginHost
+from bashgym_testing.models import models_for
 
 
 @pytest.fixture(scope="session")
@@ -170,18 +172,13 @@ class ScriptedModels:
         return load_settings()
 
     def run_context(self, run_dir: Path | None = None, *, registry: Any = None) -> Any:
-        """A RunContext whose ModelSession resolves aliases to the scripted server.
+        """A RunContext whose model session resolves aliases to the scripted server.
         Close it with `ctx.models.close()` (or use it as `with ctx.models:`)."""
-        from bashgym_models_providers import ModelSession
-
-        from bashgym.contracts import RunContext
-
         settings = self.settings()
         run_dir = run_dir or self.env.root / "run"
         run_dir.mkdir(parents=True, exist_ok=True)
-        return RunContext(
-            run_dir=run_dir, settings=settings, models=ModelSession(settings, registry)
-        )
+        models = models_for(settings, registry=registry)
+        return RunContext(run_dir=run_dir, settings=settings, models=models)
 
 
 SCRIPTED_ALIASES = ("default", "judge")

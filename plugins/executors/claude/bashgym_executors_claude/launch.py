@@ -14,8 +14,6 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bashgym_models_providers import ModelError
-
 from bashgym.contracts import InputError, TaskContext
 from bashgym.records import Task
 from bashgym_executors_claude.options import BYPASS_MODES, ClaudeOptions
@@ -63,14 +61,19 @@ def connection(options: ClaudeOptions, ctx: TaskContext) -> Connection:
         return Connection(env=passed, model=options.model)
     provider = ctx.run.settings.models[name].provider
     if provider != "anthropic":
-        raise ModelError(
+        raise InputError(
             f"model alias {name!r} has provider {provider}; Claude Code needs an alias with "
             "provider anthropic (set executor.model_alias, or models.<alias>.provider)"
         )
     resolved = ctx.models.resolve(name)
     env = {"ANTHROPIC_BASE_URL": resolved.endpoint}
-    key = resolved.api_key()  # MissingKeyError names the env var when it is unset
-    if key:
+    if resolved.api_key_env:  # the key's value, read now, handed to the child only
+        key = os.environ.get(resolved.api_key_env)
+        if not key:
+            raise InputError(
+                f"model alias {name!r} needs an API key: set the environment variable "
+                f"{resolved.api_key_env}"
+            )
         env["ANTHROPIC_API_KEY"] = key
     params = resolved.params
     retries = params.get("max_retries", params.get("num_retries"))

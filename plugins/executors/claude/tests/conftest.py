@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bashgym_environments_local import Workspace
-from bashgym_models_providers import ModelSession
-from bashgym_testing import PlainSession
+from bashgym_sandbox import Workspace
+from bashgym_testing import PlainSession, models_for
 
 from bashgym.contracts import RunContext, TaskContext
 from bashgym.events import Event, EventBus
@@ -51,7 +50,7 @@ class Harness:
         settings = settings or self.settings()
         bus = EventBus()
         bus.subscribe(self.events.append)
-        run = RunContext(self.root / "run", settings, models=ModelSession(settings), bus=bus)
+        run = RunContext(self.root / "run", settings, models=models_for(settings), bus=bus)
         return TaskContext(
             run=run,
             env=PlainSession(Workspace(self.workspace)),

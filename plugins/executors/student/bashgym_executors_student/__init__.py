@@ -4,21 +4,25 @@ OpenAI-compatible, litellm), its tools run through the task's environment."""
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import Any
 
-from bashgym_models_providers import Health, ModelCallError, describe_failure
-
 from bashgym import hookimpl
-from bashgym.contracts import BudgetExceeded, Executor, InputError, RunContext, TaskContext
-from bashgym.events import UsageCharged
-from bashgym.records import Task, Usage, WorkerResult
+from bashgym.contracts import (
+    BudgetExceeded,
+    Executor,
+    InputError,
+    ModelCallError,
+    RunContext,
+    TaskContext,
+)
+from bashgym.records import Task, WorkerResult
 from bashgym_executors_student.agent import Ending, StudentAgent
 from bashgym_executors_student.options import StudentOptions
 
 __all__ = ["Student", "StudentAgent", "StudentOptions"]
 
 MAX_MARGIN_S = 2.0
+CHECK_TIMEOUT_S = 30.0  # the preflight's one request, unless the alias sets `timeout`
 
 
 def own_timeout(ctx: TaskContext) -> float | None:
@@ -33,33 +37,28 @@ class Student(Executor[StudentOptions]):
 
     name = "student"
 
-    def __init__(self) -> None:
-        # One Health per run (its model session): an endpoint that gave up on one task is
-        # tried once, not through a full backoff, by the next.
-        self._health: weakref.WeakKeyDictionary[Any, Health] = weakref.WeakKeyDictionary()
-
     def preflight(self, options: StudentOptions, run: RunContext) -> None:
-        """Before the first task: one tiny request through the alias, as pipelines do, so a
-        model that does not answer is one line (InputError, exit 2) and no task starts. A model
-        served here (embedded) already answered when it started. Its tokens are counted."""
-        models = run.models
-        assert models is not None, "the engine opens a model session for every run"
+        """Before the first task: one tiny request through the alias (one try), as pipelines
+        do, so a model that does not answer is one line (InputError, exit 2) and no task starts.
+        A model served here (embedded) already answered when it started. Its tokens are charged
+        to the run (`run.model`)."""
         alias = options.model_alias
-        if models.is_served(alias):
-            models.resolve(alias)  # start it now: a server that cannot start fails here
+        model = run.model(alias)  # starts a served model now: one that cannot start fails here
+        if model.served:
             return
-        result = models.check(alias)
-        if not result.ok:
-            raise InputError(f"model alias {alias!r} does not answer: {result.error}")
-        tokens = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens)
-        model = result.model or alias
-        cost = models.cost(alias, model, result.input_tokens, result.output_tokens)
-        run.emit(UsageCharged.of(tokens, cost, model=model, alias=alias))
+        timeout = float(model.params.get("timeout") or CHECK_TIMEOUT_S)
+        hello = [{"role": "user", "content": "Reply with OK."}]
+        try:
+            asyncio.run(
+                model.acomplete(hello, params={"max_tokens": 8, "timeout": timeout}, retries=0)
+            )
+        except ModelCallError as exc:  # its reason names the alias already: said once here
+            cause = exc.reason.removeprefix(f"model {alias}: ")
+            raise InputError(f"model alias {alias!r} does not answer: {cause}") from None
 
     async def run(self, task: Task, options: StudentOptions, ctx: TaskContext) -> WorkerResult:
         try:
-            health = self._health.setdefault(ctx.models, Health())
-            agent = StudentAgent(task, options, ctx, health)
+            agent = StudentAgent(task, options, ctx)
         except InputError as exc:  # an alias that cannot be used: a missing key or endpoint
             return WorkerResult.failed(task, self.name, "error", str(exc))
         try:
@@ -72,9 +71,10 @@ class Student(Executor[StudentOptions]):
             ending = Ending("budget", str(exc), "max_budget")
         except ModelCallError as exc:  # retried as far as it made sense: the cause, in a line
             ending = Ending("error", exc.reason, "model_error")
+        except InputError as exc:  # the alias cannot be called as configured (a missing key)
+            ending = Ending("error", str(exc), "model_error")
         except Exception as exc:  # noqa: BLE001 -- a failed model call ends the task, Trace kept
-            timeout = float(agent.model.params.get("timeout") or 600)
-            cause = describe_failure(exc, agent.model, timeout)
+            cause = " ".join(f"{type(exc).__name__}: {exc}".split())
             ending = Ending("error", f"model {agent.model.alias}: {cause}", "model_error")
         return agent.result(ending)
 

@@ -2,10 +2,11 @@
 
 As small as mini-swe-agent's agent class and as linear: one history, one model call per turn,
 every tool call executed through the task's environment and answered with a tool result. The
-history is the Trace (system prompt and tool schemas included); usage and cost are charged per
-call, so the run's budget stops the loop at its cap with the Trace kept. Each model call is
-retried on transient failures (`bashgym_models_providers.acomplete`), every failed try counted
-in the run's `failed_requests`; a model that repeats itself is stopped (`repetition`).
+history is the Trace (system prompt and tool schemas included). The model is the kernel's
+(`Model.acomplete`, charged to the task as the kernel's `Charged` does), so usage and cost are
+charged per call and the run's budget stops the loop at its cap with the Trace kept. Each call
+is retried on transient failures, every failed try counted in the run's `failed_requests`; a
+model that repeats itself is stopped (`repetition`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bashgym_models_providers import Health, RetryPolicy, acomplete
-
-from bashgym.contracts import TaskContext
+from bashgym.contracts import Charged, Completion, TaskContext
 from bashgym.events import TaskOutput, UsageCharged
 from bashgym.records import (
     Message,
@@ -40,17 +39,16 @@ class Ending:
 
 
 class StudentAgent:
-    def __init__(
-        self, task: Task, options: StudentOptions, ctx: TaskContext, health: Health | None = None
-    ) -> None:
-        self.task, self.options, self.ctx, self.health = task, options, ctx, health
-        self.model = ctx.models.resolve(options.model_alias)  # may start the embedded server
+    def __init__(self, task: Task, options: StudentOptions, ctx: TaskContext) -> None:
+        self.task, self.options, self.ctx = task, options, ctx
+        # ctx.model(alias), with each charge also counted in the Trace: a charge past the
+        # budget raises before the answer comes back, and the Trace must count it all the same
+        # (may start the embedded server)
+        self.model = Charged(ctx.models.resolve(options.model_alias), self.charged)
         self.system = "\n\n".join(p for p in (options.system_prompt, task.system_prompt) if p)
         self.tools = tools.schemas()
         self.messages = [Message(role="user", content=task.prompt)]
         self.usage, self.costs, self.turns = Usage(), list[float | None](), 0
-        retries = {} if options.model_retries is None else {"retries": options.model_retries}
-        self.retry = RetryPolicy.for_model(self.model, base_s=options.retry_wait_s, **retries)
 
     async def run(self) -> Ending:
         limit = self.task.max_turns or self.options.max_turns
@@ -71,35 +69,34 @@ class StudentAgent:
 
     async def query(self) -> Message:
         self.turns += 1
-        overrides = {"temperature": self.options.temperature, "max_tokens": self.options.max_tokens}
+        options = self.options
+        overrides = {"temperature": options.temperature, "max_tokens": options.max_tokens}
+        params = {k: v for k, v in overrides.items() if v is not None}
         history = [{"role": "system", "content": self.system}]
         history += [m.to_openai() for m in self.messages]
-        response = await acomplete(
-            self.model,
-            params={k: v for k, v in overrides.items() if v is not None},
-            policy=self.retry,
+        done: Completion = await self.model.acomplete(
+            history,
+            tools=[t.to_openai() for t in self.tools],
+            params={**params, "retry_wait_s": options.retry_wait_s},
+            retries=options.model_retries,
             remaining_s=self.ctx.remaining_s,
             on_failure=self.failed_try,
-            health=self.health,
-            messages=history,
-            tools=[t.to_openai() for t in self.tools],
         )
-        answer = response.choices[0].message
+        answer = done.message
         calls = [
             ToolCall(
-                id=call.id or f"call_{self.turns}_{i}",
-                name=call.function.name or "",
-                arguments=call.function.arguments or "{}",
+                id=call.get("id") or f"call_{self.turns}_{i}",
+                name=call["function"].get("name") or "",
+                arguments=call["function"].get("arguments") or "{}",
             )
-            for i, call in enumerate(answer.tool_calls or [])
+            for i, call in enumerate(answer.get("tool_calls") or [])
         ]
-        reply = Message(role="assistant", content=answer.content or "", tool_calls=calls)
+        reply = Message(role="assistant", content=answer.get("content") or "", tool_calls=calls)
         self.messages.append(reply)
         for note in ([reply.content[:160]] if reply.content else []) + [
             f"→ {c.name} {c.arguments[:120]}" for c in calls
         ]:
             self.ctx.emit(TaskOutput(task_id=self.task.id, text=" ".join(note.split())))
-        self.charge(response.usage, f"{self.model.spec.litellm_prefix}/{self.model.model}")
         return reply
 
     def failed_try(self, exc: BaseException) -> None:
@@ -129,18 +126,11 @@ class StudentAgent:
             )
         )  # fmt: skip
 
-    def charge(self, raw: Any, litellm_model: str) -> None:
-        """Count one call's tokens, priced by the kernel (litellm's list; a served model is 0)."""
-        cached = getattr(getattr(raw, "prompt_tokens_details", None), "cached_tokens", 0) or 0
-        prompt = getattr(raw, "prompt_tokens", 0) or 0
-        usage = Usage(
-            input_tokens=prompt - cached,
-            output_tokens=getattr(raw, "completion_tokens", 0) or 0,
-            cache_read_tokens=cached,
-        )
-        cost = self.ctx.models.cost(self.model.alias, litellm_model, prompt, usage.output_tokens)
-        self.usage, self.costs = self.usage + usage, [*self.costs, cost]
-        self.ctx.charge(usage, cost, model=self.model.model, alias=self.model.alias)
+    def charged(self, usage: Usage, cost_usd: float | None, **where: Any) -> None:
+        """One answer's tokens and cost (the model's own price; a served model's is 0): kept
+        for the Trace, then charged to the task and its budget, once (`TaskContext.charge`)."""
+        self.usage, self.costs = self.usage + usage, [*self.costs, cost_usd]
+        self.ctx.charge(usage, cost_usd, **where)
 
     def result(self, ending: Ending) -> WorkerResult:
         finals = [m.content for m in self.messages if m.role == "assistant" and m.content]

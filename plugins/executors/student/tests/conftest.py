@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bashgym_environments_local import Workspace
-from bashgym_models_providers import ModelSession
-from bashgym_testing import PlainSession
+from bashgym_sandbox import Workspace
+from bashgym_testing import PlainSession, models_for
 from bashgym_work_tasks import run_task
 
 from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
@@ -46,7 +45,7 @@ class Harness:
         settings = self.settings(**alias)
         bus = EventBus()
         bus.subscribe(self.events.append)
-        run = RunContext(self.root / "run", settings, models=ModelSession(settings), bus=bus)
+        run = RunContext(self.root / "run", settings, models=models_for(settings), bus=bus)
         return TaskContext(
             run=run,
             env=session or PlainSession(Workspace(self.workspace)),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from bashgym_executors_student import Student, StudentOptions
-from bashgym_models_providers import ModelSession
+from bashgym_testing import models_for
 from bashgym_work_tasks import run_task
 
 from bashgym.contracts import RunContext, TaskContext
@@ -41,7 +41,7 @@ def test_student_on_the_embedded_model_writes_the_file(tmp_path: Path) -> None:
     workspace.mkdir()
 
     async def go() -> Any:
-        with ModelSession(settings, host.registry) as models:
+        with models_for(settings, host) as models:
             run = RunContext(tmp_path / "run", settings, models=models)
             async with local.open(workspace, local.Options()) as session:
                 ctx = TaskContext(run=run, env=session)

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from bashgym_executors_student import StudentOptions
-from bashgym_models_providers import cost_usd
 from bashgym_testing import Fault, Reply, ToolUse
 
 from bashgym.events import TaskOutput, UsageCharged
@@ -92,7 +91,8 @@ def test_solves_a_task_with_every_tool(harness: Any) -> None:
 def test_cost_comes_from_litellms_price_list(harness: Any) -> None:
     harness.server.script(Reply("done", usage={"input_tokens": 1000, "output_tokens": 500}))
     result = harness.run(Task(id="t1", prompt="hi"), model="gpt-4o-mini")
-    expected = cost_usd("openai/gpt-4o-mini", 1000, 500)
+    with harness.context(model="gpt-4o-mini").models as models:  # the alias's own price
+        expected = models.resolve("student").cost(1000, 500)
     assert expected and result.trace.cost_usd == pytest.approx(expected)
     assert result.trace.usage.input_tokens == 1000 and result.trace.usage.output_tokens == 500
 

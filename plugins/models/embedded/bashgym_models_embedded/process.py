@@ -1,10 +1,10 @@
 """The embedded server's command line, and one shared server per configuration.
 
 Starting, watching and stopping the child (own process group, death with its parent, TERM then
-KILL, stopped at exit) is the kernel's `bashgym_procs`; the server itself also watches its
-parent (`--parent-pid`), which covers `kill -9` of the parent. Users share one server per
-configuration through a reference count: nested `serve()` calls reuse it and the last one out
-stops it.
+KILL, stopped at exit) is the process library's (`bashgym_procs.served`); the server itself
+also watches its parent (`--parent-pid`), which covers `kill -9` of the parent. Users share one
+server per configuration through a reference count: nested `serve()` calls reuse it and the
+last one out stops it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bashgym_models_providers.served import ManagedProcess, ServerStartError
 from bashgym_procs import free_port
+from bashgym_procs.served import ManagedProcess, ServerStartError
 
 __all__ = ["ManagedProcess", "ServerStartError", "embedded_command", "free_port", "shared"]
 

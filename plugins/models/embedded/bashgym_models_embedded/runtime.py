@@ -58,10 +58,8 @@ def resolve_model(model: str | None, settings: Settings) -> tuple[Path, str]:
     return path.resolve(), path.stem
 
 
-class EmbeddedRuntime(Runtime):
+class EmbeddedRuntime(Runtime[EmbeddedOptions]):
     """The offline default: Qwen2.5-Coder-0.5B-Instruct (or any GGUF) served by llama.cpp."""
-
-    Options = EmbeddedOptions
 
     def serve(
         self, alias: ModelAlias, settings: Settings

@@ -4,10 +4,11 @@ runtimes started on demand, litellm calls, prices, and the `bashgym models` comm
 The kernel asks for a run's model session through the `open_models` hook; this plugin answers:
 `ModelSession` is the kernel's `Models`, and each `ResolvedModel` it resolves is the kernel's
 `Model` (`acomplete` with bounded retries and one `Health` per session, `cost`). Plugins call
-models through `run.model(alias)` / `task.model(alias)`, never through this module. Its API, for plugins that call models directly: `ModelSession`, `ResolvedModel`,
-`ModelError`, `MissingKeyError`, `PROVIDERS`, `NOT_SERVED_ENDPOINT`, `check`, `cost_usd`,
-`describe_failure`, `load_litellm`, and for calls with bounded retries (every try counted)
-`acomplete`, `RetryPolicy`, `Health`, `ModelCallError`, `is_transient`.
+models through `run.model(alias)` / `task.model(alias)`, never through this module. Its own
+API (for itself, its commands and its tests): `ModelSession`, `ResolvedModel`, `ModelError`,
+`MissingKeyError`, `PROVIDERS`, `NOT_SERVED_ENDPOINT`, `check`, `cost_usd`, `describe_failure`,
+`load_litellm`, and for calls with bounded retries (every try counted) `acomplete`,
+`RetryPolicy`, `Health`, `ModelCallError`, `is_transient`.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ server it started when the session ends, on errors and Ctrl-C included (an ExitS
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import threading
@@ -495,19 +496,26 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     )
 
 
+def _not_a_loop_change(record: logging.LogRecord) -> bool:
+    """litellm warns when its logging worker meets a second event loop; a process that calls a
+    model in a check (`asyncio.run`) and then in its run's loop always does, harmlessly."""
+    return not str(record.msg).startswith("LoggingWorker: event loop changed")
+
+
 def load_litellm() -> Any:
     """Import litellm offline and quiet: its import otherwise fetches a price list from GitHub,
     every error prints "Give Feedback / Get Help" banners to stdout, and a library that set up
     INFO logging (DataDesigner does) would get a line per call from its loggers."""
-    import logging
-
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.WARNING)
+        if _not_a_loop_change not in logger.filters:
+            logger.addFilter(_not_a_loop_change)
     return litellm
 
 

@@ -529,7 +529,7 @@ def test_pipeline_run_makes_no_outbound_connection(
 def test_without_a_bundled_tokenizer_counts_are_estimated_not_downloaded(
     monkeypatch, bashgym_env, outbound, cold_tokenizer
 ):
-    import bashgym_runners_datadesigner.designer as designer
+    import bashgym_designer.designer as designer
     from data_designer.engine.utils import token_counting
 
     monkeypatch.setattr(designer, "_bundled_tiktoken_dir", lambda: None)

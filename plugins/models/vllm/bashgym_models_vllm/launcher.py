@@ -2,7 +2,7 @@
 
 Why a separate plugin: vLLM is a GPU-only, multi-gigabyte install that most BashGym users never
 need; this package costs nothing until used and says plainly what is missing (vLLM, or a GPU)
-before anything starts. The child is `bashgym_models_providers.served.ManagedProcess`: own process
+before anything starts. The child is `bashgym_procs.served.ManagedProcess`: own process
 group, death with its parent, TERM then KILL, stopped at exit.
 """
 
@@ -16,8 +16,8 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from bashgym_models_providers.served import ManagedProcess, ServerStartError
 from bashgym_procs import free_port
+from bashgym_procs.served import ManagedProcess, ServerStartError
 from pydantic import Field
 
 from bashgym.contracts import InputError, Options, Runtime, ServedModel
@@ -92,10 +92,8 @@ def launch(model: str, options: VllmOptions | None = None) -> Iterator[ServedMod
         server.stop(grace=30.0)  # vLLM frees GPU memory on SIGTERM; give it the time
 
 
-class VllmRuntime(Runtime):
+class VllmRuntime(Runtime[VllmOptions]):
     """vLLM's OpenAI-compatible server for a hub model id (GPU machines)."""
-
-    Options = VllmOptions
 
     def serve(
         self, alias: ModelAlias, settings: Settings
