@@ -7,8 +7,9 @@ reports why every row went. The rubrics and the wiring live in `bashgym_designer
 
 from __future__ import annotations
 
+from typing import Any
+
 from bashgym_designer.rubrics import RUBRICS, add_rubric_judge, get_rubric, resolve_thresholds
-from data_designer.config import DataDesignerConfigBuilder
 from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import Judge, Options, RunContext
@@ -68,9 +69,7 @@ class LlmRubricOptions(Options):
 class LlmRubricJudge(Judge[LlmRubricOptions]):
     """Score rows with an LLM judge rubric (int 1-5 per criterion); drop rows below thresholds."""
 
-    def configure(
-        self, builder: DataDesignerConfigBuilder, options: LlmRubricOptions, run: RunContext
-    ) -> None:
+    def configure(self, builder: Any, options: LlmRubricOptions, run: RunContext) -> None:
         add_rubric_judge(
             builder,
             run,

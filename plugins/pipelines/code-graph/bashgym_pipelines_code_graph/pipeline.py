@@ -37,6 +37,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
+from bashgym_designer.filters import FilterRule, add_filter
+from bashgym_designer.rubrics import (
+    add_rubric_judge,
+    ensure_model,
+    resolve_thresholds,
+    writer_builder,
+)
 from bashgym_designer.settings import designer_settings
 
 from bashgym.contracts import InputError, Pipeline, RunContext
@@ -109,7 +117,7 @@ def question_column(options: CodeGraphPairsOptions, spend: Spend, restarts: int)
     facade for the alias (its retries, concurrency limits and usage counts) and parses with
     DataDesigner's own recipe for a pydantic answer, as an LLM structured column does.
     """
-    import data_designer.config as dd
+    # DataDesigner's engine costs ~0.2 s to import (measured): only a Q&A run pays it
     from data_designer.engine.models.recipes.response_recipes import PydanticResponseRecipe
     from jinja2.sandbox import SandboxedEnvironment
 
@@ -148,8 +156,6 @@ def question_column(options: CodeGraphPairsOptions, spend: Spend, restarts: int)
 
 
 def check_column(known: dict[str, set[str]]) -> Any:
-    import data_designer.config as dd
-
     @dd.custom_column_generator(required_columns=[QUESTION, ANSWER, "source_repo"])
     def qa_check(row: dict[str, Any]) -> dict[str, Any]:
         row[CHECK] = check_citations(row, known)
@@ -161,9 +167,6 @@ def check_column(known: dict[str, set[str]]) -> Any:
 def keep_rules(options: CodeGraphPairsOptions) -> list[Any]:
     """Drop a question row whose citations fail, then one the judge scores too low; every
     other row (placeholders, budget-skipped) passes."""
-    from bashgym_designer.filters import FilterRule
-    from bashgym_designer.rubrics import resolve_thresholds
-
     guard = f'{GATE} != "{ASK}"'
     rules = [
         FilterRule(
@@ -186,8 +189,6 @@ def keep_rules(options: CodeGraphPairsOptions) -> list[Any]:
 def score_columns() -> list[Any]:
     """`<criterion>_score` (int, 0 when missing): DataDesigner's Jinja sandbox refuses a
     filter condition that both guards a row and reads a nested judge score in one template."""
-    import data_designer.config as dd
-
     return [
         dd.ExpressionColumnConfig(
             name=f"{c.name}_score",
@@ -220,8 +221,6 @@ class CodeGraphPairsPipeline(Pipeline[CodeGraphPairsOptions]):
     def build(
         self, options: CodeGraphPairsOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
-        import data_designer.config as dd
-
         frame = check_seed(seed)
         memo = self.memo(run, frame)
         slots = []
@@ -244,10 +243,6 @@ class CodeGraphPairsPipeline(Pipeline[CodeGraphPairsOptions]):
     def qa_builder(
         self, options: CodeGraphPairsOptions, run: RunContext, memo: GraphMemo, rows: Any
     ) -> Any:
-        import data_designer.config as dd
-        from bashgym_designer.filters import add_filter
-        from bashgym_designer.rubrics import add_rubric_judge, ensure_model, writer_builder
-
         builder = writer_builder(run, options)
         ensure_model(builder, options.judge_model, run)
         builder.with_seed_dataset(

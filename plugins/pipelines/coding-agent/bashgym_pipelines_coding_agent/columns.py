@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
 from bashgym_designer.validation import add_validation, valid_rule
 
 from bashgym.contracts import RunContext
@@ -42,8 +43,6 @@ def task_builder(
 
     Returns the builder and role -> DataDesigner alias (see `models.role_models`).
     """
-    import data_designer.config as dd
-
     roles = {
         "task": (options.model, task_params(options)),
         "judge": (options.judge_model, judge_params(options)),
@@ -66,8 +65,6 @@ def attach_seed(
     pipeline: str,
 ) -> None:
     """Reduce the seed to its tasks and attach it from a Parquet file in the run dir."""
-    import data_designer.config as dd
-
     prepared = seeds.prepare_seed(seed, options.seed_column, run, pipeline)
     folder = Path(run.run_dir) / "seeds"
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,8 +78,6 @@ def add_task_columns(
     builder: DataDesignerConfigBuilder, options: CodingAgentOptions, alias: str, seeded: bool
 ) -> list[str]:
     """A record id, the sampler columns and the task prompt; returns the sampler names."""
-    import data_designer.config as dd
-
     builder.add_column(
         dd.SamplerColumnConfig(name=RECORD_ID, sampler_type="uuid", params=dd.UUIDSamplerParams())
     )
@@ -112,8 +107,6 @@ def add_solution_columns(
     """The structured trajectory `name` and its markdown rendering; returns the text column.
     `max_steps` caps the tool calls in the schema itself (a model decoding under the schema
     cannot run long) and in the prompt."""
-    import data_designer.config as dd
-
     schema = solution_schema(max_steps)
     prompt = prompts.solution_prompt()
     if max_steps is not None:
@@ -170,8 +163,6 @@ def add_python_checks(
     """Ruff on the first `count` Python files of a trajectory: one expression column per file
     (`<prefix>_py_<n>`, rendered by `template(index)`) with its own validation column.
     Returns the (file column, validation column) pairs."""
-    import data_designer.config as dd
-
     checks = python_checks(prefix, count)
     for index, (column, validation) in enumerate(checks):
         builder.add_column(dd.ExpressionColumnConfig(name=column, expr=template(index)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
+import data_designer.config as dd
 from bashgym_designer.filters import FilterRule, add_filter
 from bashgym_designer.rubrics import get_rubric, judge_column, total_score_expr
 
@@ -65,8 +66,6 @@ class CodingAgentDpo(Pipeline[DpoOptions]):
     def build(
         self, options: DpoOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> DataDesignerConfigBuilder:
-        import data_designer.config as dd
-
         rubric = get_rubric(RUBRIC)
         solvers = {
             "solution_a": (options.model, options.temperature),

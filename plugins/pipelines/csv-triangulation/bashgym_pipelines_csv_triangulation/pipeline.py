@@ -35,6 +35,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
 from bashgym_designer.models import model_config
 
 from bashgym.contracts import InputError, Pipeline, RunContext
@@ -88,7 +89,6 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
     def build(
         self, options: CsvTriangulationOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
-        import data_designer.config as dd
         import pandas as pd
 
         if seed is not None and len(seed):

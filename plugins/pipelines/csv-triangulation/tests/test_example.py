@@ -3,7 +3,7 @@ template questions of every kind."""
 
 from __future__ import annotations
 
-from bashgym_commands_run import load_run_file
+from bashgym_cli.runs import load_run_file
 from bashgym_pipelines_csv_triangulation.options import KINDS
 from bashgym_pipelines_csv_triangulation.pipeline import csv_path, load_profile
 from bashgym_pipelines_csv_triangulation.templates import template_questions

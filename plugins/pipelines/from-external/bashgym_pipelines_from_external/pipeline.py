@@ -15,6 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
+from bashgym_designer.filters import FilterRule
+from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
+
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym_pipelines_from_external.examples import example_rows
 from bashgym_pipelines_from_external.mapping import NAME, check_columns, resolve_mapping
@@ -42,8 +46,6 @@ if TYPE_CHECKING:
 
 
 def keep_rules(options: FromExternalOptions) -> list[Any]:
-    from bashgym_designer.filters import FilterRule
-
     rules = [FilterRule(keep=f"{{{{ {HAS_INSTRUCTION} }}}}", reason="empty instruction")]
     if options.reference == "keep":
         reason = "no reference answer to keep"
@@ -66,9 +68,6 @@ class FromExternalPipeline(Pipeline[FromExternalOptions]):
     def build(
         self, options: FromExternalOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
-        import data_designer.config as dd
-        from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
-
         if seed is None:
             raise InputError(f"{NAME} needs a source, e.g. -s files --set source.path=data.csv")
         clash = sorted(set(seed.columns) & set(GENERATED))

@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
+from bashgym_designer.filters import FilterRule
+from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
+
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym_pipelines_from_unstructured.examples import example_rows
 from bashgym_pipelines_from_unstructured.options import RUBRIC, FromUnstructuredOptions
@@ -61,10 +65,6 @@ class FromUnstructuredPipeline(Pipeline[FromUnstructuredOptions]):
     def build(
         self, options: FromUnstructuredOptions, run: RunContext, seed: pd.DataFrame | None
     ) -> Any:
-        import data_designer.config as dd
-        from bashgym_designer.filters import FilterRule
-        from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
-
         columns = check_seed(seed, options)
         text = options.text_column
         rubric = get_rubric(RUBRIC)

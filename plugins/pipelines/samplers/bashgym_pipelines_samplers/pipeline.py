@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import data_designer.config as dd
 from pydantic import Field, model_validator
 
 from bashgym.contracts import Pipeline, PipelineOptions, RunContext
@@ -53,8 +54,6 @@ class SamplersPipeline(Pipeline[SamplersOptions]):
     output_format = "rows"
 
     def build(self, options: SamplersOptions, run: RunContext, seed: Any) -> Any:
-        import data_designer.config as dd
-
         builder = dd.DataDesignerConfigBuilder()
         for column, values in options.categories.items():
             params = dd.CategorySamplerParams(values=values, weights=options.weights.get(column))

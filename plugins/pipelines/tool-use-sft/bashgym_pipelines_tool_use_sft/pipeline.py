@@ -18,6 +18,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
+from bashgym_designer.filters import FilterRule
+from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
+
 from bashgym.contracts import InputError, Pipeline, RunContext
 from bashgym_pipelines_tool_use_sft.options import RUBRIC, ToolUseOptions
 from bashgym_pipelines_tool_use_sft.prompts import judge_prompt, write_prompt
@@ -37,8 +41,6 @@ GENERATED = (*SAMPLED, "conversation", CHECK, JUDGE)
 
 def call_check_rules() -> list[Any]:
     """One keep rule per kind of invalid call, so run.json counts each kind apart."""
-    from bashgym_designer.filters import FilterRule
-
     return [
         FilterRule(
             keep=f"{{{{ not {CHECK}.unknown_tools }}}}",
@@ -73,9 +75,6 @@ class ToolUseSftPipeline(Pipeline[ToolUseOptions]):
     output_format = "chat"
 
     def build(self, options: ToolUseOptions, run: RunContext, seed: pd.DataFrame | None) -> Any:
-        import data_designer.config as dd
-        from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
-
         tools = load_tools(options.tools_file)
         rubric = get_rubric(RUBRIC)
         if seed is not None:
