@@ -31,13 +31,14 @@ LLM_PIPELINE = '''
 from bashgym import hookimpl
 from bashgym.contracts import Pipeline, PipelineOptions
 
-class Haiku(Pipeline):
+class Haiku(Pipeline[PipelineOptions]):
     """One sampler and one LLM text column on the `default` alias (the embedded model)."""
-    Options = PipelineOptions
 
     def build(self, options, run, seed):
         import data_designer.config as dd
-        config = run.models.model_config("default", max_tokens=MAX_TOKENS, temperature=0.0)
+        from bashgym_designer.models import model_config
+        model = run.models.resolve("default")
+        config = model_config(model, max_tokens=MAX_TOKENS, temperature=0.0)
         builder = dd.DataDesignerConfigBuilder(model_configs=[config])
         builder.add_column(dd.SamplerColumnConfig(
             name="topic", sampler_type="category",
