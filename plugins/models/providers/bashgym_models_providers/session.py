@@ -440,13 +440,6 @@ class ModelSession:
     def litellm_kwargs(self, name: str, **overrides: Any) -> dict[str, Any]:
         return self.resolve(name).litellm_kwargs(**overrides)
 
-    def cost(self, name: str, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        """USD for tokens through alias `name`: 0 for a model served on this machine (its cost
-        is the machine's), else litellm's price for `model` (None when unlisted: unknown)."""
-        if self.is_served(name):
-            return 0.0
-        return cost_usd(model, input_tokens, output_tokens)
-
     def is_served(self, name: str) -> bool:
         """True for an alias a Runtime serves on this machine (it answered when it started)."""
         return PROVIDERS[self.alias(name).provider].runtime is not None
