@@ -120,6 +120,7 @@ class MineOptions(PipelineOptions):
 
 class Mine(Pipeline[MineOptions]):
     """A pipeline that lives in one file, never installed."""
+    runner = "datadesigner"
     def build(self, options, run, seed):
         import data_designer.config as dd
         builder = dd.DataDesignerConfigBuilder()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas loads only when used
 
     from bashgym.events import EventBus
     from bashgym.registry import Registry
-    from bashgym.runspec import RunSpec, Step
+    from bashgym.runspec import Step
     from bashgym.scrubbing import Scrubbing
     from bashgym.settings import ModelAlias, Settings
 
@@ -354,7 +354,7 @@ class Pipeline(Component[O]):
     Options: ClassVar[type[BaseModel]] = PipelineOptions
     output_format: ClassVar[str] = "rows"
     needs_seed: ClassVar[bool] = False
-    runner: ClassVar[str] = "datadesigner"
+    runner: ClassVar[str]  # no default: the kernel knows no runner
     # file suffixes this pipeline runs when `--pipeline` names such a file (option `path`)
     config_files: ClassVar[tuple[str, ...]] = ()
 
@@ -375,7 +375,7 @@ class Pipeline(Component[O]):
 class Judge(Component[O]):
     """Scores rows (columns on the builder) and/or keeps or drops finished rows, with a reason."""
 
-    runner: ClassVar[str] = "datadesigner"  # whose configs `configure` adds columns to
+    runner: ClassVar[str | None] = None  # whose configs `configure` adds columns to
 
     def configure(self, config: Any, options: O, run: RunContext) -> None:
         """Add judge/validation columns to a pipeline's builder (default: none). A run with such
@@ -390,8 +390,9 @@ class Judge(Component[O]):
 
 @dataclass
 class Generated:
-    """What a Runner made of a pipeline: the finalized, judged rows, every row dropped on the
-    way with its whole content (for dropped.jsonl and the report), and run.json extras."""
+    """What a runner made of one round (or the engine of all): the rows, every row dropped on
+    the way with its content (dropped.jsonl, the report), and run.json extras (`generated`:
+    rows made before the runner's own filters; `resumed_rows`: read back from disk)."""
 
     dataset: pd.DataFrame
     dropped: list[DroppedRow] = field(default_factory=list)
@@ -399,16 +400,18 @@ class Generated:
 
 
 class Runner(Component[O]):
-    """Generates rows from a pipeline's config (`datadesigner`, or another engine): in rounds,
-    resumable, counting every row it does not keep (`run.drop`) and its usage (`run.charge`)."""
+    """Turns pipelines' configs into rows, one round at a time: it builds the round's config
+    (the pipeline's `build` on the round's seed rows, each judge's `configure`), refusing one it
+    does not take, generates, and counts each row it loses (`run.drop`) and its usage. The
+    engine sizes the rounds, finalizes, judges and tops up (`bashgym.rounds`)."""
 
     @abstractmethod
     def generate(
-        self, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None, run: RunContext,
-        *, spec: RunSpec, apply_judges: Callable[[pd.DataFrame], pd.DataFrame], resume: bool,
+        self, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None, n: int,
+        run: RunContext, *, round: int, resume: bool,
     ) -> Generated:  # fmt: skip
-        """Run `pipeline` (None: pass the seed rows through for the judges' columns), let the
-        judges configure it, finalize, and keep what `apply_judges` keeps."""
+        """Round `round` (1, 2, …): `n` rows (`pipeline` None: the seed rows one for one, for
+        the judges' columns). Resumable: a round finished on disk is read back."""
 
 
 @dataclass

@@ -39,6 +39,7 @@ from bashgym.events import (
     Tally,
 )
 from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
+from bashgym.rounds import generate_in_rounds
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.scrubbing import Scrubbing
 from bashgym.store import run_scratch
@@ -138,8 +139,8 @@ class Engine:
                 self.host.hook.on_trace(trace=Trace.model_validate_json(text), run=self.run)
 
     def generate(self, seed: pd.DataFrame | None) -> Generated:
-        """The pipeline's rows through its runner; without a pipeline, the seed rows (capped
-        at -n) judged — through the judges' runner when they add columns."""
+        """The pipeline's rows through its runner, in rounds; without a pipeline, the seed rows
+        (capped at -n) judged — through the judges' runner when they add columns."""
         resolved, run = self.resolved, self.run
         dropped: list[DroppedRow] = []
 
@@ -149,9 +150,9 @@ class Engine:
         runner = pipeline_runner(resolved)
         if runner is not None and (seed is None or len(seed)):
             with self.step("pipeline"):
-                generated = self.host.registry.get("runners", runner).obj.generate(
-                    resolved.pipeline, resolved.judges, seed, run,
-                    spec=resolved.spec, apply_judges=judge, resume=self.resume,
+                generated = generate_in_rounds(
+                    self.host.registry.get("runners", runner).obj, resolved, seed, run, judge,
+                    resume=self.resume,
                 )  # fmt: skip
             generated.dropped.extend(dropped)
             return generated
@@ -390,10 +391,10 @@ def pipeline_runner(resolved: ResolvedRun) -> str | None:
     """The runner the run's rows go through: the pipeline's, else that of a judge that adds
     columns (source rows then pass through it one for one), else none."""
     if resolved.pipeline is not None:
-        return resolved.pipeline.obj.runner
+        return resolved.pipeline.obj.runner  # type: ignore[no-any-return]
     for judge in resolved.judges:
         if type(judge.obj).configure is not Judge.configure:
-            return judge.obj.runner
+            return judge.obj.runner  # type: ignore[no-any-return]
     return None
 
 

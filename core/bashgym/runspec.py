@@ -14,7 +14,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from bashgym.contracts import ROLES
+from bashgym.contracts import ROLES, Judge
 from bashgym.records import Limit
 from bashgym.registry import PluginConflictError, Registered, Registry, UnknownNameError
 from bashgym.text import explain_validation
@@ -203,7 +203,15 @@ def resolve(
             f"pipeline {pipeline.name!r} needs seed rows: add --source "  # type: ignore[union-attr]
             f"(sources: {', '.join(registry.names('sources')) or 'none'})"
         )
-    runner = pipeline.obj.runner if pipeline is not None else None
+    judges = [step("judge", s) for s in spec.judges]
+    for s in [pipeline] if pipeline else judges:
+        adds = s.role == "pipeline" or type(s.obj).configure is not Judge.configure
+        if adds and not getattr(s.obj, "runner", None):
+            raise RunConfigError(
+                f'{s.role} {s.name!r} names no runner: set `runner = "datadesigner"` (or '
+                "another) on its class; bashgym-core 0.2 has no default runner"
+            )
+    runner = getattr(pipeline.obj, "runner", None) if pipeline is not None else None
     if runner is not None and runner not in registry.items["runners"]:
         raise RunConfigError(
             f"pipeline {pipeline.name!r} runs on the {runner!r} runner, which is not installed "  # type: ignore[union-attr]
@@ -236,7 +244,7 @@ def resolve(
             model.model_validate(table)
         except ValidationError as exc:
             raise RunConfigError(f"the run's [{name}] table: {explain_validation(exc)}") from None
-    judges, sinks = [step("judge", s) for s in spec.judges], [step("sink", s) for s in spec.sinks]
+    sinks = [step("sink", s) for s in spec.sinks]
     return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment)
 
 

@@ -1,31 +1,35 @@
-"""A pipeline's DataDesigner generation in rounds, with every row accounted for.
+"""One round of a pipeline's DataDesigner generation, with every row accounted for.
 
 DataDesigner drops a row silently when a model answer never parses, and processors (filters)
-drop rows inside `create()`. Here each round's shortfall is put into `RunContext.drop` by
-column and reason (from DataDesigner's per-task traces and the `drops` record), and any
-remainder without a recorded reason is counted as such, never hidden. With `top_up`, rounds
-continue until `num_records` rows have passed the filters and judges (or `max_rounds`, or a
-round that keeps nothing), each round sized by the pass rate seen so far. Each round is its own
-DataDesigner dataset, so a resumed run replays finished rounds from disk and continues the
-interrupted one from its last finished batch.
+drop rows inside `create()`. Here a round's shortfall is put into `RunContext.drop` by column
+and reason (from DataDesigner's per-task traces and the `drops` record), and any remainder
+without a recorded reason is counted as such, never hidden. The kernel's engine sizes the
+rounds, finalizes, judges and tops up (`bashgym.rounds`). Each round is its own DataDesigner
+dataset, so a resumed run replays finished rounds from disk and continues the interrupted one
+from its last finished batch.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import data_designer.config as dd
 
-from bashgym.contracts import InputError, Model, ModelCallError, RunContext, RunStopped
+from bashgym.contracts import (
+    Generated,
+    InputError,
+    Model,
+    ModelCallError,
+    RunContext,
+    RunStopped,
+)
 from bashgym.events import RowsGenerated, UsageCharged
-from bashgym.records import DroppedRow, Usage
+from bashgym.records import Usage
 from bashgym.text import one_line
 from bashgym_designer.constrain import base_alias, constrain
 from bashgym_designer.designer import generate, seed_frame
@@ -36,58 +40,19 @@ from bashgym_designer.settings import designer_settings
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bashgym.runspec import RunSpec, Step
+    from bashgym.runspec import Step
 
 DEFAULT_NUM_RECORDS = 10
-MAX_ROUND_FACTOR = 10  # a top-up round asks for at most 10x the rows still missing
 UNEXPLAINED = (
     "pipeline: lost without a recorded reason (an interrupted attempt or a failed batch; "
     "see logs/datadesigner.log)"
 )
 
 
-@dataclass
-class RoundResult:
-    requested: int
-    generated: int  # rows out of DataDesigner before its filters
-    kept: int  # rows that passed filters, finalize and judges
-    resumed_rows: int = 0
-
-
-@dataclass
-class PipelineOutcome:
-    """What the pipeline step hands to the sinks and to report.html."""
-
-    dataset: pd.DataFrame  # finalized, judged rows (what the sinks write)
-    raw: list[pd.DataFrame] = field(default_factory=list)  # DataDesigner rows per round
-    dropped: list[DroppedRow] = field(default_factory=list)  # rows processors dropped
-    rounds: list[RoundResult] = field(default_factory=list)
-    builder: Any = None
-
-
-ApplyJudges = Callable[["pd.DataFrame"], "pd.DataFrame"]
-
-
 def requested_records(step: Step, seed: pd.DataFrame | None) -> int:
     return getattr(step.options, "num_records", None) or (
         len(seed) if seed is not None and len(seed) else DEFAULT_NUM_RECORDS
     )
-
-
-def _rotated(seed: pd.DataFrame, offset: int) -> pd.DataFrame:
-    """The seed starting at row `offset` (wrapping): a top-up round continues through the seed
-    rows instead of re-asking for the first ones again."""
-    import pandas as pd  # start-up: ~0.5 s for every command that loads the plugins
-
-    offset %= len(seed)
-    return pd.concat([seed.iloc[offset:], seed.iloc[:offset]], ignore_index=True)
-
-
-def next_round_size(target: int, kept: int, generated_requests: int) -> int:
-    missing = target - kept
-    rate = kept / generated_requests if generated_requests else 0.0
-    factor = min(1 / rate, MAX_ROUND_FACTOR) if rate > 0 else MAX_ROUND_FACTOR
-    return max(missing, math.ceil(missing * factor))
 
 
 def account(run: RunContext, gen: Any) -> None:
@@ -100,16 +65,15 @@ def account(run: RunContext, gen: Any) -> None:
         run.drop(UNEXPLAINED, gen.unexplained)
 
 
-def stop(run: RunContext, gen: Any, target: int, earlier: list[RoundResult]) -> NoReturn:
+def stop(run: RunContext, gen: Any) -> NoReturn:
     """A round whose model stopped answering (`faults`): run.json counts the rows of its
     finished batches as generated, their drops by reason and the rest as pending -- requested
-    = generated + dropped + pending, processors' drops aside -- and the run ends with one line.
-    Nothing is lost: the same command resumes from the finished batches."""
+    = generated + dropped + pending, processors' drops aside -- and the run ends with one line
+    (the engine counts what was requested and the earlier rounds). Nothing is lost: the same
+    command resumes from the finished batches."""
     account(run, gen)
     charge_failures(run, gen.failed_requests)
-    done = len(gen.dataset)
-    run.count("requested", target)
-    run.count("generated", sum(r.generated for r in earlier) + done + len(gen.dropped))
+    run.count("generated", len(gen.dataset) + len(gen.dropped))
     run.count("pending", gen.unexplained)
     raise RunStopped(
         f"{gen.stopped}; {gen.unexplained} of {gen.requested} rows pending, finished batches "
@@ -219,6 +183,11 @@ def assemble(
     call this, so what they check is what runs. A plugin that raises while building becomes
     one InputError naming it."""
     builder = _call(f"pipeline {pipeline.name!r}", pipeline.obj.build, pipeline.options, run, seed)
+    if not isinstance(builder, dd.DataDesignerConfigBuilder):  # what this runner accepts
+        raise InputError(
+            f"pipeline {pipeline.name!r} built a {type(builder).__name__}; the datadesigner "
+            "runner takes a data_designer.config.DataDesignerConfigBuilder"
+        )
     origins = {c.name: "pipeline" for c in builder.get_column_configs()}
     for judge in judges:
         _call(f"judge {judge.name!r}", judge.obj.configure, builder, judge.options, run)
@@ -240,85 +209,39 @@ def _call(who: str, fn: Any, *args: Any) -> Any:
         raise InputError(f"{who} failed to build its config: {one_line(exc)}") from exc
 
 
-def run_pipeline(
-    step: Step,
-    judges: list[Step],
-    spec: RunSpec,
-    run: RunContext,
-    seed: pd.DataFrame | None,
-    *,
-    apply_judges: ApplyJudges,
-    resume: bool = False,
-) -> PipelineOutcome:
-    """Build, generate, finalize and judge in rounds; see the module docstring."""
-    import pandas as pd  # start-up: ~0.5 s for every command that loads the plugins
-
+def generate_round(
+    step: Step, judges: list[Step], run: RunContext, seed: pd.DataFrame | None, size: int,
+    *, number: int, resume: bool = False,
+) -> Generated:  # fmt: skip
+    """Round `number` of `step`: build (on this round's seed rows), check the models before the
+    first, generate `size` rows, account for every row lost. `summary` says how many rows
+    DataDesigner made before its processors (`generated`) and how many came from disk."""
     assert run.models is not None  # execute() opens the session for the whole run
-    target = requested_records(step, seed)
-    outcome = PipelineOutcome(dataset=pd.DataFrame())
-    kept_frames: list[pd.DataFrame] = []
-    kept = asked = 0
-    size = target
-    run.emit(RowsGenerated(step="pipeline", n=0, total=size))
-    for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
-        # Each round is built from the seed rows it starts at, whether the pipeline attaches
-        # the seed itself or leaves it to the engine.
-        round_seed = _rotated(seed, asked) if seed is not None and len(seed) else seed
-        builder, _ = assemble(step, judges, run, round_seed)
-        if number == 1:
-            try:
-                preflight(builder, run)
-            except InputError:  # no row started: all pending (a rerun starts them)
-                run.count("requested", target)
-                run.count("pending", target)
-                raise
-        skip_health_checks(builder)
-        outcome.builder = builder
-        gen = generate(
-            builder,
-            num_records=size,
-            run_dir=run.run_dir,
-            settings=run.settings,
-            providers=providers_for(run.models, builder.model_configs),
-            on_rows=lambda n: run.emit(RowsGenerated(step="pipeline", n=n)),
-            on_usage=usage_reporter(run),
-            dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
-            resume=resume,
-            seed=None if spec.seed is None else spec.seed + number - 1,
-        )
-        if gen.stopped is not None:
-            stop(run, gen, target, outcome.rounds)
-        account(run, gen)
-        for note in gen.notes:
-            run.note(note)
-        charge_failures(run, gen.failed_requests)
-        outcome.raw.append(gen.dataset)
-        outcome.dropped.extend([*gen.failed_rows, *gen.dropped])
-        finalized = step.obj.finalize(gen.dataset, step.options, run)
-        passed = apply_judges(finalized)
-        kept_frames.append(passed)
-        kept += len(passed)
-        asked += size
-        outcome.rounds.append(
-            RoundResult(size, len(gen.dataset) + len(gen.dropped), len(passed), gen.resumed_rows)
-        )
-        if kept >= target or not spec.top_up:
-            break
-        if len(passed) == 0:
-            run.note(f"top-up stopped after round {number}: it kept no rows")
-            break
-        size = next_round_size(target, kept, asked)
-        run.emit(RowsGenerated(step="pipeline", n=0, total=asked + size))
-    else:
-        if spec.top_up and kept < target:
-            run.note(f"top-up stopped after {spec.max_rounds} rounds with {kept} of {target} rows")
-    dataset = pd.concat(kept_frames, ignore_index=True) if kept_frames else pd.DataFrame()
-    if spec.top_up and len(dataset) > target:
-        run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for
-        dataset = dataset.head(target)
-    run.count("requested", target)
-    run.count("generated", sum(r.generated for r in outcome.rounds))
-    if len(outcome.rounds) > 1:
-        run.count("rounds", len(outcome.rounds))
-    outcome.dataset = dataset
-    return outcome
+    builder, _ = assemble(step, judges, run, seed)
+    if number == 1:
+        try:
+            preflight(builder, run)
+        except InputError:  # no row started: all pending (a rerun starts them)
+            run.count("pending", size)
+            raise
+    skip_health_checks(builder)
+    gen = generate(
+        builder,
+        num_records=size,
+        run_dir=run.run_dir,
+        settings=run.settings,
+        providers=providers_for(run.models, builder.model_configs),
+        on_rows=lambda n: run.emit(RowsGenerated(step="pipeline", n=n)),
+        on_usage=usage_reporter(run),
+        dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
+        resume=resume,
+        seed=run.seed + number - 1,
+    )
+    if gen.stopped is not None:
+        stop(run, gen)
+    account(run, gen)
+    for note in gen.notes:
+        run.note(note)
+    charge_failures(run, gen.failed_requests)
+    summary = {"generated": len(gen.dataset) + len(gen.dropped), "resumed_rows": gen.resumed_rows}
+    return Generated(gen.dataset, [*gen.failed_rows, *gen.dropped], summary)

@@ -30,6 +30,8 @@ class Answer(BaseModel):
 
 
 class Echo(Pipeline):
+    runner = "datadesigner"
+
     def build(self, options, run, seed):
         default = model_config(run.models.resolve("default"))
         builder = dd.DataDesignerConfigBuilder(model_configs=[default])

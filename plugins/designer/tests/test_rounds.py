@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from bashgym_designer.designer import failure_reason, task_failures
-from bashgym_designer.rounds import next_round_size
 from bashgym_testing.server import Reply
+
+from bashgym.rounds import next_round_size
 
 # A pipeline plugin file, loaded with --plugin: one structured column per seed row.
 PIPELINE_PLUGIN = '''
@@ -30,6 +31,8 @@ class Answer(BaseModel):
 
 class Echo(Pipeline):
     """One structured answer per seed row."""
+
+    runner = "datadesigner"
 
     output_format = "rows"
 

@@ -24,6 +24,8 @@ class Answer(BaseModel):
 class TwoAliases(Pipeline):
     """A structured column on `default` and a text column on `judge`."""
 
+    runner = "datadesigner"
+
     def build(self, options, run, seed):
         builder = dd.DataDesignerConfigBuilder(
             model_configs=[model_config(run.models.resolve(a)) for a in ("default", "judge")]

@@ -32,6 +32,8 @@ class StoryOptions(PipelineOptions):
 class Story(Pipeline[StoryOptions]):
     """One LLM line per sampled topic, as chat rows (a test pipeline)."""
 
+    runner = "datadesigner"
+
     output_format = "chat"
 
     def build(self, options, run, seed):
@@ -74,6 +76,8 @@ class Story(Pipeline[StoryOptions]):
 class Solve(Pipeline):
     """Answers each seed task (needs seed rows; ships an example)."""
 
+    runner = "datadesigner"
+
     needs_seed = True
 
     def build(self, options, run, seed):
@@ -103,12 +107,16 @@ class NeedsInput(Solve):
 class Broken(Pipeline):
     """Cannot build (a test pipeline)."""
 
+    runner = "datadesigner"
+
     def build(self, options, run, seed):
         raise RuntimeError("no recipe for this")
 
 
 class Pythonic(Pipeline):
     """Has a custom column: runs Python, so it cannot be exported."""
+
+    runner = "datadesigner"
 
     def build(self, options, run, seed):
         import data_designer.config as dd
@@ -130,6 +138,8 @@ class Pythonic(Pipeline):
 
 class LengthJudge(Judge):
     """Adds an expression column with the answer's length."""
+
+    runner = "datadesigner"
 
     def configure(self, builder, options, run):
         import data_designer.config as dd

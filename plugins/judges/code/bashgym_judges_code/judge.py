@@ -33,6 +33,8 @@ class CodeOptions(Options):
 class CodeJudge(Judge[CodeOptions]):
     """Check code columns (ruff, sqlfluff, bash -n) and drop rows with invalid code."""
 
+    runner = "datadesigner"
+
     def configure(self, builder: Any, options: CodeOptions, run: RunContext) -> None:
         rules = []
         for target, language in options.targets.items():

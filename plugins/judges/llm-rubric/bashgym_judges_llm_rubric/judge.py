@@ -69,6 +69,8 @@ class LlmRubricOptions(Options):
 class LlmRubricJudge(Judge[LlmRubricOptions]):
     """Score rows with an LLM judge rubric (int 1-5 per criterion); drop rows below thresholds."""
 
+    runner = "datadesigner"
+
     def configure(self, builder: Any, options: LlmRubricOptions, run: RunContext) -> None:
         add_rubric_judge(
             builder,

@@ -34,6 +34,8 @@ from bashgym.contracts import Pipeline, PipelineOptions
 class Haiku(Pipeline[PipelineOptions]):
     """One sampler and one LLM text column on the `default` alias (the embedded model)."""
 
+    runner = "datadesigner"
+
     def build(self, options, run, seed):
         import data_designer.config as dd
         from bashgym_designer.models import model_config

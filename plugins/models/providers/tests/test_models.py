@@ -79,6 +79,8 @@ class FakeRuntime(Runtime):
 class LLMPipeline(Pipeline):
     """One sampler and one LLM text column on the alias `default`, via `run.models`."""
 
+    runner = "datadesigner"
+
     fail_after_models = False
 
     def build(self, options: Any, run: Any, seed: Any) -> Any:

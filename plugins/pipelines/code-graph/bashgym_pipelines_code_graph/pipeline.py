@@ -202,6 +202,8 @@ def score_columns() -> list[Any]:
 class CodeGraphPairsPipeline(Pipeline[CodeGraphPairsOptions]):
     """Graph rows → (anchor, positive, hard negative) triplets: structural and judged Q&A."""
 
+    runner = "datadesigner"
+
     output_format = "triplets"
     needs_seed = True
 

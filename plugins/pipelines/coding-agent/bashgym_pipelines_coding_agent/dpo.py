@@ -60,6 +60,8 @@ def _pick(a: str, b: str) -> str:
 class CodingAgentDpo(Pipeline[DpoOptions]):
     """Two judged solutions per coding task; kept as a DPO pair when the scores differ enough."""
 
+    runner = "datadesigner"
+
     output_format: ClassVar[str] = "dpo"
     needs_seed: ClassVar[bool] = False
 

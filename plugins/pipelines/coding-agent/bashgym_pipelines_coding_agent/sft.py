@@ -33,6 +33,8 @@ SOLUTION = "solution"  # prefix of the Python file columns
 class CodingAgentSft(Pipeline[SftOptions]):
     """Diverse coding tasks solved as judged, ruff-checked tool-use trajectories: chat SFT rows."""
 
+    runner = "datadesigner"
+
     output_format: ClassVar[str] = "chat"
     needs_seed: ClassVar[bool] = False
 

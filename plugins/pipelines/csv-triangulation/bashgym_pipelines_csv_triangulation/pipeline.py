@@ -81,6 +81,8 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
     """Verified CSV-analysis episodes: sandboxed teacher runs, kept when a gold run with the
     hint agrees with the majority of N runs without it."""
 
+    runner = "datadesigner"
+
     output_format = "chat"
 
     def __init__(self) -> None:

@@ -62,6 +62,8 @@ def keep_rules(options: FromExternalOptions) -> list[Any]:
 class FromExternalPipeline(Pipeline[FromExternalOptions]):
     """Instruction/response rows from any source's rows through a column mapping, judged."""
 
+    runner = "datadesigner"
+
     output_format = "rows"
     needs_seed = True
 

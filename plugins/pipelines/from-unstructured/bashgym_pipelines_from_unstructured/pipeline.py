@@ -59,6 +59,8 @@ def check_seed(seed: pd.DataFrame | None, options: FromUnstructuredOptions) -> l
 class FromUnstructuredPipeline(Pipeline[FromUnstructuredOptions]):
     """Grounded question/answer rows from document chunks, judged for groundedness."""
 
+    runner = "datadesigner"
+
     output_format = "rows"
     needs_seed = True
 

@@ -51,6 +51,8 @@ class SamplersOptions(PipelineOptions):
 class SamplersPipeline(Pipeline[SamplersOptions]):
     """Sampler and expression columns over seed rows (or alone): no model calls."""
 
+    runner = "datadesigner"
+
     output_format = "rows"
 
     def build(self, options: SamplersOptions, run: RunContext, seed: Any) -> Any:

@@ -72,6 +72,8 @@ def call_validator(tools: list[dict[str, Any]]) -> Any:
 class ToolUseSftPipeline(Pipeline[ToolUseOptions]):
     """Tool-use conversations over a fixed tool set, as OpenAI tool-use SFT rows."""
 
+    runner = "datadesigner"
+
     output_format = "chat"
 
     def build(self, options: ToolUseOptions, run: RunContext, seed: pd.DataFrame | None) -> Any:

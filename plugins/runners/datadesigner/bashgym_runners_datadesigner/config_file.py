@@ -31,6 +31,8 @@ class ConfigFileOptions(PipelineOptions):
 class ConfigFilePipeline(Pipeline[ConfigFileOptions]):
     """A DataDesigner config file (YAML or JSON) run as written."""
 
+    runner = "datadesigner"
+
     config_files: ClassVar[tuple[str, ...]] = SUFFIXES
 
     def build(self, options: ConfigFileOptions, run: RunContext, seed: pd.DataFrame | None) -> Any:

@@ -64,6 +64,8 @@ class PlantedSource(Source):
 class EchoPipeline(Pipeline):
     """One LLM column whose prompt is the seed's `notes`: the scripted server echoes it."""
 
+    runner = "datadesigner"
+
     output_format = "traces"
 
     def build(self, options, run, seed):
