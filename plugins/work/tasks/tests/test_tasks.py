@@ -68,5 +68,3 @@ def test_a_clone_that_fails_says_why(tmp_path):
     with pytest.raises(RuntimeError, match="git clone failed"):
         ws = tmp_path / "ws"
         asyncio.run(prepare_workspace(ws, WorkspaceSettings(repo=str(tmp_path / "no"))))
-            prepare_workspace(tmp_path / "ws", WorkspaceSettings(repo=str(tmp_path / "no")))
-        )
