@@ -13,7 +13,7 @@ import pytest
 from bashgym.plugins import PluginHost
 from bashgym.resume import RunInUseError, choose, config_hash, input_hash
 from bashgym.runspec import RunSpec, StepSpec, resolve
-from bashgym.settings import Settings
+from bashgym.settings import Settings, settings_model
 from bashgym.store import lock_run, owner_token
 
 
@@ -107,10 +107,15 @@ def test_the_hash_ignores_where_and_how_but_not_what(setup):
         resolved.sinks,
     )
     assert config_hash(moved, settings) == digest
-    bigger = settings.model_copy(
-        update={"designer": settings.designer.model_copy(update={"buffer_size": 7})}
+    # a plugin table's resume_keys are part of the identity: the datadesigner runner's batch size
+    tables = PluginHost().registry.settings_tables
+    with_tables = settings_model(tuple(sorted(tables.items())))
+    loaded = with_tables(**settings.model_dump(exclude_unset=True))
+    assert config_hash(resolved, loaded) != digest  # [designer] buffer_size=50 now counts
+    bigger = loaded.model_copy(
+        update={"designer": loaded.designer.model_copy(update={"buffer_size": 7})}
     )
-    assert config_hash(resolved, bigger) != digest
+    assert config_hash(resolved, bigger) not in (digest, config_hash(resolved, loaded))
 
 
 def test_changed_inputs_never_resume(tmp_path):
