@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas loads only when used
     from bashgym.events import EventBus
     from bashgym.registry import Registry
     from bashgym.runspec import Step
-    from bashgym.scrubbing import Scrubbing
     from bashgym.settings import ModelAlias, Settings
 
 # a run's roles and the kind each is registered as (`--source files` names a source)
@@ -539,10 +538,20 @@ class Redactor(Protocol):
     def frame(self, dataset: pd.DataFrame) -> tuple[pd.DataFrame, int]: ...
 
 
+class Scrubbing(Protocol):
+    """A run's secret scrubbing (`open_scrubbing`; the default: bashgym-scrubbers-secrets and
+    its `[scrub]` table): the engine redacts seed rows before any runner, every row before the
+    sinks and event text before events.jsonl, and runs no step without one."""
+
+    enabled: bool
+
+    def frame(self, dataset: pd.DataFrame) -> pd.DataFrame: ...
+    def text(self, value: str) -> str: ...
+    def report(self) -> dict[str, Any]: ...
+
+
 class Scrubber(Component[O]):
-    """Finds secrets. The engine runs the configured scrubbers over seed rows before any
-    pipeline sees them, over every row before the sinks, and over event text before it is
-    logged; with scrubbing on and no scrubber installed, a run refuses to write."""
+    """Finds secrets; the run's `Scrubbing` runs the configured ones (see there)."""
 
     @abstractmethod
     def redactor(self, allow: Sequence[str]) -> Redactor:

@@ -24,7 +24,15 @@ from pydantic import BaseModel, ValidationError
 
 from bashgym import __version__
 from bashgym import resume as resuming
-from bashgym.contracts import Generated, InputError, Judge, RunContext, Written, open_models
+from bashgym.contracts import (
+    Generated,
+    InputError,
+    Judge,
+    RunContext,
+    Scrubbing,
+    Written,
+    open_models,
+)
 from bashgym.events import (
     Artifact,
     Event,
@@ -41,7 +49,6 @@ from bashgym.events import (
 from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
 from bashgym.rounds import generate_in_rounds
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
-from bashgym.scrubbing import Scrubbing
 from bashgym.store import run_scratch
 from bashgym.text import explain_validation, plain
 
@@ -188,7 +195,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
     events (the terminal's display is bashgym-observers-progress).
     """
     settings = with_run_overrides(settings, resolved)
-    scrubbing = Scrubbing.open(settings.scrub, host.registry)
+    scrubbing = open_scrubbing(settings, host)
     digest, inputs = resuming.config_hash(resolved, settings), resuming.input_hash(resolved)
     redact = scrubbing.text if scrubbing.enabled else None
     command = redact(shlex.join(sys.argv)) if redact else shlex.join(sys.argv)
@@ -271,6 +278,14 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             bus.close()
             if run._store is not None:
                 run._store.close()
+
+
+def open_scrubbing(settings: Settings, host: PluginHost) -> Scrubbing:
+    """The run's scrubbing from the installed plugins; with none, no run starts."""
+    scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
+    if scrubbing is None:
+        raise InputError("no secret scrubbing is installed: pip install bashgym-scrubbers-secrets")
+    return scrubbing  # type: ignore[no-any-return]
 
 
 def finish(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import typer
 
-    from bashgym.contracts import Models, RunContext
+    from bashgym.contracts import Models, RunContext, Scrubbing
     from bashgym.events import Event
     from bashgym.records import Trace
     from bashgym.registry import Registry
@@ -88,6 +88,11 @@ def register_settings(register: Register) -> None:
 @hookspec(firstresult=True)
 def open_models(settings: Settings, registry: Registry, serve: bool) -> Models | None:
     """Return the model session of a run or command (`bashgym.contracts.Models`)."""
+
+
+@hookspec(firstresult=True)
+def open_scrubbing(settings: Settings, registry: Registry) -> Scrubbing | None:
+    """Return the run's secret scrubbing (`bashgym.contracts.Scrubbing`); none: no run starts."""
 
 
 @hookspec(firstresult=True)

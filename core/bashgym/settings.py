@@ -72,32 +72,6 @@ class ModelAlias(BaseModel):
         return value
 
 
-class ScrubSettings(BaseModel):
-    """Secret scrubbing of seed rows, output rows and events (see `bashgym.scrubbing`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = Field(default=True, description="Redact secrets before anything is written.")
-    scrubbers: list[str] = Field(
-        default_factory=lambda: ["secrets"], description="Scrubber plugins to run, in order."
-    )
-    allow: list[str] = Field(
-        default_factory=list,
-        description="Never redacted: literal strings, or regexes written 're:PATTERN'.",
-    )
-
-    @field_validator("allow")
-    @classmethod
-    def _patterns_compile(cls, value: list[str]) -> list[str]:
-        for entry in value:
-            if entry.startswith("re:"):
-                try:
-                    re.compile(entry[3:])
-                except re.error as exc:
-                    raise ValueError(f"{entry!r} is not a valid regex: {exc}") from None
-        return value
-
-
 class SettingsTable(BaseModel):
     """Base of a plugin's settings table (`[designer]`, `BASHGYM_DESIGNER__*`), registered with
     `register_settings`, read with `settings.table(DesignerSettings)`. `resume_keys`: fields a
@@ -128,9 +102,6 @@ class Settings(BaseSettings):
         description="Model aliases; any alias not listed uses the embedded default.",
     )
     telemetry: bool = Field(default=False, description="Let libraries send usage telemetry.")
-    scrub: ScrubSettings = Field(
-        default_factory=ScrubSettings, description="Secret scrubbing before the sinks."
-    )
 
     @classmethod
     def settings_customise_sources(

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from bashgym_designer.designer import make_designer, prepare_environment
 from bashgym_designer.rounds import assemble, requested_records
 
-from bashgym.contracts import InputError, RunContext, open_models
+from bashgym.contracts import InputError, RunContext, Scrubbing, open_models
+from bashgym.engine import open_scrubbing
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
-from bashgym.scrubbing import Scrubbing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,7 +59,7 @@ class Prepared:
     seed: pd.DataFrame | None
     seed_origin: str | None  # e.g. "source files" or "example seed of pipeline x"
     origins: dict[str, str] = field(default_factory=dict)  # column -> "pipeline" / "judge j"
-    scrubbing: Scrubbing = field(default_factory=lambda: Scrubbing(enabled=False))
+    scrubbing: Scrubbing | None = None
     _owned_dir: Path | None = None
 
     @property
@@ -119,7 +119,7 @@ def prepare(
     models = open_models(settings, host.registry, host.hook, serve=serve)
     run = RunContext(run_dir=run_dir, settings=settings, seed=resolved.spec.seed, models=models)
     try:
-        scrubbing = Scrubbing.open(settings.scrub, host.registry)
+        run.scrubbing = scrubbing = open_scrubbing(settings, host)
         seed, origin = read_seed(resolved, run, host, console)
         if seed is not None and origin and origin.startswith("source"):
             seed = scrubbing.frame(seed)  # as in a run: no model sees an unscrubbed row

@@ -76,5 +76,6 @@ def preview(prepared: Prepared, n: int) -> Preview:
     generated = len(dataset)
     if generated:
         dataset = step.obj.finalize(dataset, step.options, run)
-        dataset = prepared.scrubbing.frame(dataset)  # it is about to be printed
+        if prepared.scrubbing is not None:  # prepare() always opens one
+            dataset = prepared.scrubbing.frame(dataset)  # it is about to be printed
     return Preview(dataset.reset_index(drop=True), n, generated, dict(run.dropped))

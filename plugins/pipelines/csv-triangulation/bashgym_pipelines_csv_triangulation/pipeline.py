@@ -211,7 +211,6 @@ def write_episodes(run: RunContext) -> Path:
     """Every finished question of the run, verified or not, scrubbed, as JSON lines."""
     import pandas as pd
 
-    from bashgym.scrubbing import Scrubbing
     from bashgym.text import plain
 
     rows = [i.result for i in run.store.items(ep.NAMESPACE, "done") if isinstance(i.result, dict)]
@@ -221,7 +220,7 @@ def write_episodes(run: RunContext) -> Path:
         for column in nested:
             if isinstance(row.get(column), str):
                 row[column] = json.loads(row[column])
-    frame = Scrubbing.open(run.settings.scrub, registry_of(run)).frame(pd.DataFrame(rows))
+    frame = run.scrub_frame(pd.DataFrame(rows))  # the run's scrubbing, as every row's
     folder = run.run_dir / NAME
     folder.mkdir(parents=True, exist_ok=True)
     path, tmp = folder / EPISODES, folder / f".{EPISODES}.tmp"

@@ -2,8 +2,9 @@
 passwords and secret-named values, found by detect-secrets' detectors and BashGym's own rules
 behind a multi-pattern prefilter (Hyperscan, RE2 or `re`).
 
-The kernel installs this distribution with itself and runs it by default (settings
-`scrub.scrubbers = ["secrets"]`); it registers like any third-party scrubber would.
+Installed with `bashgym` and loaded by default, it also answers the kernel's `open_scrubbing`:
+its `[scrub]` settings table names the scrubbers a run applies (default `["secrets"]`), what is
+never redacted, and whether scrubbing is on (`scrubbing.py`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,17 @@ from bashgym import hookimpl
 from bashgym.contracts import Scrubber
 from bashgym_scrubbers_secrets.detect import PLACEHOLDER, PLACEHOLDER_RE, detector_types
 from bashgym_scrubbers_secrets.detect import Scrubber as Redactor
+from bashgym_scrubbers_secrets.scrubbing import Scrubbing, ScrubSettings
 
-__all__ = ["PLACEHOLDER", "PLACEHOLDER_RE", "Redactor", "SecretsScrubber", "detector_types"]
+__all__ = [
+    "PLACEHOLDER",
+    "PLACEHOLDER_RE",
+    "Redactor",
+    "ScrubSettings",
+    "Scrubbing",
+    "SecretsScrubber",
+    "detector_types",
+]
 
 
 class SecretsScrubber(Scrubber):
@@ -28,3 +38,13 @@ class SecretsScrubber(Scrubber):
 @hookimpl
 def register_scrubbers(register):
     register("secrets", SecretsScrubber())
+
+
+@hookimpl
+def register_settings(register):
+    register("scrub", ScrubSettings)
+
+
+@hookimpl
+def open_scrubbing(settings, registry):
+    return Scrubbing.open(settings.table(ScrubSettings), registry)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from bashgym_scrubbers_secrets import PLACEHOLDER_RE, detector_types
+from bashgym_scrubbers_secrets import PLACEHOLDER_RE, Scrubbing, ScrubSettings, detector_types
 from bashgym_scrubbers_secrets import Redactor as Scrubber
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,8 +18,6 @@ from bashgym import hookimpl
 from bashgym.contracts import Source
 from bashgym.plugins import PluginHost
 from bashgym.records import Message, ToolCall, Trace, trace_from_row, trace_to_row
-from bashgym.scrubbing import Scrubbing
-from bashgym.settings import ScrubSettings
 
 
 def scrub_dataset(dataset: pd.DataFrame, settings: ScrubSettings) -> tuple[pd.DataFrame, dict]:

@@ -1,27 +1,61 @@
-"""The run's scrubbing: the configured Scrubber plugins, applied to frames and event text.
+"""A run's secret scrubbing, as this default plugin composes it: the `[scrub]` settings table
+and the scrubbers it names, applied in order to frames and event text.
 
-Seed rows are redacted before any pipeline or runner sees them, every row before the sinks, event
-text before events.jsonl. With scrubbing on and a configured scrubber missing, a run refuses to
-start: a dataset is never written unscrubbed by accident.
+The kernel decides where scrubbing happens (seed rows before any pipeline or runner, every row
+before the sinks, event text before events.jsonl) and refuses to run when no plugin answers
+`open_scrubbing`; this module decides what scrubbing is: which registered scrubbers run, what is
+never redacted, and whether it is on at all. With scrubbing on and a named scrubber missing,
+the run refuses to start: a dataset is never written unscrubbed by accident.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import Field, field_validator
 
 from bashgym.contracts import InputError, Redactor
+from bashgym.settings import SettingsTable
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from bashgym.registry import Registry
-    from bashgym.settings import ScrubSettings
+
+
+class ScrubSettings(SettingsTable):
+    """Secret scrubbing of seed rows, output rows and events."""
+
+    table: ClassVar[str] = "scrub"
+
+    enabled: bool = Field(default=True, description="Redact secrets before anything is written.")
+    scrubbers: list[str] = Field(
+        default_factory=lambda: ["secrets"], description="Scrubber plugins to run, in order."
+    )
+    allow: list[str] = Field(
+        default_factory=list,
+        description="Never redacted: literal strings, or regexes written 're:PATTERN'.",
+    )
+
+    @field_validator("allow")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if entry.startswith("re:"):
+                try:
+                    re.compile(entry[3:])
+                except re.error as exc:
+                    raise ValueError(f"{entry!r} is not a valid regex: {exc}") from None
+        return value
 
 
 @dataclass
 class Scrubbing:
+    """The kernel's `Scrubbing`: the configured redactors, in order, counting what they did."""
+
     enabled: bool
     redactors: list[Redactor] = field(default_factory=list)
     rows_touched: int = 0
