@@ -12,7 +12,6 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -180,16 +179,10 @@ class Trace(_Record):
 
 
 class Task(_Record):
-    """A unit of coding work for an executor: what to do, where, and within which limits."""
+    """A unit of coding work: what to do. Its limits are its executor's options and the run's."""
 
     id: str
     prompt: str
-    workdir: Path | None = None
-    system_prompt: str | None = None
-    allowed_tools: list[str] | None = None
-    max_turns: int | None = None
-    max_budget_usd: Limit | None = None
-    timeout_s: Limit | None = None
     depends_on: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -223,7 +216,6 @@ class WorkerResult(_Record):
         outcome = Outcome(success=False, error_kind=status, error_message=reason)
         trace = Trace(
             id=task.id,
-            system_prompt=task.system_prompt,
             messages=[Message(role="user", content=task.prompt)],
             outcome=outcome,
             provenance=Provenance(source="executor", executor=executor),

@@ -59,7 +59,6 @@ class ScriptedExecutor(Executor[NoOptions]):
         ctx.charge(reply.usage, reply.cost_usd, model="scripted")
         trace = Trace(
             id=task.id,
-            system_prompt=task.system_prompt,
             messages=[
                 Message(role="user", content=task.prompt),
                 Message(role="assistant", content=reply.text),

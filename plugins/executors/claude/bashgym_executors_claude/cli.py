@@ -85,7 +85,7 @@ class ClaudeCli(Executor[ClaudeOptions]):
         )
         return finish.result(
             task, builder, end, ctx,
-            executor=self.name, alias=conn.alias, system_prompt=system_append(task, options),
+            executor=self.name, alias=conn.alias, system_prompt=system_append(options),
         )  # fmt: skip
 
 

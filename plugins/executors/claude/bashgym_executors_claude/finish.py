@@ -33,8 +33,9 @@ def stop_grace(ctx: TaskContext) -> float:
 
 
 def timeout_ending(task: Task) -> Ending:
-    limit = f"{task.timeout_s:g} s" if task.timeout_s else "the run's task timeout"
-    return Ending("timeout", f"deadline passed ({limit}): claude was stopped", "timeout")
+    return Ending(
+        "timeout", "deadline passed (the run's task timeout): claude was stopped", "timeout"
+    )
 
 
 def charge(builder: TraceBuilder, ctx: TaskContext, alias: str | None) -> str | None:

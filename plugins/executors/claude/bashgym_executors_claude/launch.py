@@ -98,33 +98,28 @@ def child_env(
     return env
 
 
-def task_limits(
-    task: Task, options: ClaudeOptions, ctx: TaskContext
-) -> tuple[int | None, float | None]:
-    """Max turns and budget: the task's, else the options'; the budget also within what is
-    left of the run's and the task's cap."""
-    turns = task.max_turns or options.max_turns
-    caps = [c for c in (task.max_budget_usd or options.max_budget_usd, ctx.budget.left_usd) if c]
-    return turns, (min(caps) if caps else None)
+def task_limits(options: ClaudeOptions, ctx: TaskContext) -> tuple[int | None, float | None]:
+    """Max turns and budget from the options; the budget also within what is left of the
+    run's and the task's cap."""
+    caps = [c for c in (options.max_budget_usd, ctx.budget.left_usd) if c]
+    return options.max_turns, (min(caps) if caps else None)
 
 
-def system_append(task: Task, options: ClaudeOptions) -> str | None:
-    parts = [p for p in (options.append_system_prompt, task.system_prompt) if p]
-    return "\n\n".join(parts) or None
+def system_append(options: ClaudeOptions) -> str | None:
+    return options.append_system_prompt or None
 
 
 def cli_args(task: Task, options: ClaudeOptions, ctx: TaskContext, conn: Connection) -> list[str]:
     """`claude -p` flags for one task (the prompt goes last, after `--`)."""
     args = ["-p", "--output-format", "stream-json", "--verbose"]
     args += ["--permission-mode", options.permission_mode]
-    turns, budget = task_limits(task, options, ctx)
+    turns, budget = task_limits(options, ctx)
     if turns:
         args += ["--max-turns", str(turns)]
     if budget:
         args += ["--max-budget-usd", f"{budget:.6f}"]
-    allowed = task.allowed_tools if task.allowed_tools is not None else options.allowed_tools
     for flag, values in (
-        ("--allowedTools", allowed),
+        ("--allowedTools", options.allowed_tools),
         ("--disallowedTools", options.disallowed_tools),
         ("--tools", options.tools),
     ):
@@ -132,7 +127,7 @@ def cli_args(task: Task, options: ClaudeOptions, ctx: TaskContext, conn: Connect
             args += [flag, ",".join(values)]
     if conn.model:
         args += ["--model", conn.model]
-    append = system_append(task, options)
+    append = system_append(options)
     if append:
         args += ["--append-system-prompt", append]
     if options.json_schema is not None:

@@ -84,12 +84,12 @@ def sdk_options(
 ) -> Any:  # fmt: skip
     from claude_agent_sdk import ClaudeAgentOptions
 
-    turns, budget = task_limits(task, options, ctx)
+    turns, budget = task_limits(options, ctx)
     system: dict[str, Any] = {"type": "preset", "preset": "claude_code"}  # None would send ""
-    append = system_append(task, options)
+    append = system_append(options)
     if append:
         system["append"] = append
-    allowed = task.allowed_tools if task.allowed_tools is not None else options.allowed_tools
+    allowed = options.allowed_tools
     extra: dict[str, str | None] = {}
     if not options.persist_session:
         extra["no-session-persistence"] = None
@@ -182,5 +182,5 @@ class AgentSdk(Executor[ClaudeOptions]):
             )
         return finish.result(
             task, builder, end, ctx,
-            executor=self.name, alias=conn.alias, system_prompt=system_append(task, options),
+            executor=self.name, alias=conn.alias, system_prompt=system_append(options),
         )  # fmt: skip

@@ -102,7 +102,7 @@ def test_cli_and_sdk_traces_agree(harness: Any) -> None:
 @pytest.mark.parametrize("executor", EXECUTORS, ids=IDS)
 def test_max_turns_is_failed(harness: Any, executor: Any) -> None:
     harness.server.script(*[Reply(tool_calls=[ToolUse("Bash", {"command": "echo hi"})])] * 4)
-    result = run(harness, executor, Task(id="t1", prompt="loop", max_turns=2))
+    result = run(harness, executor, Task(id="t1", prompt="loop"), max_turns=2)
     assert result.status == "failed"
     assert result.trace.outcome.error_kind == "max_turns"
     assert "turns" in (result.reason or "")
@@ -112,7 +112,7 @@ def test_max_turns_is_failed(harness: Any, executor: Any) -> None:
 @pytest.mark.parametrize("executor", EXECUTORS, ids=IDS)
 def test_budget_exceeded(harness: Any, executor: Any) -> None:
     harness.server.script(*[Reply(tool_calls=[ToolUse("Bash", {"command": "echo hi"})])] * 3)
-    result = run(harness, executor, Task(id="t1", prompt="spend", max_budget_usd=0.001))
+    result = run(harness, executor, Task(id="t1", prompt="spend"), max_budget_usd=0.001)
     assert result.status == "budget", result.reason
     assert result.trace.outcome.error_kind == "max_budget"
     assert result.trace.cost_usd and result.trace.cost_usd > 0.001
@@ -161,7 +161,7 @@ HANG = "echo $$ > shell.pid; sleep 600"
 @pytest.mark.parametrize("executor", EXECUTORS, ids=IDS)
 def test_hang_past_the_deadline_stops_the_whole_group(harness: Any, executor: Any) -> None:
     harness.server.script(Reply("Waiting.", tool_calls=[ToolUse("Bash", {"command": HANG})]))
-    result = run(harness, executor, Task(id="t1", prompt="hang", timeout_s=6), timeout=6)
+    result = run(harness, executor, Task(id="t1", prompt="hang"), timeout=6)
     assert result.status == "timeout"
     assert result.trace.outcome.error_kind == "timeout"
     # the Trace of the work until the deadline is kept
@@ -173,7 +173,7 @@ def test_hang_past_the_deadline_stops_the_whole_group(harness: Any, executor: An
 @pytest.mark.parametrize("executor", EXECUTORS, ids=IDS)
 def test_model_that_never_answers_times_out(harness: Any, executor: Any) -> None:
     harness.server.script(Fault.timeout(60))
-    result = run(harness, executor, Task(id="t1", prompt="hi", timeout_s=4), timeout=4)
+    result = run(harness, executor, Task(id="t1", prompt="hi"), timeout=4)
     assert result.status == "timeout"
 
 

@@ -65,8 +65,7 @@ class Student(Executor[StudentOptions]):
             async with asyncio.timeout(own_timeout(ctx)):
                 ending = await agent.run()
         except TimeoutError:
-            limit = f"{task.timeout_s:g} s" if task.timeout_s else "the run's task timeout"
-            ending = Ending("timeout", f"deadline passed ({limit})", "timeout")
+            ending = Ending("timeout", "deadline passed (the run's task timeout)", "timeout")
         except BudgetExceeded as exc:
             ending = Ending("budget", str(exc), "max_budget")
         except ModelCallError as exc:  # retried as far as it made sense: the cause, in a line

@@ -45,13 +45,13 @@ class StudentAgent:
         # budget raises before the answer comes back, and the Trace must count it all the same
         # (may start the embedded server)
         self.model = Charged(ctx.models.resolve(options.model_alias), self.charged)
-        self.system = "\n\n".join(p for p in (options.system_prompt, task.system_prompt) if p)
+        self.system = options.system_prompt or ""
         self.tools = tools.schemas()
         self.messages = [Message(role="user", content=task.prompt)]
         self.usage, self.costs, self.turns = Usage(), list[float | None](), 0
 
     async def run(self) -> Ending:
-        limit = self.task.max_turns or self.options.max_turns
+        limit = self.options.max_turns
         while self.turns < limit:
             reply = await self.query()
             looping = repetition.within_reply(reply, self.options.repeat_limit) or (

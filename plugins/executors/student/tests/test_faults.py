@@ -124,7 +124,7 @@ def test_alias_max_retries_bounds_the_tries(harness: Any) -> None:
 
 def test_the_same_tool_call_turn_after_turn_is_stopped(harness: Any) -> None:
     harness.server.add_rule(lambda r: True, Reply(tool_calls=[ToolUse("list_directory", {})]))
-    result = harness.run(Task(id="t1", prompt="go", max_turns=10))
+    result = harness.run(Task(id="t1", prompt="go"), options=StudentOptions(max_turns=10))
     assert result.status == "failed" and result.trace.outcome.error_kind == "repetition"
     assert result.reason == (
         "model student repeated the same tool call(s) 3 turns in a row: list_directory {}"

@@ -48,7 +48,9 @@ def test_solves_a_task_with_every_tool(harness: Any) -> None:
         ),
         Reply("hi.py prints hello."),
     )
-    result = harness.run(Task(id="t1", prompt="write hi.py", system_prompt="Be brief."))
+    result = harness.run(
+        Task(id="t1", prompt="write hi.py"), options=StudentOptions(system_prompt="Be brief.")
+    )
 
     assert result.status == "success", result.reason
     assert (harness.workspace / "hi.py").read_text() == "print('hello')\n"
@@ -169,7 +171,7 @@ def test_max_turns_is_failed_with_the_trace(harness: Any) -> None:
     harness.server.script(  # different calls each turn: not a repetition
         *[Reply(tool_calls=[ToolUse("list_directory", {"depth": d})]) for d in range(1, 6)]
     )
-    result = harness.run(Task(id="t1", prompt="loop", max_turns=3))
+    result = harness.run(Task(id="t1", prompt="loop"), options=StudentOptions(max_turns=3))
     assert result.status == "failed" and result.trace.outcome.error_kind == "max_turns"
     assert result.trace.tool_call_count == 3 and len(harness.server.completions) == 3
 
@@ -204,7 +206,7 @@ def test_deadline_keeps_the_partial_trace(harness: Any) -> None:
         Reply("Sleeping.", tool_calls=[ToolUse("run_command", {"command": "sleep 60"})]),
         Reply("never"),
     )
-    result = harness.run(Task(id="t1", prompt="hang", timeout_s=3), timeout=3)
+    result = harness.run(Task(id="t1", prompt="hang"), timeout=3)
     assert result.status == "timeout"
     assert result.trace.messages[1].content == "Sleeping."
     assert json.loads(result.trace.messages[1].tool_calls[0].arguments) == {"command": "sleep 60"}

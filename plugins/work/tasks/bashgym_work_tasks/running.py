@@ -46,8 +46,8 @@ async def run_task(
         async with asyncio.timeout(None if left is None else left + min(5.0, 0.1 * left + 1)):
             result = await executor.run(task, options, ctx)
     except TimeoutError:
-        limit = task.timeout_s or "the run's"
-        result = WorkerResult.failed(task, name, "timeout", f"deadline passed ({limit} s)")
+        limit = f"{left:.3g} s" if left is not None else "the deadline"
+        result = WorkerResult.failed(task, name, "timeout", f"deadline passed ({limit})")
     except BudgetExceeded as exc:
         result = WorkerResult.failed(task, name, "budget", str(exc))
     except Exception as exc:  # noqa: BLE001 -- an executor bug is a task status, not a crash

@@ -126,8 +126,7 @@ class AgentRuns:
             lanes = self.resolved.spec.concurrency - len(self._in_flight)
             waiting = self.run.store.counts(NAMESPACE).get("pending", 0) + 1
             share = None if free is None else free / max(1, min(lanes, waiting))
-            caps = [c for c in (task.max_budget_usd, share) if c is not None]
-            allowance = Budget(min(caps, default=None), parent=budget)
+            allowance = Budget(share, parent=budget)
             self._in_flight.append(allowance)
             return allowance
 
@@ -141,7 +140,7 @@ class AgentRuns:
         spec = self.resolved.spec
         workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
         await prepare_workspace(workspace, self.run.settings.table(WorkspaceSettings))
-        timeout = spec.task_timeout_s or task.timeout_s
+        timeout = spec.task_timeout_s
         deadline = time.monotonic() + timeout if timeout else None
         async with env.obj.open(workspace, env.options) as session:
             for note in getattr(session, "notes", []):  # a session not built on the base

@@ -30,7 +30,7 @@ def context(tmp_path, **kwargs) -> TaskContext:
 
 
 def run(executor, ctx, task=None):
-    task = task or Task(id="t1", prompt="do it", timeout_s=0.2)
+    task = task or Task(id="t1", prompt="do it")
     return asyncio.run(run_task(executor, "scripted", task, executor.Options(), ctx))
 
 
