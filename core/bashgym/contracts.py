@@ -312,8 +312,13 @@ class Component(ABC, Generic[O]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "Options" in cls.__dict__:
-            return
+        if "Options" in cls.__dict__ and cls.__module__ != __name__:
+            kind = next(b.__name__ for b in cls.__mro__[1:] if b.__module__ == __name__)
+            raise TypeError(
+                f"{cls.__qualname__}: declare options through the generic base, class "
+                f"{cls.__name__}({kind}[{cls.__dict__['Options'].__name__}]) (bashgym-core 0.2 "
+                "dropped the `Options = ...` attribute)"
+            )
         for base in getattr(cls, "__orig_bases__", ()):
             for arg in get_args(base):
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
@@ -518,6 +523,8 @@ class EnvironmentSession(ABC):
 
 class Environment(Component[O]):
     """Where an executor's commands and file edits happen (local, bubblewrap, ...)."""
+
+    isolation: ClassVar[int] = 0  # the default environment is the usable one with the most
 
     @abstractmethod
     def open(self, workspace: Path, options: O) -> AbstractAsyncContextManager[EnvironmentSession]:

@@ -15,7 +15,6 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bashgym.contracts import ROLES, Judge
-from bashgym.records import Limit
 from bashgym.registry import PluginConflictError, Registered, Registry, UnknownNameError
 from bashgym.text import explain_validation
 
@@ -62,13 +61,6 @@ class RunSpec(BaseModel):
         default=False,
         description="Start over even if the run dir holds an unfinished run of the same config "
         "(default: resume it).",
-    )
-    concurrency: int = Field(default=4, ge=1, description="Tasks an executor runs at once.")
-    task_timeout_s: Limit | None = Field(
-        default=None, description="Deadline of each task (default: the task's own)."
-    )
-    budget_usd: Limit | None = Field(
-        default=None, description="Cost cap of the whole run's executor work."
     )
 
     @model_validator(mode="before")
@@ -180,10 +172,7 @@ def resolve(
         try:
             registered = registry.get(ROLES[role], s.plugin)
         except UnknownNameError as exc:
-            registered = _config_file_pipeline(registry, s.plugin) if role == "pipeline" else None
-            if registered is None:
-                raise RunConfigError(str(exc)) from None
-            options.setdefault("path", s.plugin)
+            raise RunConfigError(str(exc)) from None
         if role == "pipeline" and spec.num_records is not None:
             options.setdefault("num_records", spec.num_records)
         model = registered.obj.Options
@@ -248,27 +237,13 @@ def resolve(
     return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment)
 
 
-def _config_file_pipeline(registry: Registry, name: str) -> Registered | None:
-    """`--pipeline my_config.yaml`: the pipeline that runs config files of that kind."""
-    suffix = Path(name).suffix.lower()
-    if not suffix or not Path(name).is_file():
-        return None
-    for registered in registry.items["pipelines"].values():
-        if suffix in getattr(registered.obj, "config_files", ()):
-            return registered
-    return None
-
-
 def default_environment(registry: Registry) -> str:
-    """`bubblewrap` where it works, else `local` (the engine notes the fallback)."""
-    for name in ("bubblewrap", "local"):
-        registered = registry.items["environments"].get(name)
-        if registered is not None and registered.obj.available() is None:
-            return name
-    installed = registry.names("environments")
-    if not installed:
+    """The usable environment that isolates most (its `isolation`), e.g. bubblewrap, else local
+    (the agent-run stage notes the fallback)."""
+    ranked = sorted(registry.items["environments"].values(), key=lambda r: -r.obj.isolation)
+    if not ranked:
         raise RunConfigError("an executor needs an environment, and none is installed")
-    return installed[0]
+    return next((r.name for r in ranked if r.obj.available() is None), ranked[0].name)
 
 
 def resolved_toml(resolved: ResolvedRun, run_dir: Path) -> str:

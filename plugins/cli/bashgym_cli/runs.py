@@ -57,8 +57,13 @@ def _step(value: Any, where: str) -> StepSpec:
     )
 
 
+TASK_LIMITS = ("concurrency", "task_timeout_s", "budget_usd")  # at a run file's top until 0.2
+
+
 def spec_from_dict(doc: dict[str, Any], where: str = "run file") -> RunSpec:
     doc = dict(doc)
+    for key in [k for k in TASK_LIMITS if k in doc]:  # now in the work-tasks plugin's [tasks]
+        doc["tasks"] = {key: doc.pop(key), **(doc.get("tasks") or {})}
     for role, plural in PLURAL_KEYS.items():
         if role in doc:
             if plural in doc:
@@ -178,6 +183,21 @@ def _assign(options: dict[str, Any], path: list[str], value: Any) -> None:
     options[path[-1]] = value
 
 
+def config_file_pipeline(spec: RunSpec, registry: Registry) -> RunSpec:
+    """`--pipeline my_config.yaml`: the pipeline that runs config files of that kind (its
+    `config_files` suffixes), given the file as its `path` option."""
+    name = spec.pipeline.plugin if spec.pipeline else ""
+    suffix = Path(name).suffix.lower()
+    if not suffix or name in registry.items["pipelines"] or not Path(name).is_file():
+        return spec
+    for registered in registry.items["pipelines"].values():
+        if suffix in getattr(registered.obj, "config_files", ()):
+            options = {"path": name, **spec.pipeline.options}  # type: ignore[union-attr]
+            step = StepSpec(plugin=registered.name, options=options)
+            return spec.model_copy(update={"pipeline": step})
+    return spec
+
+
 def resolve_spec(
     build: Callable[[], RunSpec],
     *,
@@ -195,6 +215,7 @@ def resolve_spec(
         for extra in spec.plugins:
             load_plugin(host, extra)
         settings = load_settings(host.registry.settings_tables)  # the tables plugins own too
+        spec = config_file_pipeline(spec, host.registry)
         spec = apply_sets(
             spec,
             [*(f"source.map.{m}" for m in maps or []), *(sets or [])],

@@ -154,7 +154,6 @@ def run_command(
         for key, value in (
             ("num_records", num_records),
             ("out", out_dir),
-            ("concurrency", concurrency),
             ("seed", seed),
             ("top_up", top_up),
             ("fresh", fresh),
@@ -163,6 +162,10 @@ def run_command(
                 update[key] = value
         if plugin:
             update["plugins"] = [*spec.plugins, *plugin]
+        if concurrency is not None:  # the work-tasks plugin's [tasks] table
+            tables = {**spec.tables, "tasks": {**spec.tables.get("tasks", {})}}
+            tables["tasks"]["concurrency"] = concurrency
+            update["tables"] = tables
         return RunSpec.model_validate({**spec.model_dump(), **update})
 
     host, settings, resolved = resolve_spec(build, sets=sets, maps=maps)

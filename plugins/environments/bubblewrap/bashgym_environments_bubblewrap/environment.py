@@ -177,6 +177,8 @@ class BubblewrapEnvironment(Environment[BubblewrapOptions]):
     kernel's interfaces read-only, a seccomp filter, hidden credentials, a disk limit, with
     local's limits and scrubbed environment (as Claude Code's Linux sandbox)."""
 
+    isolation = 20  # the default for agent runs where it works (kernel: most isolating)
+
     description = (
         "Commands in bwrap: no network, only the workspace writable, own PID namespace, "
         "read-only kernel interfaces, seccomp, hidden credentials, a disk limit, local's limits."

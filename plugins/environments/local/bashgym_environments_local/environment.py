@@ -98,6 +98,8 @@ class LocalEnvironment(Environment[LocalOptions]):
     where `unshare` works (and no network if asked); files outside the workspace are not
     protected. See the package docstring for exactly what holds."""
 
+    isolation = 10  # the default for agent runs where it works (kernel: most isolating)
+
     description = (
         "Commands in a bash child: timeout, limits, scrubbed env, no capabilities, own PID "
         "namespace; files outside the workspace NOT protected (use bubblewrap)."

@@ -17,11 +17,18 @@ from typing import Any
 
 from bashgym import hookimpl
 from bashgym_work_tasks.running import run_task, work_through
-from bashgym_work_tasks.settings import WorkspaceSettings
+from bashgym_work_tasks.settings import TasksSettings, WorkspaceSettings
 from bashgym_work_tasks.stage import AgentRuns
 from bashgym_work_tasks.tasks import PROMPT_COLUMNS, tasks_from_rows
 
-__all__ = ["PROMPT_COLUMNS", "WorkspaceSettings", "run_task", "tasks_from_rows", "work_through"]
+__all__ = [
+    "PROMPT_COLUMNS",
+    "TasksSettings",
+    "WorkspaceSettings",
+    "run_task",
+    "tasks_from_rows",
+    "work_through",
+]
 
 
 @hookimpl
@@ -32,3 +39,4 @@ def run_tasks(rows: Any, resolved: Any, run: Any) -> Any:
 @hookimpl
 def register_settings(register: Any) -> None:
     register("workspace", WorkspaceSettings)
+    register("tasks", TasksSettings)

@@ -1,8 +1,11 @@
-"""`[workspace]`: where each task of an agent run starts, a settings table this plugin owns.
+"""`[workspace]` and `[tasks]`: where each task of an agent run starts and within which run-wide
+limits, settings tables this plugin owns.
 
-Registered with `register_settings`, so a run file's `[workspace]` table, `--set
-workspace.repo=…`, `[workspace]` in bashgym.toml and `BASHGYM_WORKSPACE__*` all land here,
-validated by this model; the kernel knows nothing of workspaces.
+Registered with `register_settings`, so a run file's tables, `--set workspace.repo=…`, the same
+tables in bashgym.toml and `BASHGYM_WORKSPACE__*` / `BASHGYM_TASKS__*` all land here, validated
+by these models; the kernel knows nothing of workspaces or task limits. (A run file of bashgym
+0.1 wrote `concurrency`, `task_timeout_s` and `budget_usd` at its top: `bashgym run` moves them
+into `[tasks]`.)
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from bashgym.records import Limit
 from bashgym.settings import SettingsTable
 
 
@@ -25,4 +29,18 @@ class WorkspaceSettings(SettingsTable):
     ref: str | None = Field(default=None, description="Branch, tag or commit of `repo`.")
     keep: Literal["failed", "all", "none"] = Field(
         default="failed", description="Workspaces left after their task (for a look)."
+    )
+
+
+class TasksSettings(SettingsTable):
+    """How the run's tasks run: how many at once, each one's deadline, the cost cap of all."""
+
+    table: ClassVar[str] = "tasks"
+
+    concurrency: int = Field(default=4, ge=1, description="Tasks an executor runs at once.")
+    task_timeout_s: Limit | None = Field(
+        default=None, description="Deadline of each task (default: none)."
+    )
+    budget_usd: Limit | None = Field(
+        default=None, description="Cost cap of the whole run's executor work."
     )

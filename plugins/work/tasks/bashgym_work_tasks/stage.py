@@ -25,7 +25,7 @@ from bashgym.contracts import Budget, InputError, RunContext, TaskContext
 from bashgym.events import RowsGenerated
 from bashgym.records import Task, trace_to_row
 from bashgym_work_tasks.running import finished, run_task, work_through
-from bashgym_work_tasks.settings import WorkspaceSettings
+from bashgym_work_tasks.settings import TasksSettings, WorkspaceSettings
 from bashgym_work_tasks.tasks import tasks_from_rows
 from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 
@@ -67,7 +67,8 @@ class AgentRuns:
         if counts.get("pending", 0) + counts.get("running", 0):  # a task is left to run
             step.obj.preflight(step.options, run)  # one line, no task started, when none could
         # what earlier attempts of this run charged counts against its cap too
-        budget = Budget(spec.budget_usd, spent_usd=run.tally.task_cost_usd)
+        limits = run.settings.table(TasksSettings)
+        budget = Budget(limits.budget_usd, spent_usd=run.tally.task_cost_usd)
         run.emit(
             RowsGenerated(
                 step="executor", n=store.counts(NAMESPACE).get("done", 0), total=len(tasks)
@@ -91,7 +92,7 @@ class AgentRuns:
                         self._in_flight = [b for b in self._in_flight if b is not allowance]
                         gate.notify_all()
 
-            await work_through(store, NAMESPACE, one, concurrency=spec.concurrency)
+            await work_through(store, NAMESPACE, one, concurrency=limits.concurrency)
 
         asyncio.run(main())
         for item in store.items(NAMESPACE, "failed"):
@@ -123,7 +124,7 @@ class AgentRuns:
             free = self.free_usd(budget)
             if _spent(free):
                 return None
-            lanes = self.resolved.spec.concurrency - len(self._in_flight)
+            lanes = self.run.settings.table(TasksSettings).concurrency - len(self._in_flight)
             waiting = self.run.store.counts(NAMESPACE).get("pending", 0) + 1
             share = None if free is None else free / max(1, min(lanes, waiting))
             allowance = Budget(share, parent=budget)
@@ -137,10 +138,9 @@ class AgentRuns:
 
         step, env = self.resolved.executor, self.resolved.environment
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
-        spec = self.resolved.spec
         workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
         await prepare_workspace(workspace, self.run.settings.table(WorkspaceSettings))
-        timeout = spec.task_timeout_s
+        timeout = self.run.settings.table(TasksSettings).task_timeout_s
         deadline = time.monotonic() + timeout if timeout else None
         async with env.obj.open(workspace, env.options) as session:
             for note in getattr(session, "notes", []):  # a session not built on the base
