@@ -193,11 +193,9 @@ class Model(Protocol):
         """One answer, `params` over the alias's, retried on transient failures (at most
         `retries` times, never past `remaining_s()`); raises ModelCallError saying why.
         `on_failure` sees each failed try. Charging is the caller's context's job."""
-        ...
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         """USD for these tokens (0 when served here; None when the price is unknown)."""
-        ...
 
 
 class Models(Protocol):
@@ -479,14 +477,13 @@ class Runtime(Component[O]):
 
 
 class PathError(ValueError):
-    """A path the agent may not use, or a file operation that cannot be done; said in one line
-    (an executor hands the message back to its model)."""
+    """A path the agent may not use, or a file operation that cannot be done: one line, which an
+    executor hands back to its model."""
 
 
 class Files(Protocol):
     """An environment session's file operations on its workspace folder (`root`): every path is
-    relative to it, and one that leaves it (`..`, an absolute path, a symlink out) raises
-    PathError. The `local` environment's `Workspace` is the implementation environments share."""
+    relative to it; one that leaves it raises PathError (bashgym-sandbox's `Workspace`)."""
 
     root: Path
 

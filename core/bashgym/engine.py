@@ -188,12 +188,9 @@ class Engine:
 
 
 def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict[str, Any]:
-    """Run everything; return what run.json holds. Options were validated by `resolve()`.
-
-    An unfinished run of the same config and inputs is resumed (see `bashgym.resume`), which
-    `RunStarted` says. The engine prints nothing: what a person sees of a run comes from its
-    events (the terminal's display is bashgym-observers-progress).
-    """
+    """Run everything (options checked by `resolve()`); return what run.json holds. An unfinished
+    run of the same config and inputs resumes (`bashgym.resume`). The engine prints nothing: a
+    person sees a run through its events (the terminal's display is an observer plugin)."""
     settings = with_run_overrides(settings, resolved)
     scrubbing = open_scrubbing(settings, host)
     digest, inputs = resuming.config_hash(resolved, settings), resuming.input_hash(resolved)

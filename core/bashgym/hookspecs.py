@@ -29,54 +29,32 @@ hookimpl = HookimplMarker("bashgym")
 Register = Callable[[str, Any], None]
 
 
-@hookspec
-def register_sources(register: Register) -> None:
-    """Register Sources (`register("name", source)`): each reads inputs into rows or Traces."""
+# One registration hook per kind, `register_<kind>(register)`: a plugin calls `register("name",
+# obj)` for each object of that kind it adds; the object's shape is the kind's base class in
+# `bashgym.contracts` (Source, Pipeline, ...). Written as a table so kinds and hooks cannot drift.
+REGISTERS = {
+    "sources": "Sources: each reads inputs into rows or Traces.",
+    "pipelines": "Pipelines: each builds a config for its runner and names its rows' shape.",
+    "judges": "Judges: each adds scoring columns and/or keeps or drops rows, with reasons.",
+    "executors": "Executors: each runs one Task (async) in a workspace, returns a WorkerResult.",
+    "environments": "Environments: where an executor's commands and file edits happen.",
+    "routers": "Routers: each picks an executor name for a Task.",
+    "runtimes": "model Runtimes: each serves a provider (e.g. `embedded`) on 127.0.0.1 on demand.",
+    "scrubbers": "Scrubbers: each finds secrets; the run's Scrubbing applies the configured ones.",
+    "runners": "Runners: each generates rows from pipelines' configs (e.g. `datadesigner`).",
+    "sinks": "Sinks: each writes a finished dataset and says what it wrote.",
+}
 
 
-@hookspec
-def register_pipelines(register: Register) -> None:
-    """Register Pipelines: each builds a config its runner understands and names its rows' shape."""
+def _register_hook(kind: str, doc: str) -> Callable[[Register], None]:
+    def spec(register: Register) -> None: ...
+
+    spec.__name__ = spec.__qualname__ = f"register_{kind}"
+    spec.__doc__ = f"Register {doc}"
+    return hookspec(spec)  # type: ignore[no-any-return]
 
 
-@hookspec
-def register_judges(register: Register) -> None:
-    """Register Judges: each adds scoring columns and/or keeps or drops rows, with reasons."""
-
-
-@hookspec
-def register_executors(register: Register) -> None:
-    """Register Executors: each runs one Task (async) in a workspace and returns a WorkerResult."""
-
-
-@hookspec
-def register_environments(register: Register) -> None:
-    """Register Environments: where an executor's commands and file edits happen."""
-
-
-@hookspec
-def register_routers(register: Register) -> None:
-    """Register Routers: each picks an executor name for a Task."""
-
-
-@hookspec
-def register_runtimes(register: Register) -> None:
-    """Register model Runtimes: each serves a provider (e.g. `embedded`) on 127.0.0.1 on demand."""
-
-
-@hookspec
-def register_scrubbers(register: Register) -> None:
-    """Register Scrubbers: each finds secrets; the engine redacts with the configured ones."""
-
-
-@hookspec
-def register_runners(register: Register) -> None:
-    """Register Runners: each generates rows from pipelines' configs (e.g. `datadesigner`)."""
-
-
-@hookspec
-def register_sinks(register: Register) -> None:
-    """Register Sinks: each writes a finished dataset and says what it wrote."""
+globals().update({f"register_{k}": _register_hook(k, doc) for k, doc in REGISTERS.items()})
 
 
 @hookspec

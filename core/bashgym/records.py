@@ -191,13 +191,10 @@ Status = Literal["success", "failed", "timeout", "budget", "denied", "error"]
 
 
 class WorkerResult(_Record):
-    """What an executor hands back: the Trace of the work and how it ended.
-
-    A failed task is a status with a reason, never an exception: `failed` (the agent gave up or
-    its checks failed), `timeout` (the deadline passed), `budget` (the cost cap was reached),
-    `denied` (a permission it needed was refused), `error` (the executor itself broke). Usage and
-    cost are the Trace's, read through properties, so they are never counted twice.
-    """
+    """What an executor hands back: the Trace of the work and how it ended. A failed task is a
+    status with a reason, never an exception: `failed` (gave up, checks failed), `timeout`,
+    `budget`, `denied` (a permission refused), `error` (the executor broke). Usage and cost are
+    the Trace's, read through properties, so they are never counted twice."""
 
     task_id: str
     executor: str

@@ -66,14 +66,10 @@ class Registry:
         owners: dict[str, str] = {}
         for impl in pm.hook.register_settings.get_hookimpls():
 
-            def table(
-                name: str, model: type[SettingsTable], _plugin: str = impl.plugin_name
-            ) -> None:
-                if owners.setdefault(name, _plugin) != _plugin:
-                    registry.conflicts.append(
-                        f"settings table [{name}] is registered by both plugin {owners[name]!r} "
-                        f"and plugin {_plugin!r}"
-                    )
+            def table(name: str, model: type[SettingsTable], _by: str = impl.plugin_name) -> None:
+                if (first := owners.setdefault(name, _by)) != _by:
+                    why = f"settings table [{name}] is registered by plugins {first!r} and {_by!r}"
+                    registry.conflicts.append(why)
                 registry.settings_tables[name] = model
 
             impl.function(register=table)

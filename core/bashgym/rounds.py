@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import Generated, RunContext, Runner
 from bashgym.events import RowsGenerated
-from bashgym.records import DroppedRow
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,10 +58,7 @@ def generate_in_rounds(
 
     spec, pipeline = resolved.spec, resolved.pipeline
     target = size = requested_records(resolved, seed)
-    kept: list[pd.DataFrame] = []
-    dropped: list[DroppedRow] = []
-    rounds: list[dict[str, int]] = []
-    summary: dict[str, Any] = {}
+    kept, dropped, rounds, summary = [], [], [], {}  # type: ignore[var-annotated]
     asked = passed = 0
     run.emit(RowsGenerated(step="pipeline", n=0, total=size))
     for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
@@ -72,22 +68,17 @@ def generate_in_rounds(
                 pipeline, resolved.judges, part, size, run, round=number, resume=resume
             )
         except Exception:  # a stopped model: the runner counted its round's rows, these the rest
-            run.count("requested", target)
-            if rounds:
-                run.count("generated", sum(r["generated"] for r in rounds))
+            _count(run, target, rounds)
             raise
         summary.update(out.summary)
         dropped.extend(out.dropped)
-        rows = (
-            pipeline.obj.finalize(out.dataset, pipeline.options, run) if pipeline else out.dataset
-        )
+        rows = out.dataset
+        if pipeline is not None:
+            rows = pipeline.obj.finalize(rows, pipeline.options, run)
         kept.append(judged := judge(rows))
         passed, asked = passed + len(judged), asked + size
-        generated = int(summary.pop("generated", len(out.dataset)))
-        resumed = int(summary.pop("resumed_rows", 0))
-        rounds.append(
-            dict(requested=size, generated=generated, kept=len(judged), resumed_rows=resumed)
-        )
+        made, resumed = summary.pop("generated", len(out.dataset)), summary.pop("resumed_rows", 0)
+        rounds.append(dict(requested=size, generated=made, kept=len(judged), resumed_rows=resumed))
         if passed >= target or not spec.top_up:
             break
         if not len(judged):
@@ -97,15 +88,18 @@ def generate_in_rounds(
         run.emit(RowsGenerated(step="pipeline", n=0, total=asked + size))
     else:
         if spec.top_up and passed < target:
-            run.note(
-                f"top-up stopped after {spec.max_rounds} rounds with {passed} of {target} rows"
-            )
+            run.note(f"top-up stopped after {number} rounds with {passed} of {target} rows")
     dataset = pd.concat(kept, ignore_index=True)
     if spec.top_up and len(dataset) > target:
         run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for
         dataset = dataset.head(target)
-    run.count("requested", target)
-    run.count("generated", sum(r["generated"] for r in rounds))
+    _count(run, target, rounds)
     if len(rounds) > 1:
         run.count("rounds", len(rounds))
     return Generated(dataset, dropped, {"rounds": rounds, **summary})
+
+
+def _count(run: RunContext, target: int, rounds: list[dict[str, int]]) -> None:
+    run.count("requested", target)
+    if rounds:
+        run.count("generated", sum(r["generated"] for r in rounds))

@@ -146,12 +146,8 @@ def resolve(
     require_seed_source: bool = True,
 ) -> ResolvedRun:  # fmt: skip
     """Check names and options; raise RunConfigError naming the problem and the valid choices.
-
-    A run writes its rows somewhere, so it needs a sink, and a `needs_seed` pipeline needs a
-    source. Looking at a pipeline without a run (`bashgym preview`, `validate`, `pipeline
-    export`) needs neither: it prints or writes a config, and falls back on the pipeline's
-    example seed; those callers pass `require_sinks=False, require_seed_source=False`.
-    """
+    A run needs a sink, and a `needs_seed` pipeline a source; looking at a pipeline without a run
+    (`preview`, `validate`, `export`: its example seed) passes `require_*=False`."""
     try:
         registry.check()
     except PluginConflictError as exc:
