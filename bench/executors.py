@@ -104,20 +104,21 @@ def settings(base_url: str) -> Any:
 
 
 async def batch(name: str, concurrency: int, tasks: int, base_url: str, root: Path) -> dict:
-    from bashgym_models_providers import ModelSession
     from bashgym_work_tasks import run_task
 
-    from bashgym.contracts import RunContext, TaskContext
+    from bashgym.contracts import RunContext, TaskContext, open_models
     from bashgym.plugins import PluginHost
     from bashgym.records import Task
 
-    registry = PluginHost().registry
+    host = PluginHost()
+    registry = host.registry
     executor = registry.get("executors", name).obj
     env = registry.get("environments", "local").obj
     options = executor.Options()
     if name != "student":
         options = executor.Options(config_dir=str(root / "claude-config"))
-    run = RunContext(root / "run", settings(base_url), models=ModelSession(settings(base_url)))
+    config = settings(base_url)
+    run = RunContext(root / "run", config, models=open_models(config, registry, host.hook))
     lanes = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> tuple[float, int, str]:
@@ -144,9 +145,11 @@ async def batch(name: str, concurrency: int, tasks: int, base_url: str, root: Pa
 
 
 def measure(args: argparse.Namespace) -> list[dict]:
-    from bashgym_models_providers import load_litellm
+    # litellm's import (seconds) is start-up, not an executor's per-task cost; offline, as the
+    # model session imports it (else its import fetches a price list from GitHub, with retries)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm  # noqa: F401
 
-    load_litellm()  # litellm's import (seconds) is start-up, not an executor's per-task cost
     os.environ[KEY_ENV] = "bench-key"
     server, base_url = start_server(args.latency)
     rows = []

@@ -46,7 +46,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--config", type=Path, default=REPO / "examples" / "main.toml")
     args = parser.parse_args()
-    print(f"cpus: {os.cpu_count()}  config: {args.config.relative_to(REPO)}")
+    config = args.config.resolve()
+    shown = config.relative_to(REPO) if config.is_relative_to(REPO) else config
+    print(f"cpus: {os.cpu_count()}  config: {shown}")
     print(
         f"{'round':>5} {'wall s':>7} {'exit':>4} {'asked':>5} {'kept':>4} {'keep %':>6} "
         f"{'rows/min':>8} {'requests':>8} {'in tok':>7} {'out tok':>7} {'/budget':>7}"

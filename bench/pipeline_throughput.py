@@ -15,10 +15,11 @@ Set-up, for each `max_parallel_requests` P:
   `load_dataset()` with DataDesigner's defaults, as a user would run it (RunConfig sets only
   `otel_metrics_port=None` and `buffer_size`; its column profiler runs, as by default);
 - `bashgym`: a fresh process loads the installed plugins plus a pipeline that builds the very
-  same builder (its ModelConfig from `run.models.model_config("default", ...)`, the alias set by
-  `BASHGYM_MODELS__DEFAULT__*` env), resolves the run the way `bashgym run` does, and times
-  `bashgym.engine.execute()` end to end: create(), drop accounting, scrubbing, the parquet sink,
-  report.html and run.json. Its per-step split (from run.json) is printed too.
+  same builder (its ModelConfig from `bashgym_designer.models.model_config` on the run's
+  `default` model, the alias set by `BASHGYM_MODELS__DEFAULT__*` env), resolves the run the
+  way `bashgym run` does, and times `bashgym.engine.execute()` end to end: create(), drop
+  accounting, scrubbing, the parquet sink, report.html and run.json. Its per-step split (from
+  run.json) is printed too.
 Only the generation call is timed, inside each process, so start-up is excluded: the BashGym
 side does DataDesigner's lazy imports before its clock starts, as the raw side does; BashGym's
 own lazy work during a run (e.g. loading detect-secrets' detectors) is counted against it.
@@ -106,11 +107,11 @@ def worker_raw(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    from bashgym_models_providers import resolve_static
-    from bashgym_runners_datadesigner import prepare_environment
+    from bashgym_designer.designer import prepare_environment
+    from bashgym_designer.models import model_config
 
     from bashgym import hookimpl
-    from bashgym.contracts import Pipeline, PipelineOptions, RunContext
+    from bashgym.contracts import Pipeline, PipelineOptions, RunContext, open_models
     from bashgym.engine import execute
     from bashgym.plugins import current_host
     from bashgym.runspec import RunSpec, StepSpec, resolve
@@ -119,16 +120,15 @@ def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     class BenchOptions(PipelineOptions):
         parallel: int = 4
 
-    class BenchPipeline(Pipeline):
+    class BenchPipeline(Pipeline[BenchOptions]):
         """The bench config as a pipeline plugin; its model comes from the run's settings."""
 
-        Options = BenchOptions
+        runner = "datadesigner"
 
         def build(self, options: BenchOptions, run: RunContext, seed: Any) -> Any:
             assert run.models is not None
-            return build_config(
-                run.models.model_config(ALIAS, max_parallel_requests=options.parallel)
-            )
+            model = run.models.resolve(ALIAS)
+            return build_config(model_config(model, max_parallel_requests=options.parallel))
 
     class BenchPlugin:
         @hookimpl
@@ -136,8 +136,8 @@ def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             register("bench", BenchPipeline())
 
     # What `bashgym run --plugin bench.py -p bench -k parquet -n N` does before execute().
-    settings = load_settings()
     host = current_host()
+    settings = load_settings(host.registry.settings_tables)
     host.add(BenchPlugin(), "bench-pipeline")
     spec = RunSpec(
         pipeline=StepSpec(plugin="bench", options={"parallel": args.parallel}),
@@ -151,7 +151,8 @@ def worker_bashgym(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     # before its clock starts, so they are done here too, after setting the env DataDesigner
     # reads at import time: a throwaway builder, like the raw side's, and the DataDesigner class.
     prepare_environment(settings)
-    build_config(resolve_static(ALIAS, settings.alias(ALIAS)).model_config())
+    with open_models(settings, host.registry, host.hook, serve=False) as models:
+        build_config(model_config(models.resolve(ALIAS)))
     importlib.import_module("data_designer.interface").DataDesigner  # noqa: B018
     wall, cpu = time.perf_counter(), time.process_time()
     summary = execute(resolved, host, settings)
@@ -191,7 +192,7 @@ def serve(latency: float) -> None:
 
 def child_env(args: argparse.Namespace, endpoint: str, home: Path) -> dict[str, str]:
     """One environment for both sides: offline, no telemetry, no user or project config."""
-    from bashgym_runners_datadesigner import offline_tokenizer
+    from bashgym_designer.designer import offline_tokenizer
 
     offline_tokenizer()  # sets TIKTOKEN_CACHE_DIR to litellm's bundled cl100k_base file
     if "TIKTOKEN_CACHE_DIR" not in os.environ and "DATA_GYM_CACHE_DIR" not in os.environ:
@@ -344,9 +345,9 @@ def main() -> None:
         serve(args.latency)
         return
     if args.buffer_size is None:
-        from bashgym.settings import DesignerSettings
+        from bashgym_designer.settings import DesignerSettings
 
-        args.buffer_size = DesignerSettings().buffer_size
+        args.buffer_size = DesignerSettings().buffer_size  # the [designer] table's default
     if args.worker:
         args.parallel = int(args.parallel)
         worker(args)

@@ -243,7 +243,9 @@ def run_size(root: Path, args: argparse.Namespace) -> None:
     print(f"{head}{'redacted':>10}{'rows touched':>14}")
 
     def line(name: str, wall: float, cpu: float, setup: str = "", tail: str = "") -> None:
-        print(f"{name:<24}{setup:>8}{wall:>8.2f}{mb / wall:>8.1f}{cpu:>8.2f}{mb / cpu:>8.1f}{tail}")
+        # os.times() ticks at 10 ms: a small corpus can take no measurable CPU (or wall) time
+        wall_rate, cpu_rate = (f"{mb / t:>8.1f}" if t > 0 else f"{'-':>8}" for t in (wall, cpu))
+        print(f"{name:<24}{setup:>8}{wall:>8.2f}{wall_rate}{cpu:>8.2f}{cpu_rate}{tail}")
 
     line("read (source alone)", read_s, read_cpu)
     outputs = {}
