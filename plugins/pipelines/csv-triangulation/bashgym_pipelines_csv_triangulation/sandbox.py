@@ -36,13 +36,13 @@ class Chosen:
 
 
 def registry_of(run: RunContext | None) -> Registry:
-    """The registry of the running host (through the run's model session when it has one)."""
-    registry = getattr(run.models, "registry", None) if run is not None else None
-    if registry is None:
-        from bashgym.plugins import current_host
+    """The run's registry (`run.registry`); a context built by hand without one, as a test's,
+    gets the process's plugin host."""
+    if run is not None and run.registry is not None:
+        return run.registry
+    from bashgym.plugins import current_host  # only for a context built without a registry
 
-        registry = current_host().registry
-    return registry
+    return current_host().registry
 
 
 def choose(registry: Registry, options: SandboxOptions) -> Chosen:
