@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from bashgym_commands_report import ReportColumns, columns_of, render_report, write_report
-from bashgym_runners_datadesigner import generate
+from bashgym_designer.designer import generate
+from bashgym_designer.models import model_config, providers_for
 
 from bashgym.records import DroppedRow
 
@@ -284,7 +285,7 @@ def test_charts_the_rows_a_real_datadesigner_run_generates(scripted_models):
         )
     run = scripted_models.run_context()
     with run.models:
-        builder = dd.DataDesignerConfigBuilder([run.models.model_config("judge")])
+        builder = dd.DataDesignerConfigBuilder([model_config(run.models.resolve("judge"))])
         for name, values in (("level", list(scores)), ("kind", ["bug", "docs"])):
             params = dd.CategorySamplerParams(values=values)
             builder.add_column(
@@ -311,7 +312,7 @@ def test_charts_the_rows_a_real_datadesigner_run_generates(scripted_models):
             num_records=12,
             run_dir=run.run_dir,
             settings=run.settings,
-            providers=run.models.providers_for(builder.model_configs),
+            providers=providers_for(run.models, builder.model_configs),
         )
     data = result.dataset
     assert len(data) == 12

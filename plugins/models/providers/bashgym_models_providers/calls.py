@@ -113,11 +113,12 @@ async def acomplete(
     from bashgym_models_providers.session import load_litellm
 
     policy = policy or RetryPolicy.for_model(model)
-    kwargs = {**model.litellm_kwargs(**(params or {}), max_retries=0, num_retries=0), **call}
+    kwargs = {**model._litellm_kwargs(**(params or {}), max_retries=0, num_retries=0), **call}
     if kwargs.get("tools"):
         # Our tools are plain functions, never litellm's MCP gateway; its gateway check imports
-        # mcp>=2.2 APIs, and data-designer pins mcp<2: without this flag (litellm's own, used by
-        # its MCP handlers) every call with tools fails on an ImportError.
+        # mcp>=2.2 APIs, and a library installed beside it may pin mcp<2 (data-designer does):
+        # without this flag (litellm's own, used by its MCP handlers) every call with tools
+        # fails on an ImportError.
         kwargs["_skip_mcp_handler"] = True
     litellm = load_litellm()
     health = health or Health()

@@ -1,16 +1,13 @@
-"""Model aliases → what DataDesigner and litellm need, from one table per provider type.
+"""Model aliases → an endpoint, a model id and a key, from one table per provider type.
 
-Every part that calls a model (DataDesigner columns, judges, executors, the router, `bashgym
-models check`) names an alias from settings; this module is the only place that turns an alias
-into an endpoint, a model id and a key. `PROVIDERS` holds one row per provider type: its default
-base URL, its default key env var, DataDesigner's `provider_type` and litellm's model prefix.
-Nothing else in BashGym maps providers, so DataDesigner and litellm cannot drift apart.
+Every part that calls a model (pipelines, judges, executors, `bashgym models check`) names an
+alias from settings; this module turns an alias into the kernel's `Model`. `PROVIDERS` holds one
+row per provider type: its default base URL, its default key env var and litellm's model prefix.
 
-Keys are handled by env var NAME only. DataDesigner gets the name and reads the variable itself;
-litellm gets the value, read when the call is built, never stored or logged. DataDesigner sends
-an unset name literally as the key (a baffling 401), so a missing variable is caught here first
-and named. A keyless endpoint gets a placeholder key for litellm: left empty, the OpenAI client
-would fall back to `OPENAI_API_KEY` and send a real key to a local or third-party server.
+Keys are handled by env var NAME only: the value is read when a call is built, never stored or
+logged, and a missing variable is caught here first and named. A keyless endpoint gets a
+placeholder key for litellm: left empty, the OpenAI client would fall back to `OPENAI_API_KEY`
+and send a real key to a local or third-party server.
 
 Embedded aliases have no endpoint until a Runtime serves them. `ModelSession` starts the
 registered Runtime on first use, shares one server per distinct alias config, and stops every
@@ -21,11 +18,10 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +34,6 @@ from bashgym_models_providers.calls import Health, RetryPolicy
 from bashgym_models_providers.failures import describe_failure
 
 if TYPE_CHECKING:
-    from data_designer.config import ModelConfig, ModelProvider
-
     from bashgym.registry import Registry
     from bashgym.settings import ModelAlias, Settings
 
@@ -50,35 +44,27 @@ class ProviderSpec:
 
     endpoint: str | None
     key_env: str | None
-    dd_type: str
     litellm_prefix: str
     runtime: str | None = None
 
 
 PROVIDERS: dict[str, ProviderSpec] = {
-    "openai": ProviderSpec("https://api.openai.com/v1", "OPENAI_API_KEY", "openai", "openai"),
-    "anthropic": ProviderSpec(
-        "https://api.anthropic.com", "ANTHROPIC_API_KEY", "anthropic", "anthropic"
-    ),
-    "nvidia": ProviderSpec(
-        "https://integrate.api.nvidia.com/v1", "NVIDIA_API_KEY", "openai", "nvidia_nim"
-    ),
-    "openrouter": ProviderSpec(
-        "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openai", "openrouter"
-    ),
+    "openai": ProviderSpec("https://api.openai.com/v1", "OPENAI_API_KEY", "openai"),
+    "anthropic": ProviderSpec("https://api.anthropic.com", "ANTHROPIC_API_KEY", "anthropic"),
+    "nvidia": ProviderSpec("https://integrate.api.nvidia.com/v1", "NVIDIA_API_KEY", "nvidia_nim"),
+    "openrouter": ProviderSpec("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openrouter"),
     # vLLM, Ollama, a self-hosted NIM: endpoint required, key optional.
-    "openai-compatible": ProviderSpec(None, None, "openai", "openai"),
-    "embedded": ProviderSpec(None, None, "openai", "openai", runtime="embedded"),
+    "openai-compatible": ProviderSpec(None, None, "openai"),
+    "embedded": ProviderSpec(None, None, "openai", runtime="embedded"),
 }
 
-# Inference params DataDesigner's ChatCompletionInferenceParams takes; any other alias param
-# goes into the request body (`extra_body`) for DataDesigner and litellm alike.
-DD_PARAMS = ("temperature", "top_p", "max_tokens", "max_parallel_requests", "timeout")
-# litellm call options (never request-body params), and the params litellm takes by name.
+# litellm call options (never request-body params), and the params litellm takes by name; any
+# other alias param goes into the request body (`extra_body`).
 CALL_ONLY = ("messages", "tools", "tool_choice", "stream", "num_retries", "max_retries")
 LITELLM_DIRECT = frozenset({"temperature", "top_p", "max_tokens", "timeout", *CALL_ONLY})
-# Params of BashGym's own retry loop (`calls.RetryPolicy`): never sent to any client.
-RETRY_ONLY = ("retry_wait_s",)
+# Params of BashGym's own retry loop (`calls.RetryPolicy`), and a client's concurrency limit
+# (other clients of the alias read it): never sent in a request.
+NOT_SENT = ("retry_wait_s", "max_parallel_requests")
 NO_KEY = "no-key"
 DEFAULT_CHECK_TIMEOUT = 30.0
 
@@ -110,8 +96,9 @@ def static_endpoint(alias: ModelAlias) -> str | None:
 @dataclass(frozen=True)
 class ResolvedModel:
     """An alias with a concrete endpoint and model id: the kernel's `Model` (`acomplete`,
-    `cost`), and ready for DataDesigner or litellm. `health` is its session's: an endpoint
-    that gave up on one call is tried once, not through a full backoff, by the next."""
+    `cost`, and the fields a runner that drives its own client reads). `health` is its
+    session's: an endpoint that gave up on one call is tried once, not through a full backoff,
+    by the next."""
 
     alias: str
     provider: str
@@ -200,11 +187,6 @@ class ResolvedModel:
             finish_reason=getattr(choice, "finish_reason", None),
         )
 
-    @property
-    def provider_name(self) -> str:
-        """DataDesigner provider name: one provider per alias, so endpoints never collide."""
-        return self.alias
-
     def require_key(self) -> None:
         """Raise MissingKeyError unless the key env var (if the alias needs one) is set."""
         if self.api_key_env and not os.environ.get(self.api_key_env):
@@ -215,46 +197,7 @@ class ResolvedModel:
         self.require_key()
         return os.environ[self.api_key_env] if self.api_key_env else None
 
-    def model_provider(self) -> ModelProvider:
-        import data_designer.config as dd
-
-        self.require_key()
-        return dd.ModelProvider(
-            name=self.provider_name,
-            endpoint=self.endpoint,
-            provider_type=self.spec.dd_type,
-            api_key=self.api_key_env,  # the NAME: DataDesigner reads the variable itself
-        )
-
-    def model_config(self, **params: Any) -> ModelConfig:
-        """A DataDesigner ModelConfig (alias = this alias) with `params` over the alias's.
-
-        A served model skips DataDesigner's "Hello!" health check: `Runtime.serve()` has already
-        waited until it answers. Remote providers keep it, so a bad key or model id fails
-        before a batch is spent.
-        """
-        import data_designer.config as dd
-
-        merged = {**self.params, **params}
-        known = {k: merged[k] for k in DD_PARAMS if merged.get(k) is not None}
-        if "timeout" in known:  # DataDesigner takes whole seconds >= 1
-            known["timeout"] = max(1, math.ceil(float(known["timeout"])))
-        elif self.served:
-            # A model served on this machine (e.g. the embedded one on a CPU) can take minutes
-            # for one long answer; DataDesigner's 60 s default would throw that work away.
-            known["timeout"] = SERVED_TIMEOUT_S
-        extra = _extra_body(merged)
-        return dd.ModelConfig(
-            alias=self.alias,
-            model=self.model,
-            provider=self.provider_name,
-            inference_parameters=dd.ChatCompletionInferenceParams(
-                **known, extra_body=extra or None
-            ),
-            skip_health_check=self.served,
-        )
-
-    def litellm_kwargs(self, **overrides: Any) -> dict[str, Any]:
+    def _litellm_kwargs(self, **overrides: Any) -> dict[str, Any]:
         """Keyword arguments for `litellm.completion` (the key is read from the env now)."""
         merged = {**self.params, **overrides}
         kwargs = {k: v for k, v in merged.items() if k in LITELLM_DIRECT}
@@ -262,7 +205,7 @@ class ResolvedModel:
         if extra:
             kwargs["extra_body"] = extra
         return {
-            "model": f"{self.spec.litellm_prefix}/{self.model}",
+            "model": self.litellm_model,
             "api_base": self.endpoint,
             "api_key": self.api_key() or NO_KEY,
             **kwargs,
@@ -270,9 +213,9 @@ class ResolvedModel:
 
 
 def _extra_body(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Params neither client knows by name (e.g. `seed`, `stop`): sent in the request body."""
+    """Params litellm does not know by name (e.g. `seed`, `stop`): sent in the request body."""
     extra = dict(params.get("extra_body") or {})
-    skip = {*DD_PARAMS, *CALL_ONLY, *RETRY_ONLY, "extra_body"}
+    skip = {*LITELLM_DIRECT, *NOT_SENT, "extra_body"}
     extra.update({k: v for k, v in params.items() if k not in skip})
     return extra
 
@@ -305,8 +248,6 @@ def resolve_static(name: str, alias: ModelAlias, *, health: Health | None = None
     )
 
 
-SERVED_TIMEOUT_S = 900
-
 # Where a runtime-served alias points when the session was asked not to start servers (port 9
 # is the discard port: nothing answers, and nothing is meant to call it).
 NOT_SERVED_ENDPOINT = "http://127.0.0.1:9/v1"
@@ -316,9 +257,7 @@ class ModelSession:
     """Resolves aliases for one run or command; servers it starts live until it exits.
 
     with ModelSession(settings, host.registry) as models:
-        builder = dd.DataDesignerConfigBuilder([models.model_config("default")])
-        generate(builder, ..., providers=models.providers_for(builder.model_configs))
-        reply = models.completion("judge", [{"role": "user", "content": "hi"}])
+        reply = await models.resolve("judge").acomplete([{"role": "user", "content": "hi"}])
     """
 
     def __init__(
@@ -415,45 +354,9 @@ class ModelSession:
                 f"models.{alias_name} at another provider)"
             ) from None
 
-    def model_config(self, name: str, **params: Any) -> ModelConfig:
-        """A DataDesigner ModelConfig for alias `name` (its provider is named `name` too)."""
-        return self.resolve(name).model_config(**params)
-
-    def model_provider(self, name: str) -> ModelProvider:
-        return self.resolve(name).model_provider()
-
-    def providers_for(self, model_configs: Iterable[ModelConfig]) -> list[ModelProvider]:
-        """The providers exactly those model configs use, one per provider name.
-
-        Names this session resolved, or that settings list as aliases, are resolved here; any
-        other provider name is left for DataDesigner to report.
-        """
-        providers: dict[str, ModelProvider] = {}
-        for config in model_configs:
-            name = config.provider
-            if name in providers:
-                continue
-            if name in self._resolved or name in self.settings.models:
-                providers[name] = self.model_provider(name)
-        return list(providers.values())
-
-    def litellm_kwargs(self, name: str, **overrides: Any) -> dict[str, Any]:
-        return self.resolve(name).litellm_kwargs(**overrides)
-
-    def is_served(self, name: str) -> bool:
-        """True for an alias a Runtime serves on this machine (it answered when it started)."""
-        return PROVIDERS[self.alias(name).provider].runtime is not None
-
     def check(self, name: str) -> CheckResult:
         """One tiny request through `name`: its latency and tokens, or the failure in a line."""
         return check(self, name)
-
-    def completion(self, name: str, messages: list[dict[str, Any]], **overrides: Any) -> Any:
-        """`litellm.completion` through alias `name`; `overrides` win over the alias params."""
-        kwargs = self.litellm_kwargs(name, **overrides)
-        if "tools" in kwargs:  # litellm imports mcp>=2 for tools; DataDesigner pins mcp<2
-            kwargs["_skip_mcp_handler"] = True
-        return load_litellm().completion(**kwargs, messages=messages)
 
 
 PRICE_LIST = "model_prices_and_context_window_backup.json"
@@ -498,7 +401,7 @@ def _not_a_loop_change(record: logging.LogRecord) -> bool:
 def load_litellm() -> Any:
     """Import litellm offline and quiet: its import otherwise fetches a price list from GitHub,
     every error prints "Give Feedback / Get Help" banners to stdout, and a library that set up
-    INFO logging (DataDesigner does) would get a line per call from its loggers."""
+    INFO logging (some do) would get a line per call from its loggers."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
@@ -531,7 +434,7 @@ def check(session: ModelSession, name: str) -> CheckResult:
         resolved = session.resolve(name)
         # One try, whatever the alias's own `max_retries` / `num_retries` say: the overrides
         # replace them (passed beside **kwargs, they raised "multiple values for keyword").
-        kwargs = resolved.litellm_kwargs(
+        kwargs = resolved._litellm_kwargs(
             max_tokens=8, timeout=timeout, num_retries=0, max_retries=0
         )
         litellm = load_litellm()

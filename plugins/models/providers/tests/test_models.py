@@ -1,13 +1,15 @@
-"""Model aliases → DataDesigner and litellm, for every provider type, against the scripted server.
+"""Model aliases → litellm, for every provider type, against the scripted server.
 
-Each provider type is exercised through the real clients (DataDesigner's HTTP adapters, litellm)
-with its endpoint overridden to 127.0.0.1, so the request path, the credential header and the
-model id each client sends are checked, not assumed. The embedded path uses a fake Runtime that
-"serves" the scripted server and records start/stop, so auto-start and auto-stop are observable.
+Each provider type is exercised through the real client (litellm) with its endpoint overridden to
+127.0.0.1, so the request path, the credential header and the model id it sends are checked, not
+assumed. The embedded path uses a fake Runtime that "serves" the scripted server and records
+start/stop, so auto-start and auto-stop are observable. (DataDesigner through each provider, and
+a `bashgym run` that starts and stops the embedded runtime: plugins/designer/tests/test_models.py.)
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
@@ -18,16 +20,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 from bashgym_models_providers import PROVIDERS, MissingKeyError, ModelError, ModelSession
 from bashgym_testing.server import Fault, Reply
 
 from bashgym import hookimpl
-from bashgym.contracts import Pipeline, Runtime, ServedModel
+from bashgym.contracts import Runtime, ServedModel
 from bashgym.settings import ModelAlias, Settings
 
 SECRET = "sk-scripted-secret-value"
+HI = [{"role": "user", "content": "hi"}]
 
 
 def write_models(workdir: Path, models: dict[str, dict[str, Any]]) -> None:
@@ -76,67 +78,13 @@ class FakeRuntime(Runtime):
             self.events.append("stop")
 
 
-class LLMPipeline(Pipeline):
-    """One sampler and one LLM text column on the alias `default`, via `run.models`."""
-
-    runner = "datadesigner"
-
-    fail_after_models = False
-
-    def build(self, options: Any, run: Any, seed: Any) -> Any:
-        import data_designer.config as dd
-
-        config = run.models.model_config("default")
-        if self.fail_after_models:
-            raise RuntimeError("pipeline broke after starting the model")
-        return (
-            dd.DataDesignerConfigBuilder(model_configs=[config])
-            .add_column(
-                dd.SamplerColumnConfig(
-                    name="topic",
-                    sampler_type="category",
-                    params=dd.CategorySamplerParams(values=["git", "sed"]),
-                )
-            )
-            .add_column(
-                dd.LLMTextColumnConfig(
-                    name="answer", prompt="Explain {{ topic }} briefly.", model_alias="default"
-                )
-            )
-        )
-
-
-class LLMPlugin:
-    def __init__(self, pipeline: LLMPipeline, runtime: FakeRuntime | None = None) -> None:
-        self.pipeline, self.runtime = pipeline, runtime
-
-    @hookimpl
-    def register_pipelines(self, register: Any) -> None:
-        register("llm", self.pipeline)
+class RuntimePlugin:
+    def __init__(self, runtime: FakeRuntime) -> None:
+        self.runtime = runtime
 
     @hookimpl
     def register_runtimes(self, register: Any) -> None:
-        if self.runtime is not None:
-            register("embedded", self.runtime)
-
-
-@pytest.fixture
-def llm_run(bashgym_cli, bashgym_env, bashgym_host, register_plugin, model_server):
-    """`llm_run(runtime=None, fail=False)` → (CliResult, run dir) of `bashgym run -p llm`."""
-    # Whoever else registers the `embedded` runtime (the real plugin) steps aside for the fake.
-    existing = bashgym_host.registry.items["runtimes"].get("embedded")
-    if existing is not None:
-        bashgym_host.remove(existing.plugin)
-
-    def run(runtime: FakeRuntime | None = None, fail: bool = False, n: int = 3):
-        pipeline = LLMPipeline()
-        pipeline.fail_after_models = fail
-        register_plugin(LLMPlugin(pipeline, runtime), "llm-plugin")
-        out = bashgym_env.workdir / "run"
-        result = bashgym_cli("run", "-p", "llm", "-k", "parquet", "-n", str(n), "--out", out)
-        return result, out
-
-    return run
+        register("embedded", self.runtime)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,37 +92,23 @@ def llm_run(bashgym_cli, bashgym_env, bashgym_host, register_plugin, model_serve
 
 
 @pytest.mark.parametrize(
-    ("provider", "endpoint", "key", "dd_type", "prefix"),
+    ("provider", "endpoint", "key", "prefix"),
     [
-        ("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "openai", "openai"),
-        ("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "anthropic", "anthropic"),
-        (
-            "nvidia",
-            "https://integrate.api.nvidia.com/v1",
-            "NVIDIA_API_KEY",
-            "openai",
-            "nvidia_nim",
-        ),
-        (
-            "openrouter",
-            "https://openrouter.ai/api/v1",
-            "OPENROUTER_API_KEY",
-            "openai",
-            "openrouter",
-        ),
+        ("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "openai"),
+        ("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "anthropic"),
+        ("nvidia", "https://integrate.api.nvidia.com/v1", "NVIDIA_API_KEY", "nvidia_nim"),
+        ("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openrouter"),
     ],
 )
-def test_provider_defaults_feed_both_clients(monkeypatch, provider, endpoint, key, dd_type, prefix):
+def test_provider_defaults_feed_the_model_and_litellm(monkeypatch, provider, endpoint, key, prefix):
     monkeypatch.setenv(key, SECRET)
     settings = Settings(models={"m": ModelAlias(provider=provider, model="x-1")})
     with ModelSession(settings) as models:
-        dd_provider = models.model_provider("m")
-        config = models.model_config("m")
-        kwargs = models.litellm_kwargs("m")
-    assert (dd_provider.endpoint, dd_provider.provider_type) == (endpoint, dd_type)
-    assert dd_provider.api_key == key  # the NAME: DataDesigner reads the variable itself
-    assert (config.alias, config.model, config.provider) == ("m", "x-1", dd_provider.name)
-    assert config.skip_health_check is False
+        model = models.resolve("m")
+        kwargs = model._litellm_kwargs()
+    assert (model.alias, model.model, model.endpoint) == ("m", "x-1", endpoint)
+    assert model.api_key_env == key  # the NAME: a runner's own client reads the variable itself
+    assert model.served is False
     assert kwargs["model"] == f"{prefix}/x-1"
     assert (kwargs["api_base"], kwargs["api_key"]) == (endpoint, SECRET)
 
@@ -183,11 +117,12 @@ def test_missing_key_is_named_and_never_sent(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     settings = Settings(models={"judge": ModelAlias(provider="openai", model="gpt-x")})
     with ModelSession(settings) as models:
-        for use in (models.model_provider, models.litellm_kwargs):
+        judge = models.resolve("judge")
+        for use in (judge._litellm_kwargs, lambda: asyncio.run(judge.acomplete(HI, retries=0))):
             with pytest.raises(
                 MissingKeyError, match="set the environment variable OPENAI_API_KEY"
             ):
-                use("judge")
+                use()
 
 
 def test_endpoint_and_model_are_required_where_there_is_no_default():
@@ -204,7 +139,7 @@ def test_endpoint_and_model_are_required_where_there_is_no_default():
             models.resolve("bare")
 
 
-def test_params_split_between_known_fields_and_the_request_body(monkeypatch):
+def test_params_split_between_litellm_arguments_and_the_request_body(monkeypatch):
     monkeypatch.setenv("K", SECRET)
     params = {"temperature": 0.2, "max_tokens": 64, "timeout": 0.5, "seed": 7, "extra_body": {}}
     params |= {"max_parallel_requests": 8}
@@ -216,10 +151,8 @@ def test_params_split_between_known_fields_and_the_request_body(monkeypatch):
         params=params,
     )
     with ModelSession(Settings(models={"a": alias})) as models:
-        inference = models.model_config("a", temperature=0.9).inference_parameters
-        kwargs = models.litellm_kwargs("a")
-    assert (inference.temperature, inference.max_tokens, inference.timeout) == (0.9, 64, 1)
-    assert inference.max_parallel_requests == 8 and inference.extra_body == {"seed": 7}
+        kwargs = models.resolve("a")._litellm_kwargs()
+    # max_parallel_requests is a client's concurrency limit: never in the request
     assert kwargs == {
         "model": "openai/m",
         "api_base": "http://h/v1",
@@ -238,8 +171,9 @@ def test_keyless_endpoint_never_falls_back_to_openai_key(monkeypatch, model_serv
         provider="openai-compatible", model="m", endpoint=model_server.openai_base_url
     )
     with ModelSession(Settings(models={"local": alias})) as models:
-        assert models.model_provider("local").api_key is None
-        models.completion("local", [{"role": "user", "content": "hi"}], max_retries=0)
+        local = models.resolve("local")
+        assert local.api_key_env is None
+        asyncio.run(local.acomplete(HI, retries=0))
     assert model_server.completions[-1].api_key != SECRET
 
 
@@ -253,74 +187,13 @@ def test_litellm_call_through_each_provider(monkeypatch, model_server, provider)
     model_server.script(Reply("pong"))
     alias = ModelAlias.model_validate(remote_alias(provider, model_server))
     with ModelSession(Settings(models={"a": alias})) as models:
-        reply = models.completion("a", [{"role": "user", "content": "ping"}], max_tokens=5)
-    assert reply.choices[0].message.content == "pong"
+        ping = [{"role": "user", "content": "ping"}]
+        reply = asyncio.run(models.resolve("a").acomplete(ping, params={"max_tokens": 5}))
+    assert reply.message["content"] == "pong"
     (request,) = model_server.completions
     path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
     assert (request.path, request.model, request.api_key) == (path, f"{provider}-model", SECRET)
     assert request.body["max_tokens"] == 5
-
-
-# ---------------------------------------------------------------------------------------------
-# DataDesigner, end to end through `bashgym run`
-
-
-@pytest.mark.parametrize("provider", REMOTE)
-def test_bashgym_run_through_each_provider(
-    monkeypatch, bashgym_env, model_server, llm_run, provider
-):
-    monkeypatch.setenv(key_var(provider), SECRET)
-    model_server.add_rule("Explain", lambda req: Reply(f"{req.api} says {req.last_user_text}"))
-    write_models(bashgym_env.workdir, {"default": remote_alias(provider, model_server)})
-
-    result, out = llm_run()
-
-    assert result.exit_code == 0, result.output
-    rows = pq.read_table(out / "data.parquet").to_pylist()
-    api = "anthropic" if provider == "anthropic" else "openai"
-    assert len(rows) == 3
-    assert all(r["answer"] == f"{api} says Explain {r['topic']} briefly." for r in rows)
-    posts = model_server.completions
-    path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
-    assert {(r.path, r.model, r.api_key) for r in posts} == {(path, f"{provider}-model", SECRET)}
-    # A remote alias gets one counted preflight request before any row (not DataDesigner's
-    # uncounted health check).
-    assert sum(r.last_user_text == "Reply with OK." for r in posts) == 1
-    assert not any("Hello!" in r.last_user_text for r in posts)
-    assert SECRET not in (out / "run.toml").read_text() + (out / "run.json").read_text()
-
-
-def test_embedded_alias_is_started_for_the_run_and_stopped_after(
-    bashgym_env, model_server, llm_run
-):
-    runtime = FakeRuntime(model_server.openai_base_url)
-    write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
-
-    result, out = llm_run(runtime)
-
-    assert result.exit_code == 0, result.output
-    assert runtime.events == ["start", "stop"]
-    assert len(pq.read_table(out / "data.parquet")) == 3
-    posts = model_server.completions
-    assert posts and {r.model for r in posts} == {"fake"}
-    # serve() already waited until the server answered: no health check for a served model.
-    assert not any("Hello!" in r.last_user_text for r in posts)
-
-
-def test_embedded_alias_is_stopped_when_the_run_fails(bashgym_env, model_server, llm_run):
-    runtime = FakeRuntime(model_server.openai_base_url)
-    write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
-
-    result, out = llm_run(runtime, fail=True)
-
-    # A pipeline that raises while building is one line naming it (exit 2), not a traceback,
-    # and the model server it had started is stopped all the same.
-    assert result.exit_code == 2
-    assert (
-        "pipeline 'llm' failed to build its config: RuntimeError: pipeline broke" in result.output
-    )
-    assert json.loads((out / "run.json").read_text())["status"] == "failed"
-    assert runtime.events == ["start", "stop"]
 
 
 def test_session_stops_runtimes_on_keyboard_interrupt_and_shares_one_server(model_server):
@@ -335,18 +208,10 @@ def test_session_stops_runtimes_on_keyboard_interrupt_and_shares_one_server(mode
     with pytest.raises(KeyboardInterrupt), ModelSession(settings, Registry()) as models:  # type: ignore[arg-type]
         assert runtime.events == []  # lazily: nothing starts before first use
         assert models.resolve("default").endpoint == model_server.openai_base_url
-        assert models.model_config("judge").model == "fake"
-        assert models.litellm_kwargs("default")["api_key"] == "no-key"
+        assert models.resolve("judge").model == "fake"
+        assert models.resolve("default")._litellm_kwargs()["api_key"] == "no-key"
         raise KeyboardInterrupt
     assert runtime.events == ["start", "stop"]  # two identical aliases, one server
-
-
-def test_embedded_alias_without_a_runtime_is_a_clear_error(bashgym_env, bashgym_host, llm_run):
-    write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
-    result, _ = llm_run()
-    assert result.exit_code == 2
-    assert "no runtime named 'embedded' is installed" in " ".join(result.stderr.split())
-    assert "Traceback" not in result.output
 
 
 # ---------------------------------------------------------------------------------------------
@@ -441,103 +306,12 @@ def test_models_check_starts_and_stops_the_embedded_runtime(
     if existing is not None:
         bashgym_host.remove(existing.plugin)
     runtime = FakeRuntime(model_server.openai_base_url)
-    register_plugin(LLMPlugin(LLMPipeline(), runtime), "fake-runtime")
+    register_plugin(RuntimePlugin(runtime), "fake-runtime")
     write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
     result = bashgym_cli("models", "check")
     assert result.exit_code == 0, result.output
     assert runtime.events == ["start", "stop"]
     assert model_server.completions[-1].model == "fake"
-
-
-# ---------------------------------------------------------------------------------------------
-# Offline: no connection leaves the machine
-
-
-@pytest.fixture
-def outbound(monkeypatch) -> list[Any]:
-    """Every connection attempt (and name lookup) to a non-loopback address, refused."""
-    attempts: list[Any] = []
-    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
-    real_getaddrinfo = socket.getaddrinfo
-
-    def local(address: Any) -> bool:
-        return not isinstance(address, tuple) or address[0] in ("127.0.0.1", "::1", "localhost")
-
-    def connect(self: socket.socket, address: Any) -> Any:
-        if not local(address):
-            attempts.append(address)
-            raise OSError("outbound connection blocked by the test")
-        return real_connect(self, address)
-
-    def connect_ex(self: socket.socket, address: Any) -> Any:
-        if not local(address):
-            attempts.append(address)
-            return 111
-        return real_connect_ex(self, address)
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if host not in (None, "127.0.0.1", "::1", "localhost"):
-            attempts.append(host)
-            raise socket.gaierror("name lookup blocked by the test")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return attempts
-
-
-@pytest.fixture
-def cold_tokenizer(monkeypatch) -> None:
-    """Forget any cl100k_base already loaded in this process (litellm loads it on import)."""
-    import tiktoken.registry
-    from data_designer.engine.utils import token_counting
-
-    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
-    monkeypatch.setattr(token_counting, "get_cl100k_base_tokenizer", _fresh_getter())
-    monkeypatch.delitem(tiktoken.registry.ENCODINGS, "cl100k_base", raising=False)
-
-
-def _fresh_getter() -> Any:
-    from functools import lru_cache
-
-    import data_designer.lazy_heavy_imports as lazy
-
-    @lru_cache(maxsize=1)
-    def get_cl100k_base_tokenizer() -> Any:
-        return lazy.tiktoken.get_encoding("cl100k_base")
-
-    return get_cl100k_base_tokenizer
-
-
-def test_pipeline_run_makes_no_outbound_connection(
-    monkeypatch, bashgym_env, model_server, llm_run, outbound, cold_tokenizer
-):
-    monkeypatch.setenv("LOCAL_LLM_KEY", SECRET)
-    write_models(bashgym_env.workdir, {"default": remote_alias("openai-compatible", model_server)})
-
-    result, out = llm_run()
-
-    assert result.exit_code == 0, result.output
-    assert outbound == []
-    log = (out / "logs" / "datadesigner.log").read_text()
-    assert "failed to calculate" not in log  # the profiler counted tokens, offline
-    from data_designer.engine.utils.token_counting import count_text_tokens
-
-    assert count_text_tokens("hello world") == 2  # the real cl100k_base, not an estimate
-
-
-def test_without_a_bundled_tokenizer_counts_are_estimated_not_downloaded(
-    monkeypatch, bashgym_env, outbound, cold_tokenizer
-):
-    import bashgym_designer.designer as designer
-    from data_designer.engine.utils import token_counting
-
-    monkeypatch.setattr(designer, "_bundled_tiktoken_dir", lambda: None)
-    designer.prepare_environment(Settings())
-    assert token_counting.count_text_tokens("x" * 10) == 3
-    assert outbound == []
 
 
 def test_litellm_import_and_models_check_stay_offline(bashgym_env, model_server, tmp_path):

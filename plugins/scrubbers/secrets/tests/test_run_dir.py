@@ -70,8 +70,10 @@ class EchoPipeline(Pipeline):
 
     def build(self, options, run, seed):
         import data_designer.config as dd
+        from bashgym_designer.models import model_config
 
-        builder = dd.DataDesignerConfigBuilder(model_configs=[run.models.model_config("default")])
+        default = model_config(run.models.resolve("default"))
+        builder = dd.DataDesignerConfigBuilder(model_configs=[default])
         builder.add_column(
             dd.LLMTextColumnConfig(
                 name="echo", prompt="Repeat this:\n{{ notes }}", model_alias="default"
@@ -85,8 +87,10 @@ class EchoTracePipeline(EchoPipeline):
 
     def build(self, options, run, seed):
         import data_designer.config as dd
+        from bashgym_designer.models import model_config
 
-        builder = dd.DataDesignerConfigBuilder(model_configs=[run.models.model_config("default")])
+        default = model_config(run.models.resolve("default"))
+        builder = dd.DataDesignerConfigBuilder(model_configs=[default])
         builder.add_column(
             dd.LLMTextColumnConfig(
                 name="echo", prompt="Summarize:\n{{ trace }}", model_alias="default"
