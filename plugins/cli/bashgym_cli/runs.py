@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bashgym.contracts import ROLES
-from bashgym.plugins import PluginHost, PluginLoadError, current_host
+from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, PluginLoadError, current_host, use_host
 from bashgym.registry import PluginConflictError, Registry
 from bashgym.runspec import (
     PLURAL_KEYS,
@@ -42,6 +42,7 @@ from bashgym.runspec import (
 from bashgym.settings import Settings, SettingsError, load_settings
 from bashgym.text import explain_validation
 from bashgym_cli.app import fail, report_broken_plugins
+from bashgym_cli.index import catalogue, owners_by_name
 from bashgym_cli.loading import load_plugin
 from bashgym_cli.values import non_finite
 
@@ -198,6 +199,73 @@ def config_file_pipeline(spec: RunSpec, registry: Registry) -> RunSpec:
     return spec
 
 
+def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tuple[str, str]]]:
+    """The entry points a run of `spec` uses, by the catalogue `cat` (`bashgym_cli.index`): every
+    plugin with a hook other than registrations and commands (observers, settings tables, model
+    access, scrubbing, task running); every one registering a kind no role names (runners: a
+    pipeline names its own; runtimes, routers, scrubbers: settings choose them); each role's
+    plugin (every owner of the name: two are a conflict to report); every environment when the
+    run has an executor (the default one is chosen among them); every plugin that failed when
+    the index was built (the run warns about it, as before, or finds it mended). The default
+    plugins are loaded by the host anyway. Also the (kind, name)s the catalogue does not know."""
+    needed: set[str] = set(DEFAULT_PLUGINS)
+    for plugin, entry in cat["plugins"].items():
+        if entry["broken"] or set(entry["hooks"]) - {"register_commands"}:
+            needed.add(plugin)
+        if set(entry["registers"]) - set(ROLES.values()):
+            needed.add(plugin)
+    unknown: list[tuple[str, str]] = []
+    for role, kind in ROLES.items():
+        names = owners_by_name(cat, kind)
+        if role == "environment" and spec.executor is not None:
+            needed.update(p for owners in names.values() for p in owners)
+        for step in spec.steps(role):
+            owners = names.get(step.plugin) or _config_file_owners(cat, role, step.plugin)
+            if owners:
+                needed.update(owners)
+            else:
+                unknown.append((kind, step.plugin))
+    return needed, unknown
+
+
+def _config_file_owners(cat: dict[str, Any], role: str, name: str) -> list[str]:
+    """`--pipeline my_config.yaml`: the plugins whose pipelines run such files."""
+    suffix = Path(name).suffix.lower()
+    if role != "pipeline" or not suffix or not Path(name).is_file():
+        return []
+    return [
+        plugin
+        for plugin, entry in cat["plugins"].items()
+        for described in entry["registers"].get("pipelines", {}).values()
+        if suffix in described["config_files"]
+    ]
+
+
+def run_host(spec: RunSpec) -> PluginHost:
+    """The host a run of `spec` uses, made current (`current_host()`): the one already current
+    if any (a test's; every plugin, when the command index had to be built), else a host of
+    only the plugins the run uses (`plugins_for`) and its `--plugin`s. Every plugin is loaded
+    into it (BASHGYM_LOAD_PLUGINS still narrowing) when the index is missing or stale, or names
+    a step that neither it nor a `--plugin` registers: the error then lists every valid name."""
+    previous = use_host(None)
+    use_host(previous)
+    cat = None if previous is not None else catalogue()
+    if previous is not None or cat is None:
+        host = current_host()
+        for extra in spec.plugins:
+            load_plugin(host, extra)
+        return host
+    needed, unknown = plugins_for(spec, cat)
+    host = PluginHost(entry_points=False)
+    host.load_entry_points(only=needed)
+    use_host(host)
+    for extra in spec.plugins:
+        load_plugin(host, extra)
+    if unknown and any(name not in host.registry.items[kind] for kind, name in unknown):
+        host.load_entry_points()  # every one left (those allowed by BASHGYM_LOAD_PLUGINS)
+    return host
+
+
 def resolve_spec(
     build: Callable[[], RunSpec],
     *,
@@ -206,14 +274,13 @@ def resolve_spec(
     resolver: Callable[[RunSpec, Registry], ResolvedRun] = resolve,
 ) -> tuple[PluginHost, Settings, ResolvedRun]:
     """What every command that runs or inspects a RunSpec does first: settings, the spec
-    (`build`, then `--map NEW=OLD` and `--set` on it), its `--plugin`s loaded, every name and
-    option checked by `resolver`. A mistake in any of them is one red line and exit 2; plugins
-    that failed to load are warned about and the command goes on without them."""
+    (`build`, then `--map NEW=OLD` and `--set` on it), the plugins it uses loaded (`run_host`)
+    with its `--plugin`s, every name and option checked by `resolver`. A mistake in any of them
+    is one red line and exit 2; plugins that failed to load are warned about and the command
+    goes on without them."""
     try:
         spec = build()
-        host = current_host()
-        for extra in spec.plugins:
-            load_plugin(host, extra)
+        host = run_host(spec)
         settings = load_settings(host.registry.settings_tables)  # the tables plugins own too
         spec = config_file_pipeline(spec, host.registry)
         spec = apply_sets(

@@ -105,8 +105,8 @@ def test_an_index_is_stale_when_a_file_it_was_built_from_changes(tmp_path, monke
 def test_the_lazy_group_lists_stand_ins_and_runs_the_real_command():
     loads = []
 
-    def load():
-        loads.append(1)
+    def load(name, plugin):
+        loads.append((name, plugin))
         real = root_app()
 
         @real.command()
@@ -118,12 +118,12 @@ def test_the_lazy_group_lists_stand_ins_and_runs_the_real_command():
 
     entries = [
         {"name": "hello", "help": "Say hello.", "short_help": None, "hidden": False,
-         "deprecated": False, "panel": None},
+         "deprecated": False, "panel": None, "plugin": "greetings"},
     ]  # fmt: skip
     runner = CliRunner()
     listed = runner.invoke(root_app(cls=lazy_group(entries, load)), ["--help"])
     assert "Say hello." in listed.output and loads == []
     ran = runner.invoke(root_app(cls=lazy_group(entries, load)), ["hello", "you"])
-    assert ran.output == "hello you\n" and loads == [1]
+    assert ran.output == "hello you\n" and loads == [("hello", "greetings")]
     missing = runner.invoke(root_app(cls=lazy_group(entries, load)), ["helo"])
     assert missing.exit_code == 2 and "Did you mean 'hello'?" in missing.output

@@ -17,7 +17,7 @@ from bashgym.runspec import (
     RunSpec,
     StepSpec,
 )
-from bashgym_commands_run.completion import names_of
+from bashgym_commands_run.completion import complete_sets, names_of
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
 
@@ -81,7 +81,11 @@ def run_command(
     ] = None,
     sets: Annotated[
         list[str] | None,
-        typer.Option("--set", help="ROLE.KEY=VALUE option, e.g. source.path=data/ (repeatable)."),
+        typer.Option(
+            "--set",
+            help="ROLE.KEY=VALUE option, e.g. source.path=data/ (repeatable).",
+            autocompletion=complete_sets,
+        ),
     ] = None,
     maps: Annotated[
         list[str] | None,
