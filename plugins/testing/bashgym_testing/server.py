@@ -28,6 +28,7 @@ import itertools
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -523,8 +524,6 @@ class _HTTPServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up mid-reply (timeouts, disconnect faults) are normal here; anything
         else is kept in ``owner.errors`` for the test to see, instead of printed to stderr."""
-        import sys
-
         exc = sys.exc_info()[1]
         if exc is not None and not isinstance(exc, ConnectionError | TimeoutError):
             with self.owner._lock:

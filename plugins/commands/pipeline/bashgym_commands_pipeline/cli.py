@@ -7,20 +7,32 @@ The work is in the sibling modules; these functions parse flags into the same sp
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from bashgym_cli import err, fail, out, report_broken_plugins
 from bashgym_cli.runs import resolve_spec
+from rich.console import Group
 from rich.markup import escape
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from bashgym.contracts import InputError
 from bashgym.plugins import PluginHost, current_host
 from bashgym.runspec import RunSpec, StepSpec
 from bashgym.settings import SettingsError, load_settings
 from bashgym.text import plain
+from bashgym_commands_pipeline import (
+    export,
+    list_pipelines,
+    prepare,
+    preview,
+    resolve_pipeline,
+    validate,
+)
 
 # --------------------------------------------------------------------------------------------
 # Pipeline commands: list, preview, validate, export (the work is in bashgym_commands_pipeline).
@@ -56,7 +68,6 @@ def _pipeline_spec(
     plugin: list[str] | None,
 ) -> tuple[PluginHost, Any, Any]:
     """Settings, host and the resolved spec, through the same `--set`/`--plugin` path as `run`."""
-    from bashgym_commands_pipeline import resolve_pipeline
 
     def build() -> RunSpec:
         return RunSpec(
@@ -80,10 +91,6 @@ def pipeline_list(as_json: JsonOpt = False) -> None:
 
       bashgym pipeline list --json | jq '.[].columns'
     """
-    from dataclasses import asdict
-
-    from bashgym_commands_pipeline import list_pipelines
-
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -143,8 +150,6 @@ def validate_command(
 
       bashgym validate coding-agent-sft -s files --set source.path=examples/tasks.csv -j llm-rubric
     """
-    from bashgym_commands_pipeline import prepare, validate
-
     host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
     try:
         with prepare(resolved, host, settings, serve=False, console=err) as prepared:
@@ -210,8 +215,6 @@ def preview_command(
 
       bashgym preview tool-use-sft --json | jq '.records[0]'
     """
-    from bashgym_commands_pipeline import prepare, preview
-
     host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
     try:
         with prepare(resolved, host, settings, serve=True, console=err) as prepared:
@@ -267,8 +270,6 @@ def pipeline_export(
 
     Then run the printed [bold]data-designer create[/] command.
     """
-    from bashgym_commands_pipeline import export, prepare
-
     host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
     try:
         with prepare(resolved, host, settings, serve=False, console=err) as prepared:
@@ -298,8 +299,8 @@ def _clip(text: str, max_chars: int) -> str:
 
 
 def _render_value(value: Any, max_chars: int) -> Any:
+    # ~10 ms: rich.pretty only when a record is shown (this module loads with every command)
     from rich.pretty import Pretty
-    from rich.text import Text
 
     if value is None:
         return Text("-", style="dim")
@@ -318,9 +319,7 @@ def _render_value(value: Any, max_chars: int) -> Any:
 
 def _messages(messages: list[dict[str, Any]], max_chars: int) -> Any:
     """Chat messages (the common output shape) as `role: content` lines, tool calls pretty."""
-    from rich.console import Group
-    from rich.pretty import Pretty
-    from rich.text import Text
+    from rich.pretty import Pretty  # (see _render_value)
 
     parts: list[Any] = []
     for message in messages:
@@ -338,8 +337,6 @@ def _messages(messages: list[dict[str, Any]], max_chars: int) -> Any:
 
 
 def _record_panel(record: dict[str, Any], title: str, max_chars: int) -> Any:
-    from rich.panel import Panel
-
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold cyan", no_wrap=True)
     grid.add_column(overflow="fold")

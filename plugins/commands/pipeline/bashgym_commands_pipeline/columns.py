@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import data_designer.config as dd
+
 if TYPE_CHECKING:
     import pandas as pd
     from data_designer.config import DataDesignerConfigBuilder
@@ -55,8 +57,6 @@ def config_columns(builder: DataDesignerConfigBuilder, origins: dict[str, str]) 
 
 def frame_seed(builder: DataDesignerConfigBuilder) -> pd.DataFrame | None:
     """The DataFrame of a DataFrame seed source, else None."""
-    import data_designer.config as dd
-
     seed_config = builder.get_seed_config()
     if seed_config is not None and isinstance(seed_config.source, dd.DataFrameSeedSource):
         return seed_config.source.df

@@ -9,14 +9,17 @@ columns that carry Python code, and checks that the written file loads back in D
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import os
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import data_designer.config as dd
 from bashgym_designer.designer import PLACEHOLDER_PROVIDER
 from bashgym_designer.models import model_provider
+from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
 
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.columns import enum_text, frame_seed, used_aliases
@@ -104,8 +107,6 @@ def _write_config(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path | N
 def _copy_seed_file(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path | None:
     """A seed file the pipeline wrote itself (e.g. under a temporary run dir that is gone once
     the export returns) is copied beside the config, so the export stands on its own."""
-    import shutil
-
     seed_config = builder.get_seed_config()
     source = seed_config.source if seed_config is not None else None
     if not isinstance(source, dd.LocalFileSeedSource) or not Path(source.path).is_file():
@@ -143,8 +144,6 @@ def _plugins_needed(builder: dd.DataDesignerConfigBuilder) -> list[str]:
     """What the plain `data-designer` CLI must have installed to run the config: the
     distributions whose `data_designer.plugins` entry points define its column, processor or
     seed types."""
-    import importlib.metadata as metadata
-
     used = {enum_text(getattr(c, "column_type", "")) for c in builder.get_column_configs()}
     used |= {enum_text(getattr(p, "processor_type", "")) for p in builder.get_processor_configs()}
     seed = builder.get_seed_config()
@@ -193,7 +192,7 @@ def _export_providers(
 def _write_providers(home: Path, providers: list[dd.ModelProvider]) -> None:
     """`model_providers.yaml` written the way the data-designer CLI's ProviderRepository saves
     it (`data_designer.cli.repositories.provider_repository`), so its loader reads it back."""
-    from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
+    # ~45 ms (yaml, measured): only an export writes one; this module loads with every command
     from data_designer.config.utils.io_helpers import save_config_file
 
     doc = {"providers": [p.model_dump(mode="json", exclude_none=True) for p in providers]}

@@ -19,7 +19,7 @@ from bashgym_designer.designer import make_designer, prepare_environment
 from bashgym_designer.rounds import assemble, requested_records
 
 from bashgym.contracts import InputError, RunContext, Scrubbing, open_models
-from bashgym.engine import open_scrubbing
+from bashgym.engine import open_scrubbing, read_source
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
 
 if TYPE_CHECKING:
@@ -136,8 +136,6 @@ def read_seed(
     resolved: ResolvedRun, run: RunContext, host: PluginHost, console: Console | None
 ) -> tuple[pd.DataFrame | None, str | None]:
     """The seed rows and where they came from: the source, else the pipeline's example seed."""
-    from bashgym.engine import read_source
-
     pipeline = resolved.pipeline
     assert pipeline is not None
     if resolved.source is not None:

@@ -17,6 +17,7 @@ from bashgym_designer.designer import Generation, all_rows_dropped, task_failure
 from bashgym_designer.drops import read_drops
 from bashgym_designer.models import providers_for
 from bashgym_designer.rounds import account
+from data_designer.errors import DataDesignerError
 
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.messages import log_problems, one_line, quiet
@@ -44,8 +45,6 @@ def preview(prepared: Prepared, n: int) -> Preview:
     is a result with zero rows, as in a run; any other DataDesigner failure is an InputError
     quoting the log's warnings, and the run dir is kept so the log it names stays readable.
     """
-    from data_designer.errors import DataDesignerError
-
     run, step = prepared.run, prepared.pipeline
     assert run.models is not None
     providers = providers_for(run.models, prepared.builder.model_configs)

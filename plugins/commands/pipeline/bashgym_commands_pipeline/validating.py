@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from bashgym_designer.constrain import base_alias
 from bashgym_designer.models import require_key
+from data_designer.config.errors import InvalidConfigError
+from data_designer.errors import DataDesignerError
 
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.columns import Column, config_columns, frame_seed, used_aliases
@@ -38,9 +40,6 @@ def validate(prepared: Prepared) -> Validation:
     'x'." DataDesigner prints its own violation panels to stdout and raises a generic error;
     the violations are recomputed here with its own validator so each becomes one line.
     """
-    from data_designer.config.errors import InvalidConfigError
-    from data_designer.errors import DataDesignerError
-
     builder = prepared.builder
     problems, warnings = _violations(prepared)
     problems += _model_problems(prepared)
@@ -58,6 +57,8 @@ def validate(prepared: Prepared) -> Validation:
 
 def _violations(prepared: Prepared) -> tuple[list[str], list[str]]:
     """DataDesigner's column checks as (errors, warnings), one line each."""
+    # ~75 ms and ~1 s (measured), and the engine only after prepare_environment (bashgym_designer.
+    # designer): this module loads with every command, a validation needs them
     from data_designer.config.column_configs import SeedDatasetColumnConfig
     from data_designer.engine.validation import ViolationLevel, validate_data_designer_config
 

@@ -12,8 +12,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from bashgym_cli import fail, out
 
 from bashgym import hookimpl
+from bashgym.contracts import InputError
+from bashgym.events import Artifact
+from bashgym.records import DroppedRow
+from bashgym.text import one_line
 from bashgym_commands_report.render import (
     REPORT_FILE,
     ReportColumns,
@@ -36,10 +41,10 @@ __all__ = [
 
 def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
     """Write RUN_DIR/report.html from what the run dir holds; return its path."""
+    # ~0.5 s and ~0.15 s (measured): pandas and pyarrow only when a report is written, not in
+    # every command (this plugin loads with all of them)
     import pandas as pd
     import pyarrow.parquet as pq
-
-    from bashgym.records import DroppedRow
 
     run_dir = Path(run_dir)
     if summary is None:
@@ -74,8 +79,6 @@ def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
 
 @hookimpl
 def on_run_end(summary, run):
-    from bashgym.events import Artifact
-
     try:
         path = report_for(run.run_dir, summary)
     except Exception as exc:  # noqa: BLE001 -- the data is written; the report is a view of it
@@ -91,10 +94,7 @@ def report_command(
 
     It reads run.json, the dropped rows and DataDesigner's batches: for a run made before an
     upgrade, or one copied from elsewhere."""
-    import pyarrow as pa
-    from bashgym_cli import fail, out
-
-    from bashgym.text import one_line
+    import pyarrow as pa  # (see report_for)
 
     summary = read_summary(run_dir)
     try:
@@ -107,8 +107,6 @@ def report_command(
 
 def read_summary(run_dir: Path) -> dict[str, Any]:
     """RUN_DIR/run.json as the object a run writes; InputError (one line, exit 2) otherwise."""
-    from bashgym.contracts import InputError
-
     path = run_dir / "run.json"
     if not path.is_file():
         raise InputError(f"{run_dir} is not a run directory (no run.json)")

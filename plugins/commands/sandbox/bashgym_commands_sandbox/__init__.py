@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from bashgym_cli import err, fail
 
 from bashgym import hookimpl
 from bashgym.contracts import InputError
+from bashgym.plugins import current_host
 from bashgym_commands_sandbox.running import (
     EXIT_STOPPED,
     choose,
@@ -88,10 +90,6 @@ def run_command(
         bool, typer.Option("--json", help="Print one JSON object instead (exit code kept).")
     ] = False,
 ) -> None:
-    from bashgym_cli import err, fail
-
-    from bashgym.plugins import current_host
-
     try:
         command = command_text(words or [])
         choice = choose(current_host().registry, environment, parse_sets(sets or []), timeout)
