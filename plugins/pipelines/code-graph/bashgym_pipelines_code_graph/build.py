@@ -115,7 +115,7 @@ def build_graph(
     ]
     with gc_paused():
         if workers > 1 and len(jobs) >= 4 * workers:
-            from bashgym_pipelines_code_graph.shared import build_shared
+            from bashgym_pipelines_code_graph.shared import build_shared  # circular: it imports us
 
             resolution, parsed = build_shared(repo, jobs, workers, CHUNKS_PER_PROCESS)
         else:

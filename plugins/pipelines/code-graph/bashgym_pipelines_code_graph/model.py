@@ -13,6 +13,7 @@ modules (`web/src/api`), with members after a dot (`web/src/api.Client.get`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,8 +117,6 @@ def graph_rows(graph: Graph) -> list[dict[str, Any]]:
 
 def _as_list(value: Any) -> list[str]:
     """A list cell as read back from pandas, Parquet (numpy arrays) or CSV/JSON (JSON text)."""
-    import json
-
     if value is None:
         return []
     if isinstance(value, str):

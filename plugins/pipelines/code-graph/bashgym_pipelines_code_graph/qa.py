@@ -11,6 +11,7 @@ hold before a judge is paid to read it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -177,8 +178,6 @@ def judge_prompt() -> str:
 def _ids(value: Any, key: str) -> list[str]:
     value = plain(value)
     if isinstance(value, str):
-        import json
-
         try:
             value = json.loads(value)
         except ValueError:

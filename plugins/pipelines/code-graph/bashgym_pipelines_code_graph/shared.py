@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import multiprocessing
 import os
 import pickle
 import tempfile
@@ -173,8 +174,6 @@ class Crew:
     """The spawned workers of one build, the pipes to them and the chunks each one sent."""
 
     def __init__(self, chunks: Sequence[Sequence[ParseJob]], folder: str) -> None:
-        import multiprocessing
-
         context = multiprocessing.get_context("spawn")
         self.claims = Claims(context, len(chunks))
         # The jobs go in a file: a large argument would make `start` wait on the pipe until

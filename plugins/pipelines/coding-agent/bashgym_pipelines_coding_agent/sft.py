@@ -68,6 +68,7 @@ class CodingAgentSft(Pipeline[SftOptions]):
         return builder
 
     def finalize(self, dataset: pd.DataFrame, options: SftOptions, run: RunContext) -> pd.DataFrame:
+        # ~0.5 s (measured): pandas only when rows are made, not whenever the registry loads
         import pandas as pd
 
         rubric = get_rubric(RUBRIC)

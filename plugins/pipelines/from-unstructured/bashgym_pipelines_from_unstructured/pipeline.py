@@ -121,6 +121,7 @@ class FromUnstructuredPipeline(Pipeline[FromUnstructuredOptions]):
         return to_rows(dataset, options, run)
 
     def example_seed(self, options: FromUnstructuredOptions) -> pd.DataFrame:
+        # ~0.5 s (measured): pandas only when a seed is made, not whenever the plugins load
         import pandas as pd
 
         return pd.DataFrame(example_rows())

@@ -62,7 +62,7 @@ def call_validator(tools: list[dict[str, Any]]) -> Any:
     toolset = ToolSet(tools)
 
     def check_tool_calls(frame: pd.DataFrame) -> pd.DataFrame:
-        import pandas as pd
+        import pandas as pd  # (see finalize)
 
         return pd.DataFrame([toolset.check(c).as_cell() for c in frame["conversation"]])
 
@@ -134,6 +134,7 @@ class ToolUseSftPipeline(Pipeline[ToolUseOptions]):
         """`messages` (system, user, assistant tool calls, tool results, final answer), the
         `tools` schema as JSON text (one Parquet type whatever the schemas hold) and the
         `system_prompt`; the sampled settings and the judge's scores stay as metadata."""
+        # ~0.5 s (measured): pandas only when rows are made; this plugin loads with every command
         import pandas as pd
 
         tools_json = json.dumps(load_tools(options.tools_file), ensure_ascii=False)

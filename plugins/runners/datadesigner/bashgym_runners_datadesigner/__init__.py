@@ -13,6 +13,8 @@ from bashgym_designer.designer import generate
 from bashgym_designer.settings import DesignerSettings
 
 from bashgym import hookimpl
+from bashgym_runners_datadesigner.config_file import ConfigFilePipeline
+from bashgym_runners_datadesigner.runner import DataDesignerRunner
 
 __all__ = ["generate"]
 
@@ -24,13 +26,9 @@ def register_settings(register):
 
 @hookimpl
 def register_runners(register):
-    from bashgym_runners_datadesigner.runner import DataDesignerRunner
-
     register("datadesigner", DataDesignerRunner())
 
 
 @hookimpl
 def register_pipelines(register):
-    from bashgym_runners_datadesigner.config_file import ConfigFilePipeline
-
     register("datadesigner-config", ConfigFilePipeline())
