@@ -66,7 +66,7 @@ IOCTLS = {"TIOCSTI": termios.TIOCSTI, "TIOCLINUX": getattr(termios, "TIOCLINUX",
 def compiled() -> tuple[bytes | None, str]:
     """The filter as BPF for this machine, and one line saying what it is (or why there is
     none). Built once per process."""
-    try:
+    try:  # guarded, so here: without libseccomp.so the import fails and the sandbox says so
         import pyseccomp as seccomp
     except (ImportError, RuntimeError, OSError) as exc:  # RuntimeError: no libseccomp.so
         return None, f"NO seccomp filter: libseccomp is missing ({exc}; Debian libseccomp2)"

@@ -20,6 +20,7 @@ from bashgym.records import (
     Message,
     Outcome,
     Provenance,
+    Timing,
     ToolCall,
     ToolSchema,
     Trace,
@@ -293,8 +294,6 @@ class TraceBuilder:
 
 
 def _timing(started: datetime, ended: datetime, result: dict[str, Any]) -> Any:
-    from bashgym.records import Timing
-
     duration = result.get("duration_ms")
     return Timing(
         started_at=started,

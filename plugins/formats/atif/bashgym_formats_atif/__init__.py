@@ -21,6 +21,8 @@ __all__ = ["DEFAULT_SCHEMA_VERSION", "atif_to_trace", "dump_atif", "load_atif", 
 
 @hookimpl
 def register_sources(register):
+    # imported when the registry is collected, not by every command that loads the plugins: the
+    # sink costs ~0.29 s on top of this package (pandas; measured), the source ~18 ms
     from bashgym_formats_atif.source import AtifSource
 
     register("atif", AtifSource())
@@ -28,6 +30,6 @@ def register_sources(register):
 
 @hookimpl
 def register_sinks(register):
-    from bashgym_formats_atif.sink import AtifSink
+    from bashgym_formats_atif.sink import AtifSink  # (see above)
 
     register("atif", AtifSink())

@@ -14,8 +14,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from bashgym_cli import fail
 
 from bashgym.contracts import InputError
+from bashgym.plugins import current_host
+from bashgym.registry import UnknownNameError
+from bashgym.settings import SettingsError, load_settings
+from bashgym_models_embedded.runtime import EmbeddedOptions, EmbeddedRuntime
 
 
 class Engine(StrEnum):
@@ -66,12 +71,6 @@ def serve_command(
       curl http://127.0.0.1:PORT/v1/chat/completions -H 'content-type: application/json' \\
         -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 32}'
     """
-    from bashgym_cli import fail
-
-    from bashgym.plugins import current_host
-    from bashgym.registry import UnknownNameError
-    from bashgym.settings import SettingsError, load_settings
-
     try:
         if engine is Engine.vllm:
             if not model:
@@ -86,8 +85,6 @@ def serve_command(
             extra = ["--max-model-len", str(ctx), "--max-num-seqs", str(parallel)]
             served = runtime.launch(model, runtime.Options(port=port, extra_args=extra))
         else:
-            from bashgym_models_embedded.runtime import EmbeddedOptions, EmbeddedRuntime
-
             fields: dict[str, Any] = {"port": port, "ctx": ctx, "parallel": parallel}
             if threads:
                 fields["threads"] = threads

@@ -40,9 +40,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llama_cpp
+import numpy as np
+import uvicorn
 from llama_cpp import _internals
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_grammar import JSON_GBNF, json_schema_to_gbnf
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
 
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 
@@ -198,8 +204,6 @@ class Engine:
         return token
 
     def _resample(self, job: Job, idx: int) -> int:
-        import numpy as np
-
         n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
         logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self.ctx, idx), (n_vocab,))
         cells = np.zeros(n_vocab, dtype=[("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
@@ -464,11 +468,6 @@ async def cancelled_when_client_leaves(receive: Any, job: Job) -> AsyncIterator[
 
 
 def build_app(engine: Engine, model_id: str) -> Any:
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, StreamingResponse
-    from starlette.routing import Route
-
     def error(status: int, message: str) -> JSONResponse:
         return JSONResponse(
             {"error": {"message": message, "type": "invalid_request_error"}}, status
@@ -647,8 +646,6 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
-    import uvicorn
-
     llama_cpp.llama_log_set(_QUIET, ctypes.c_void_p(0))
     engine = Engine(
         args.model,

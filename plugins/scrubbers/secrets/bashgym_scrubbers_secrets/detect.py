@@ -538,6 +538,8 @@ class Scrubber:
     def frame(self, dataset: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         """The dataset with every string cell (nested ones and JSON text too) scrubbed, and how
         many rows changed. Numeric/bool/datetime columns are left alone."""
+        # ~0.5 s (measured): pandas and numpy only when a dataset is scrubbed; this default
+        # plugin loads with every command
         import numpy as np
         import pandas as pd
 

@@ -187,6 +187,7 @@ def plausible(
     """Whether `value`, found next to a secret-looking name, is a secret and not a reference,
     template, placeholder, flag, number, name, sentence, structure, the name itself, or (for
     unquoted values, `bare`) code or an identifier."""
+    # ~70 ms (measured): detect-secrets on first use; this default plugin loads with every command
     from detect_secrets.filters.heuristic import is_sequential_string
 
     v = value.strip()

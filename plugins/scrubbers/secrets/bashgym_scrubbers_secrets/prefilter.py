@@ -133,7 +133,7 @@ class HyperscanPrefilter:
     name = "hyperscan"
 
     def __init__(self, gates: Sequence[Gate]) -> None:
-        import hyperscan
+        import hyperscan  # optional (not on every platform): `build` falls back when it fails
 
         self._hs = hyperscan
         self.gates = list(gates)
@@ -235,7 +235,7 @@ class Re2Prefilter:
         return None
 
     def __init__(self, gates: Sequence[Gate]) -> None:
-        import re2
+        import re2  # optional, as hyperscan above
 
         self.gates = list(gates)
         self._fallback = PythonPrefilter(gates)

@@ -222,6 +222,7 @@ PAGE_SEPARATOR = "\n\n"
 
 
 def _read_pdf(path: Path) -> tuple[str, list[int]]:
+    # ~0.27 s (measured): pypdf only when a PDF is read; this plugin loads with every command
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 

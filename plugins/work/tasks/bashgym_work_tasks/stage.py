@@ -53,6 +53,7 @@ class AgentRuns:
         ran and did not succeed keeps its row (status, reason: SFT sinks drop it with that
         cause); one whose run raised, or that never started because the budget was spent, has
         no row and is counted as dropped by the executor, with its reason."""
+        # ~0.5 s (measured): pandas only when tasks run; this plugin loads with every command
         import pandas as pd
 
         spec, run = self.resolved.spec, self.run
@@ -134,7 +135,7 @@ class AgentRuns:
     async def run_one(self, task: Task, budget: Budget) -> None:
         """Run `task`, then keep its row and mark it done in one store transaction, and only
         then say it finished: a kill between never runs a finished (paid for) task again."""
-        import pandas as pd
+        import pandas as pd  # (see run_all)
 
         step, env = self.resolved.executor, self.resolved.environment
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
