@@ -11,36 +11,18 @@ import pytest
 from bashgym_designer.designer import (
     PLACEHOLDER_PROVIDER,
     generate,
-    prepare_environment,
     seed_frame,
 )
 from bashgym_designer.drops import read_drops
 from bashgym_designer.filters import FilterRule, add_filter
 from bashgym_designer.filters.rules import is_truthy, row_record
 from bashgym_designer.models import model_config, providers_for
-
-from bashgym.settings import Settings
+from bashgym_designer.testing import ready_settings, scored_builder
 
 
 @pytest.fixture
 def settings(tmp_path):
-    settings = Settings(cache_dir=tmp_path / "cache")
-    prepare_environment(settings)
-    return settings
-
-
-def scored_builder(scores: list[int]):
-    """Seed rows with an int `n` and a judge-like nested JSON column `quality`."""
-    import data_designer.config as dd
-
-    builder = dd.DataDesignerConfigBuilder()
-    builder.with_seed_dataset(seed_frame(pd.DataFrame({"n": scores})))
-    builder.add_column(
-        dd.ExpressionColumnConfig(
-            name="quality", expr='{"correctness": {"score": {{ n }}, "reasoning": "r{{ n }}"}}'
-        )
-    )
-    return builder
+    return ready_settings(tmp_path)
 
 
 def test_truthiness_and_cell_values():

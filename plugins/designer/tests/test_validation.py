@@ -6,9 +6,9 @@ import os
 import shutil
 from importlib.metadata import entry_points
 
-import pandas as pd
 import pytest
-from bashgym_designer.designer import generate, prepare_environment, seed_frame
+from bashgym_designer.designer import generate
+from bashgym_designer.testing import ready_settings, seeded
 from bashgym_designer.validation import (
     CodeValidationColumnConfig,
     add_validation,
@@ -20,7 +20,6 @@ from bashgym_designer.validation.shell import check_shell
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError
-from bashgym.settings import Settings
 
 GOOD_PY = "def f(x):\n    return x + 1\n"
 BAD_PY = "def f(:\n    pass\n"
@@ -28,17 +27,7 @@ BAD_PY = "def f(:\n    pass\n"
 
 @pytest.fixture
 def settings(tmp_path):
-    settings = Settings(cache_dir=tmp_path / "cache")
-    prepare_environment(settings)
-    return settings
-
-
-def seeded(rows: dict[str, list]):
-    import data_designer.config as dd
-
-    builder = dd.DataDesignerConfigBuilder()
-    builder.with_seed_dataset(seed_frame(pd.DataFrame(rows)))
-    return builder
+    return ready_settings(tmp_path)
 
 
 def test_languages_and_fences():

@@ -13,11 +13,11 @@ import pytest
 from bashgym_designer.designer import (
     PLACEHOLDER_PROVIDER,
     generate,
-    prepare_environment,
     seed_frame,
 )
 from bashgym_designer.drops import read_drops
 from bashgym_designer.models import model_config, providers_for
+from bashgym_designer.testing import ready_settings, seeded
 from bashgym_designer.validation import CodeValidationColumnConfig, tool_name
 from bashgym_judges_code import CodeJudge, CodeOptions
 from pydantic import ValidationError
@@ -31,17 +31,7 @@ BAD_PY = "def f(:\n    pass\n"
 
 @pytest.fixture
 def settings(tmp_path):
-    settings = Settings(cache_dir=tmp_path / "cache")
-    prepare_environment(settings)
-    return settings
-
-
-def seeded(rows: dict[str, list]):
-    import data_designer.config as dd
-
-    builder = dd.DataDesignerConfigBuilder()
-    builder.with_seed_dataset(seed_frame(pd.DataFrame(rows)))
-    return builder
+    return ready_settings(tmp_path)
 
 
 def test_options_are_checked():

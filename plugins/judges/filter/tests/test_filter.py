@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
-from bashgym_designer.designer import generate, prepare_environment, seed_frame
+from bashgym_designer.designer import generate
 from bashgym_designer.drops import read_drops
 from bashgym_designer.filters import FilterRule
+from bashgym_designer.testing import ready_settings, scored_builder
 from bashgym_judges_filter import FilterJudge, FilterOptions
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
-from bashgym.settings import Settings
 
 
 @pytest.fixture
 def settings(tmp_path):
-    settings = Settings(cache_dir=tmp_path / "cache")
-    prepare_environment(settings)
-    return settings
-
-
-def scored_builder(scores: list[int]):
-    """Seed rows with an int `n` and a judge-like nested JSON column `quality`."""
-    import data_designer.config as dd
-
-    builder = dd.DataDesignerConfigBuilder()
-    builder.with_seed_dataset(seed_frame(pd.DataFrame({"n": scores})))
-    builder.add_column(
-        dd.ExpressionColumnConfig(
-            name="quality", expr='{"correctness": {"score": {{ n }}, "reasoning": "r{{ n }}"}}'
-        )
-    )
-    return builder
+    return ready_settings(tmp_path)
 
 
 def test_rules_are_checked_when_options_are_read():
