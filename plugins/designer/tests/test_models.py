@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,11 @@ from bashgym_designer.models import (
     model_provider,
     providers_for,
 )
+from bashgym_testing import RecordingRuntime
 from bashgym_testing.server import Reply
 
 from bashgym import hookimpl
-from bashgym.contracts import InputError, Pipeline, Runtime, ServedModel
+from bashgym.contracts import InputError, Pipeline
 from bashgym.settings import ModelAlias, Settings
 
 SECRET = "sk-scripted-secret-value"
@@ -168,22 +168,6 @@ def remote_alias(provider: str, server: Any) -> dict[str, Any]:
     return alias
 
 
-class FakeRuntime(Runtime):
-    """Serves by pointing at the scripted server; records every start and stop."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.events: list[str] = []
-
-    @contextmanager
-    def serve(self, alias: ModelAlias, settings: Settings) -> Iterator[ServedModel]:
-        self.events.append("start")
-        try:
-            yield ServedModel(base_url=self.base_url, model="fake")
-        finally:
-            self.events.append("stop")
-
-
 class LLMPipeline(Pipeline):
     """One sampler and one LLM text column on the alias `default`, via `run.models`."""
 
@@ -215,7 +199,7 @@ class LLMPipeline(Pipeline):
 
 
 class LLMPlugin:
-    def __init__(self, pipeline: LLMPipeline, runtime: FakeRuntime | None = None) -> None:
+    def __init__(self, pipeline: LLMPipeline, runtime: RecordingRuntime | None = None) -> None:
         self.pipeline, self.runtime = pipeline, runtime
 
     @hookimpl
@@ -236,7 +220,7 @@ def llm_run(bashgym_cli, bashgym_env, bashgym_host, register_plugin, model_serve
     if existing is not None:
         bashgym_host.remove(existing.plugin)
 
-    def run(runtime: FakeRuntime | None = None, fail: bool = False, n: int = 3):
+    def run(runtime: RecordingRuntime | None = None, fail: bool = False, n: int = 3):
         pipeline = LLMPipeline()
         pipeline.fail_after_models = fail
         register_plugin(LLMPlugin(pipeline, runtime), "llm-plugin")
@@ -275,7 +259,7 @@ def test_bashgym_run_through_each_provider(
 def test_embedded_alias_is_started_for_the_run_and_stopped_after(
     bashgym_env, model_server, llm_run
 ):
-    runtime = FakeRuntime(model_server.openai_base_url)
+    runtime = RecordingRuntime(model_server.openai_base_url)
     write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
 
     result, out = llm_run(runtime)
@@ -290,7 +274,7 @@ def test_embedded_alias_is_started_for_the_run_and_stopped_after(
 
 
 def test_embedded_alias_is_stopped_when_the_run_fails(bashgym_env, model_server, llm_run):
-    runtime = FakeRuntime(model_server.openai_base_url)
+    runtime = RecordingRuntime(model_server.openai_base_url)
     write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
 
     result, out = llm_run(runtime, fail=True)

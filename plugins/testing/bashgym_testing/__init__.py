@@ -4,6 +4,7 @@ model session a run gets (`models_for`), and pytest fixtures (auto-loaded)."""
 
 from bashgym_testing.executors import ScriptedExecutor
 from bashgym_testing.models import models_for
+from bashgym_testing.runtimes import RecordingRuntime
 from bashgym_testing.server import Fault, RecordedRequest, Reply, ScriptedModelServer, ToolUse
 from bashgym_testing.sessions import PlainSession, SessionProbe
 
@@ -11,6 +12,7 @@ __all__ = [
     "Fault",
     "PlainSession",
     "RecordedRequest",
+    "RecordingRuntime",
     "Reply",
     "ScriptedExecutor",
     "ScriptedModelServer",

@@ -15,17 +15,15 @@ import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bashgym_models_providers import PROVIDERS, MissingKeyError, ModelError, ModelSession
+from bashgym_testing import RecordingRuntime
 from bashgym_testing.server import Fault, Reply
 
 from bashgym import hookimpl
-from bashgym.contracts import Runtime, ServedModel
 from bashgym.settings import ModelAlias, Settings
 
 SECRET = "sk-scripted-secret-value"
@@ -62,24 +60,8 @@ def key_var(provider: str) -> str:
 REMOTE = ["openai-compatible", "openai", "nvidia", "openrouter", "anthropic"]
 
 
-class FakeRuntime(Runtime):
-    """Serves by pointing at the scripted server; records every start and stop."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.events: list[str] = []
-
-    @contextmanager
-    def serve(self, alias: ModelAlias, settings: Settings) -> Iterator[ServedModel]:
-        self.events.append("start")
-        try:
-            yield ServedModel(base_url=self.base_url, model="fake")
-        finally:
-            self.events.append("stop")
-
-
 class RuntimePlugin:
-    def __init__(self, runtime: FakeRuntime) -> None:
+    def __init__(self, runtime: RecordingRuntime) -> None:
         self.runtime = runtime
 
     @hookimpl
@@ -197,7 +179,7 @@ def test_litellm_call_through_each_provider(monkeypatch, model_server, provider)
 
 
 def test_session_stops_runtimes_on_keyboard_interrupt_and_shares_one_server(model_server):
-    runtime = FakeRuntime(model_server.openai_base_url)
+    runtime = RecordingRuntime(model_server.openai_base_url)
 
     class Registry:
         def get(self, kind: str, name: str) -> Any:
@@ -305,7 +287,7 @@ def test_models_check_starts_and_stops_the_embedded_runtime(
     existing = bashgym_host.registry.items["runtimes"].get("embedded")
     if existing is not None:
         bashgym_host.remove(existing.plugin)
-    runtime = FakeRuntime(model_server.openai_base_url)
+    runtime = RecordingRuntime(model_server.openai_base_url)
     register_plugin(RuntimePlugin(runtime), "fake-runtime")
     write_models(bashgym_env.workdir, {"default": {"provider": "embedded"}})
     result = bashgym_cli("models", "check")
