@@ -8,8 +8,9 @@ Its API, by submodule:
   `make_designer`, `generate` (one `create()` into a run dir, a `Generation`), `seed_frame`,
   `route_logs`, `PLACEHOLDER_PROVIDER`, and why rows were lost: `failure_reason`,
   `task_failures`, `all_rows_dropped`.
-- `rounds`: a pipeline's generation in rounds with every row accounted for: `assemble` (the
-  builder a run generates from), `requested_records`, `account`, `run_pipeline`.
+- `rounds`: one round of a pipeline's generation with every row accounted for (the engine runs
+  the rounds, `bashgym.rounds`): `generate_round`, `assemble` (the builder a round generates
+  from, which `preview`/`validate` check too), `account`.
 - `drops`: how processors report the rows they drop: `record_drops`, `read_drops`, `DROPS_DIR`.
 - `failures`, `faults`, `seeding`, `constrain`: the raw answers of failed rows, model faults
   DataDesigner mishandles, `--seed` for its samplers, constrained decoding (`base_alias`).

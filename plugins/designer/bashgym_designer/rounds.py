@@ -42,17 +42,10 @@ if TYPE_CHECKING:
 
     from bashgym.runspec import Step
 
-DEFAULT_NUM_RECORDS = 10
 UNEXPLAINED = (
     "pipeline: lost without a recorded reason (an interrupted attempt or a failed batch; "
     "see logs/datadesigner.log)"
 )
-
-
-def requested_records(step: Step, seed: pd.DataFrame | None) -> int:
-    return getattr(step.options, "num_records", None) or (
-        len(seed) if seed is not None and len(seed) else DEFAULT_NUM_RECORDS
-    )
 
 
 def account(run: RunContext, gen: Any) -> None:

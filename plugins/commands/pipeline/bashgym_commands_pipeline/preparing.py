@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bashgym_designer.designer import make_designer, prepare_environment
-from bashgym_designer.rounds import assemble, requested_records
+from bashgym_designer.rounds import assemble
 
 from bashgym.contracts import InputError, RunContext, Scrubbing, open_models
 from bashgym.engine import open_scrubbing, read_source
+from bashgym.rounds import requested_records
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class Prepared:
     @property
     def num_records(self) -> int:
         """Rows a run would request: `pipeline.num_records`, else one per seed row, else 10."""
-        return int(requested_records(self.pipeline, self.seed))
+        return requested_records(self.resolved, self.seed)  # the engine's own count
 
     def designer(self, providers: list[ModelProvider]) -> Any:
         """A DataDesigner writing under this run dir, as a run's would."""
