@@ -16,6 +16,7 @@ import re
 import shutil
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,16 @@ class AgentRuns:
     _noted: set[str] = field(default_factory=set)
     _in_flight: list[Budget] = field(default_factory=list)  # the budgets of tasks running
 
+    @cached_property
+    def limits(self) -> TasksSettings:
+        """The run's `[tasks]` table: concurrency, each task's timeout, the budget of all."""
+        return self.run.settings.table(TasksSettings)
+
+    @cached_property
+    def workspace_settings(self) -> WorkspaceSettings:
+        """The run's `[workspace]` table: where each task starts, which workspaces stay."""
+        return self.run.settings.table(WorkspaceSettings)
+
     def run_all(self, rows: pd.DataFrame) -> pd.DataFrame:
         """One trace row per task (those finished by an earlier attempt included). A task that
         ran and did not succeed keeps its row (status, reason: SFT sinks drop it with that
@@ -68,8 +79,7 @@ class AgentRuns:
         if counts.get("pending", 0) + counts.get("running", 0):  # a task is left to run
             step.obj.preflight(step.options, run)  # one line, no task started, when none could
         # what earlier attempts of this run charged counts against its cap too
-        limits = run.settings.table(TasksSettings)
-        budget = Budget(limits.budget_usd, spent_usd=run.tally.task_cost_usd)
+        budget = Budget(self.limits.budget_usd, spent_usd=run.tally.task_cost_usd)
         run.emit(
             RowsGenerated(
                 step="executor", n=store.counts(NAMESPACE).get("done", 0), total=len(tasks)
@@ -78,7 +88,7 @@ class AgentRuns:
 
         async def main() -> None:
             # before the first task, not in each one
-            await check_workspace(run.settings.table(WorkspaceSettings))
+            await check_workspace(self.workspace_settings)
             gate = asyncio.Condition()
 
             async def one(item: Item) -> None:
@@ -93,7 +103,7 @@ class AgentRuns:
                         self._in_flight = [b for b in self._in_flight if b is not allowance]
                         gate.notify_all()
 
-            await work_through(store, NAMESPACE, one, concurrency=limits.concurrency)
+            await work_through(store, NAMESPACE, one, concurrency=self.limits.concurrency)
 
         asyncio.run(main())
         for item in store.items(NAMESPACE, "failed"):
@@ -125,7 +135,7 @@ class AgentRuns:
             free = self.free_usd(budget)
             if _spent(free):
                 return None
-            lanes = self.run.settings.table(TasksSettings).concurrency - len(self._in_flight)
+            lanes = self.limits.concurrency - len(self._in_flight)
             waiting = self.run.store.counts(NAMESPACE).get("pending", 0) + 1
             share = None if free is None else free / max(1, min(lanes, waiting))
             allowance = Budget(share, parent=budget)
@@ -140,8 +150,8 @@ class AgentRuns:
         step, env = self.resolved.executor, self.resolved.environment
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
         workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
-        await prepare_workspace(workspace, self.run.settings.table(WorkspaceSettings))
-        timeout = self.run.settings.table(TasksSettings).task_timeout_s
+        await prepare_workspace(workspace, self.workspace_settings)
+        timeout = self.limits.task_timeout_s
         deadline = time.monotonic() + timeout if timeout else None
         async with env.obj.open(workspace, env.options) as session:
             for note in getattr(session, "notes", []):  # a session not built on the base
@@ -151,7 +161,7 @@ class AgentRuns:
             ctx = TaskContext(run=self.run, env=session, budget=budget, deadline=deadline)
             result = await run_task(step.obj, step.name, task, step.options, ctx, announce=False)
         files = await changed_files(workspace)
-        keep = self.run.settings.table(WorkspaceSettings).keep
+        keep = self.workspace_settings.keep
         if keep == "all" or (keep == "failed" and not result.success):
             result = result.model_copy(update={"workspace": str(workspace)})
         else:
