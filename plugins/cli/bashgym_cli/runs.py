@@ -184,12 +184,19 @@ def _assign(options: dict[str, Any], path: list[str], value: Any) -> None:
     options[path[-1]] = value
 
 
+def config_file_suffix(name: str) -> str | None:
+    """`--pipeline my_config.yaml`: the suffix a pipeline's `config_files` would claim, when
+    `name` is an existing file with one; else None."""
+    suffix = Path(name).suffix.lower()
+    return suffix if suffix and Path(name).is_file() else None
+
+
 def config_file_pipeline(spec: RunSpec, registry: Registry) -> RunSpec:
     """`--pipeline my_config.yaml`: the pipeline that runs config files of that kind (its
     `config_files` suffixes), given the file as its `path` option."""
     name = spec.pipeline.plugin if spec.pipeline else ""
-    suffix = Path(name).suffix.lower()
-    if not suffix or name in registry.items["pipelines"] or not Path(name).is_file():
+    suffix = config_file_suffix(name)
+    if suffix is None or name in registry.items["pipelines"]:
         return spec
     for registered in registry.items["pipelines"].values():
         if suffix in getattr(registered.obj, "config_files", ()):
@@ -230,8 +237,8 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
 
 def _config_file_owners(cat: dict[str, Any], role: str, name: str) -> list[str]:
     """`--pipeline my_config.yaml`: the plugins whose pipelines run such files."""
-    suffix = Path(name).suffix.lower()
-    if role != "pipeline" or not suffix or not Path(name).is_file():
+    suffix = config_file_suffix(name) if role == "pipeline" else None
+    if suffix is None:
         return []
     return [
         plugin
