@@ -218,3 +218,14 @@ def test_a_plugin_commands_input_error_is_one_line_and_exit_2(bashgym_cli, regis
         assert result.exit_code == 2, result.output
         assert f"error: {message}" in result.output
         assert "Traceback" not in result.output
+
+
+def test_every_kind_has_its_registration_hook_and_no_hook_lacks_a_kind():
+    """The kinds (`contracts.BASES`) and the registration hooks (`hookspecs.REGISTERS`) are two
+    tables; a kind without its hook would break the registry, a hook without a kind registers
+    nothing."""
+    from bashgym import hookspecs
+    from bashgym.contracts import KINDS
+
+    assert set(hookspecs.REGISTERS) == set(KINDS)
+    assert all(callable(getattr(hookspecs, f"register_{kind}")) for kind in KINDS)

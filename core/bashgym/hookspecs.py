@@ -31,7 +31,7 @@ Register = Callable[[str, Any], None]
 
 # One registration hook per kind, `register_<kind>(register)`: a plugin calls `register("name",
 # obj)` for each object of that kind it adds; the object's shape is the kind's base class in
-# `bashgym.contracts` (Source, Pipeline, ...). Written as a table so kinds and hooks cannot drift.
+# `bashgym.contracts` (Source, Pipeline, ...); tests/test_plugins.py keeps both tables in step.
 REGISTERS = {
     "sources": "Sources: each reads inputs into rows or Traces.",
     "pipelines": "Pipelines: each builds a config for its runner and names its rows' shape.",
