@@ -1,0 +1,1 @@
+"""Training through NVIDIA NeMo Customizer: upload to the Data Store, create and poll a customization job."""
