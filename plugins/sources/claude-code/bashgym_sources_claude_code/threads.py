@@ -117,7 +117,12 @@ class Graph:
         return best
 
     def abandoned(self, leaf: str) -> dict[str, str]:
-        """uuid -> `rewind` or `replay` for every line on a branch the conversation left."""
+        """uuid -> `rewind` or `replay` for every line on a branch the conversation left.
+
+        A file whose main lines carry no parent link at all (an exporter that strips them, an
+        old format) holds no branches: every line is the conversation, none a rewind."""
+        if not any(p is not None for u, p in self.parent.items() if not self.side[u]):
+            return {}
         chain = self.path(leaf)
         on_path = set(chain)
         kids = self._kids()

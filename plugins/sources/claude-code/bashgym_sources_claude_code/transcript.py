@@ -475,7 +475,12 @@ class TranscriptParser:
         if content.__class__ is not list:
             return
         for block in content:
-            if block.__class__ is not dict:
+            if block.__class__ is str:  # a bare string in the list is text, not nothing
+                texts = texts or []
+                texts.append(block)
+                continue
+            if block.__class__ is not dict:  # a shape with no text: counted, never silent
+                _add(self.left_out, "unreadable block", {"blocks": 1})
                 continue
             bt = block.get("type")
             if bt == "text":
@@ -522,7 +527,12 @@ class TranscriptParser:
         texts: list[str] | None = None
         spawned = obj.get("toolUseResult")
         for block in content:
-            if block.__class__ is not dict:
+            if block.__class__ is str:  # a bare string in the list is text, not nothing
+                texts = texts or []
+                texts.append(block)
+                continue
+            if block.__class__ is not dict:  # a shape with no text: counted, never silent
+                _add(self.left_out, "unreadable block", {"blocks": 1})
                 continue
             bt = block.get("type")
             if bt == "tool_result":

@@ -375,3 +375,29 @@ def test_constructor_falls_back_for_models_it_cannot_build_directly():
         {"input_tokens": 1, "output_tokens": 2, "cache_creation_tokens": 3, "cache_read_tokens": 4}
     )
     assert usage.total_tokens == 10 and usage.model_dump()["cache_read_tokens"] == 4
+
+
+def test_prompts_of_a_file_without_parent_links_are_all_kept(tmp_path):
+    """Lines with uuids but no parentUuid anywhere carry no branches: no prompt is a rewind
+    (measured on a public corpus file: 3 of 4 prompts were left out as rewinds)."""
+    lines = []
+    for i in range(4):
+        user = {**_user(f"prompt {i}"), "uuid": f"p{i}", "parentUuid": None,
+                "timestamp": f"2026-05-01T10:0{i}:00.000Z"}  # fmt: skip
+        answer = _assistant(f"m{i}", {"type": "text", "text": f"answer {i}"}, (1, 1))
+        lines += [user, {**answer, "timestamp": f"2026-05-01T10:0{i}:30.000Z"}]
+    trace, _ = parse(_write(tmp_path / "s.jsonl", lines))
+    assert [m.content for m in trace.messages if m.role == "user"] == [
+        f"prompt {i}" for i in range(4)
+    ]
+    assert "rewind" not in trace.extra.get("left_out", {})
+
+
+def test_bare_strings_in_a_user_content_list_are_text(tmp_path):
+    user = {"type": "user", "message": {"role": "user", "content": ["look at", {"type": "text",
+            "text": "this"}, 7]}}  # fmt: skip
+    answer = _assistant("m1", {"type": "text", "text": "ok"}, (1, 1))
+    trace, _ = parse(_write(tmp_path / "s.jsonl", [user, answer]))
+    assert trace.messages[0].content == "look at\nthis"
+    # the number has no text to keep: it is counted, not silently skipped
+    assert trace.extra["left_out"]["unreadable block"] == {"blocks": 1}
