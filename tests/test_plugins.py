@@ -229,3 +229,43 @@ def test_every_kind_has_its_registration_hook_and_no_hook_lacks_a_kind():
 
     assert set(hookspecs.REGISTERS) == set(KINDS)
     assert all(callable(getattr(hookspecs, f"register_{kind}")) for kind in KINDS)
+
+
+def test_a_router_and_a_trainer_register_like_any_kind_and_a_router_names_its_executors():
+    """A router says why (a Route) and which executors its options name (resolve() checks
+    them); a trainer is a kind of its own (`register_trainers`)."""
+    from pathlib import Path
+
+    from bashgym.contracts import Options, Route, Router, Trained, Trainer
+    from bashgym.plugins import PluginHost
+
+    class PickOptions(Options):
+        student: str = "student"
+        teacher: str = "claude-cli"
+        fallback_executor: str = "scripted"
+        threshold: float = 0.5
+
+    class Pick(Router[PickOptions]):
+        def route(self, task, options, run):
+            return Route(options.student, "always the student", score=1.0)
+
+    class Fit(Trainer):
+        def train(self, run_dir, out_dir, options, settings):
+            return Trained(adapter=out_dir / "adapter")
+
+    class Both:
+        @hookimpl
+        def register_routers(self, register):
+            register("pick", Pick())
+
+        @hookimpl
+        def register_trainers(self, register):
+            register("fit", Fit())
+
+    host = PluginHost(entry_points=False)
+    host.add(Both(), "both")
+    router = host.registry.get("routers", "pick").obj
+    assert router.executors(PickOptions()) == ["student", "claude-cli", "scripted"]
+    assert router.route(None, PickOptions(), None) == Route("student", "always the student", 1.0)
+    trained = host.registry.get("trainers", "fit").obj.train(Path("r"), Path("o"), None, None)
+    assert trained.adapter == Path("o/adapter") and trained.metrics == {} and trained.report is None

@@ -76,12 +76,3 @@ def test_owner_tokens_tell_a_reused_pid_apart(tmp_path):
     assert not owner_alive(f"{host}:{pid}:{int(started or 0) + 1}")
     assert owner_alive(f"elsewhere:{pid}:1")  # another host cannot be checked: never taken
     assert not owner_alive(None)
-
-
-def test_release_puts_held_items_back(tmp_path):
-    store = RunStore(tmp_path / "state.db")
-    store.add("tasks", ["a", "b"])
-    store.claim("tasks")
-    store.claim("tasks")
-    assert store.release("tasks") == 2
-    assert store.counts("tasks") == {"pending": 2}

@@ -452,12 +452,51 @@ class Executor(Component[O]):
         you started in `finally` (cancellation is asyncio cancellation)."""
 
 
+@dataclass(frozen=True)
+class Route:
+    """A Router's choice for one Task and why (`reason`, e.g. the score against the threshold:
+    kept in the task's row and events); `escalate_to` runs it again if it fails its check."""
+
+    executor: str
+    reason: str
+    score: float | None = None
+    escalate_to: str | None = None
+
+
 class Router(Component[O]):
-    """Picks which executor should run a Task (e.g. a cheap student or a strong teacher)."""
+    """Picks which executor runs each Task (e.g. a cheap student or a strong teacher), and why."""
+
+    def executors(self, options: O) -> list[str]:
+        """The executors `options` name (resolve() checks each is installed); default: the
+        string options named `executor`, `student` or `teacher`, or ending in `_executor`."""
+        named = options.model_dump().items()  # type: ignore[attr-defined]
+        keys = ("executor", "student", "teacher")
+        return [
+            v for k, v in named if isinstance(v, str) and (k in keys or k.endswith("_executor"))
+        ]
 
     @abstractmethod
-    def route(self, task: Task, options: O) -> str:
-        """Return the registered name of the executor for `task`."""
+    def route(self, task: Task, options: O, run: RunContext) -> Route:
+        """Choose the executor for `task` (called in a worker thread: it may block, e.g. on a
+        probe through `run.model(alias)`)."""
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What a Trainer wrote: the adapter a runtime loads, and the figures of the fit."""
+
+    adapter: Path
+    metrics: dict[str, Any] = field(default_factory=dict)
+    report: Path | None = None
+
+
+class Trainer(Component[O]):
+    """Fine-tunes the student on a run's rows (`bashgym train RUN_DIR --trainer NAME`)."""
+
+    @abstractmethod
+    def train(self, run_dir: Path, out_dir: Path, options: O, settings: Settings) -> Trained:
+        """Train the student on `run_dir`'s written rows; write the adapter and a small report
+        under `out_dir`."""
 
 
 @dataclass(frozen=True)
@@ -569,6 +608,7 @@ BASES: dict[str, type[Component[Any]]] = {
     "judges": Judge,
     "executors": Executor,
     "routers": Router,
+    "trainers": Trainer,
     "runtimes": Runtime,
     "sinks": Sink,
     "environments": Environment,

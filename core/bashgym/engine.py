@@ -22,17 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from bashgym import __version__
+from bashgym import __version__, contracts
 from bashgym import resume as resuming
-from bashgym.contracts import (
-    Generated,
-    InputError,
-    Judge,
-    RunContext,
-    Scrubbing,
-    Written,
-    open_models,
-)
+from bashgym.contracts import Generated, InputError, Judge, RunContext, Scrubbing, Written
 from bashgym.events import (
     Artifact,
     Event,
@@ -218,7 +210,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             run_dir=run_dir,
             settings=settings,
             seed=resolved.spec.seed,
-            models=open_models(settings, host.registry, host.hook),
+            models=contracts.open_models(settings, host.registry, host.hook),
             bus=bus,
             registry=host.registry,
             scrubbing=scrubbing,

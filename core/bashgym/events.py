@@ -71,10 +71,6 @@ class RowDropped(Event):
     n: int = 1
     row_id: str | None = None
 
-    @property
-    def label(self) -> str:
-        return f"{self.by}: {self.reason}" if self.by else self.reason
-
 
 class Counted(Event):
     type: Literal["counted"] = "counted"
@@ -250,7 +246,7 @@ class Tally:
             done[1] = e.total
 
     def _on_row_dropped(self, e: RowDropped) -> None:
-        self.dropped[e.label] += e.n
+        self.dropped[f"{e.by}: {e.reason}" if e.by else e.reason] += e.n
 
     def _on_counted(self, e: Counted) -> None:
         self.counts[e.what] += e.n

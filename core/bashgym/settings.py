@@ -31,19 +31,11 @@ ENV_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 Provider = Literal["embedded", "openai-compatible", "openai", "nvidia", "anthropic", "openrouter"]
 
 
-def user_config_file() -> Path:
-    """`$XDG_CONFIG_HOME/bashgym/bashgym.toml` (platformdirs picks the per-OS folder)."""
-    return Path(platformdirs.user_config_dir("bashgym")) / CONFIG_NAME
-
-
-def project_config_file() -> Path:
-    """`$BASHGYM_CONFIG` if set, else `bashgym.toml` in the current directory."""
-    return Path(os.environ.get("BASHGYM_CONFIG") or Path.cwd() / CONFIG_NAME)
-
-
 def config_files() -> list[Path]:
-    """Files read, lowest precedence first."""
-    return [user_config_file(), project_config_file()]
+    """Files read, lowest precedence first: the user's (platformdirs' per-OS config folder), then
+    `$BASHGYM_CONFIG` if set, else `bashgym.toml` in the current directory."""
+    project = os.environ.get("BASHGYM_CONFIG") or Path.cwd() / CONFIG_NAME
+    return [Path(platformdirs.user_config_dir("bashgym")) / CONFIG_NAME, Path(project)]
 
 
 class ModelAlias(BaseModel):
@@ -105,13 +97,9 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, **_: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:  # fmt: skip
         toml = TomlConfigSettingsSource(settings_cls, toml_file=config_files(), deep_merge=True)
         return (init_settings, env_settings, toml)
 
@@ -138,11 +126,8 @@ def settings_model(tables: tuple[tuple[str, type[SettingsTable]], ...] = ()) -> 
         if name in Settings.model_fields:
             raise SettingsError(f"a plugin registers the settings table {name!r}, a core setting")
     fields: Any = {
-        name: (
-            model,
-            Field(default_factory=model, description=(model.__doc__ or "").split("\n")[0]),
-        )
-        for name, model in tables
+        n: (m, Field(default_factory=m, description=(m.__doc__ or "").split("\n")[0]))
+        for n, m in tables
     }
     return create_model("Settings", __base__=Settings, **fields)
 

@@ -176,17 +176,15 @@ class RunStore:
         self._migrate()
 
     def _migrate(self) -> None:
-        with self._tx():
-            self._db.execute(
+        with self._tx() as db:
+            db.execute(
                 "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)"
             )
-            done = {r[0] for r in self._db.execute("SELECT name FROM _migrations")}
+            done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
             for fn in MIGRATIONS:
                 if fn.__name__ not in done:
-                    fn(self._db)
-                    self._db.execute(
-                        "INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time())
-                    )
+                    fn(db)
+                    db.execute("INSERT INTO _migrations VALUES (?, ?)", (fn.__name__, time.time()))
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -257,18 +255,6 @@ class RunStore:
                 (state, stored, error, time.time(), state, namespace, key, self.owner),
             )
             return cursor.rowcount == 1
-
-    def release(self, namespace: str | None = None) -> int:
-        """Put every item this process holds back to pending (a clean interruption)."""
-        with self._tx() as db:
-            sql = (
-                "UPDATE items SET state = 'pending', owner = NULL "
-                "WHERE state = 'running' AND owner = ?"
-            )
-            args: list[Any] = [self.owner]
-            if namespace is not None:
-                sql, args = sql + " AND namespace = ?", [*args, namespace]
-            return db.execute(sql, args).rowcount
 
     def _get(self, db: sqlite3.Connection, namespace: str, key: str) -> Item | None:
         sql = f"SELECT {_COLUMNS} FROM items WHERE namespace = ? AND key = ?"
