@@ -68,6 +68,7 @@ CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call"}
 OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output"}
 TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 LOCAL_SHELL = "local_shell"
+TURN_COMPLETED = {"turn.completed", "turn_completed"}
 CONTEXT_TAGS = (
     ("<environment_context>", "environment_context"),
     ("<user_instructions>", "user_instructions"),
@@ -124,6 +125,7 @@ class _Reader:
         self.context: dict[str, Any] = {}
         self.models: list[str] = []
         self.usage: dict[str, Any] | None = None
+        self.turn_usage: dict[str, Any] | None = None  # from turn.completed, when no token_count
         self.compacted: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self.aborted: str | None = None
@@ -169,6 +171,8 @@ class _Reader:
             getattr(self, f"_on_{kind}")(payload, ts)
         elif "record_type" in line:  # legacy rollouts: `{"record_type": "state"}` markers
             return
+        elif kind in TURN_COMPLETED:  # `codex exec --json` lines, as 0.50-0.52 files hold
+            self._turn_completed(line)
         elif kind is None and "id" in line and not self.meta and not self.messages:
             self._on_session_meta(line, None)  # legacy first line: bare session meta
         elif isinstance(kind, str):
@@ -211,6 +215,8 @@ class _Reader:
                 self.usage = info["total_token_usage"]
             elif "input_tokens" in payload:  # older CLIs put the counts on the event itself
                 self.usage = payload
+        elif kind in TURN_COMPLETED:
+            self._turn_completed(payload)
         elif kind == "error":
             self.errors.append(str(payload.get("message", "")))
         elif kind == "turn_aborted":
@@ -228,6 +234,12 @@ class _Reader:
                     role=role, content=text, timestamp=ts, extra={"codex_event": True}
                 )
                 self.events.append((self.turn, len(self.messages), message))
+
+    def _turn_completed(self, payload: dict[str, Any]) -> None:
+        """A finished turn's `usage` (the session's running total, as token_count's): the
+        usage of files that have no token_count event."""
+        if isinstance(payload.get("usage"), dict):
+            self.turn_usage = payload["usage"]
 
     def _on_response_item(self, item: dict[str, Any], ts: datetime | None) -> None:
         kind = item.get("type")
@@ -324,9 +336,17 @@ class _Reader:
     def _event_dialogue(self) -> int:
         """Insert `user_message` / `agent_message` events of turns whose response items did
         not carry that role (older CLIs wrote some turns only as events)."""
-        missing = [
-            (turn, at, m) for turn, at, m in self.events if (turn, m.role) not in self.item_roles
-        ]
+        # An event repeats a response item's message; matched by turn, or by role and text
+        # when the event came before its turn's marker (task_started, turn_context) or no
+        # marker came at all: otherwise that user turn would appear twice.
+        given = Counter((m.role, (m.content or "").strip()) for m in self.messages)
+        missing = []
+        for turn, at, m in self.events:
+            key = (m.role, (m.content or "").strip())
+            if given[key] > 0:
+                given[key] -= 1
+            elif (turn, m.role) not in self.item_roles:
+                missing.append((turn, at, m))
         for shift, (_, at, message) in enumerate(missing):
             self.messages.insert(at + shift, message)
         return len(missing)
@@ -391,6 +411,8 @@ class _Reader:
             trace_extra["codex_compacted"] = self.compacted
         if isinstance(meta.get("instructions"), str):  # legacy: the user's AGENTS.md text
             trace_extra["codex_user_instructions"] = meta["instructions"]
+        if self.usage is None:
+            self.usage = self.turn_usage
         if self.usage is not None:
             trace_extra["codex_token_usage"] = self.usage
         if left_out:

@@ -94,3 +94,61 @@ def test_a_csv_named_as_input_is_one_error(tmp_path):
     csv.write_text("a,b\n" + "".join(f"{i},{i}\n" for i in range(300)))
     with pytest.raises(CodexInputError, match="is not a Codex rollout"):
         CodexSource().open(CodexOptions(path=str(csv)), RunContext(tmp_path, Settings()))
+
+
+def _line(kind: str, payload: dict, second: int) -> str:
+    import json
+
+    return json.dumps(
+        {"timestamp": f"2026-01-05T10:00:{second:02d}.000Z", "type": kind, "payload": payload}
+    )
+
+
+def _user_item(text: str) -> dict:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def test_an_event_copy_before_its_turn_marker_is_not_a_second_user_turn(run, tmp_path):
+    """The event copy of a user message written before task_started (or with no marker at
+    all) is the same turn as the response item, not a second one."""
+    session = {"id": "s-dup", "cwd": "/w", "cli_version": "0.52.0"}
+    lines = [
+        _line("session_meta", session, 0),
+        _line("event_msg", {"type": "user_message", "message": "fix the test"}, 1),
+        _line("event_msg", {"type": "task_started"}, 2),
+        _line("response_item", _user_item("fix the test"), 3),
+        _line("response_item", {"type": "message", "role": "assistant",
+                                "content": [{"type": "output_text", "text": "fixed"}]}, 4),
+        _line("event_msg", {"type": "agent_message", "message": "fixed"}, 5),
+        _line("event_msg", {"type": "task_complete"}, 6),
+    ]  # fmt: skip
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
+    trace = read(run, tmp_path / "r.jsonl")["s-dup"]
+    assert [(m.role, m.content) for m in trace.messages] == [
+        ("user", "fix the test"),
+        ("assistant", "fixed"),
+    ]
+    assert "codex_event_messages" not in trace.extra
+
+
+def test_turn_completed_usage_is_read_when_no_token_count_says(run, tmp_path):
+    """0.50-0.52 files carry the running total on `turn.completed` lines (the exec JSON
+    shape) and no token_count event: the last total is the trace's usage."""
+    import json
+
+    session = {"id": "s-usage", "cwd": "/w", "cli_version": "0.51.0"}
+    lines = [
+        _line("session_meta", session, 0),
+        _line("response_item", _user_item("hi"), 1),
+        _line("response_item", {"type": "message", "role": "assistant",
+                                "content": [{"type": "output_text", "text": "hello"}]}, 2),
+        json.dumps({"type": "turn.completed", "usage": {"input_tokens": 100,
+                    "cached_input_tokens": 40, "output_tokens": 7}}),
+        json.dumps({"type": "turn.completed", "usage": {"input_tokens": 250,
+                    "cached_input_tokens": 90, "output_tokens": 19}}),
+    ]  # fmt: skip
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
+    trace = read(run, tmp_path / "r.jsonl")["s-usage"]
+    # OpenAI counts cached tokens inside input_tokens; BashGym keeps them apart
+    assert (trace.usage.input_tokens, trace.usage.cache_read_tokens) == (160, 90)
+    assert trace.usage.output_tokens == 19
