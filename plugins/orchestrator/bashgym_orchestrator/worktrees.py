@@ -1,0 +1,255 @@
+"""Git for a job: one linked worktree and branch per task, an integration branch, merges.
+
+Every command goes through `bashgym_procs.git` (hooks never run, no fsmonitor, pager, editor or
+credential helper, no network, an environment free of BashGym's keys). The user's repository is
+`trusted` (its own config stays: their filters still work); each task's worktree is written by
+the task, so it is always addressed with its git dir given explicitly (`Repo.trusted(worktree,
+admin_dir)`, the admin dir under the user's `.git/worktrees/` that the orchestrator read right
+after creating it): the `.git` file a task could rewrite is never followed.
+
+The user's checked-out branch and working tree are never touched: worktrees live in the job
+dir, branches are `bashgym/<job>/<task>`, and nothing is ever checked out in the user's tree.
+Why the git CLI: see `bashgym_procs.git` (worktree and merge are only partly covered by
+libraries, and a library reading `.git/config` faces the same attacks).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bashgym_procs import git
+from bashgym_procs.names import safe_name
+
+from bashgym.contracts import InputError
+
+AUTHOR = {"user.name": "BashGym orchestrator", "user.email": "orchestrator@bashgym.invalid"}
+
+
+class GitError(RuntimeError):
+    """A git command the orchestrator needs failed: one line with git's own words."""
+
+
+def branch_prefix(job: str) -> str:
+    return f"bashgym/{safe_name(job)}"
+
+
+def task_branch(job: str, task_id: str) -> str:
+    return f"{branch_prefix(job)}/{safe_name(task_id)}"
+
+
+def integration_branch(job: str) -> str:
+    return f"{branch_prefix(job)}/integration"
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """A linked worktree: where it is, its branch, and its admin dir in the user's `.git`."""
+
+    path: Path
+    branch: str
+    admin: Path
+
+    @property
+    def repo(self) -> git.Repo:
+        return git.Repo.trusted(self.path, self.admin)
+
+
+@dataclass(frozen=True)
+class Diff:
+    files: list[str]
+    insertions: int
+    deletions: int
+
+
+@dataclass(frozen=True)
+class Merged:
+    outcome: str  # merged, conflicted, empty
+    conflicts: list[str]
+    commit: str | None
+    output: str = ""
+
+
+class Repository:
+    """The user's repository, as the orchestrator uses it (see the module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        root = Path(os.path.abspath(root))
+        if not (root / ".git").is_dir() or (root / ".git").is_symlink():
+            raise InputError(f"{root} is not a git checkout with a .git folder (git init it?)")
+        self.root = root
+        self.main = git.Repo.trusted(root, root / ".git")
+
+    async def git(self, *args: str, repo: git.Repo | None = None, timeout: float = 300) -> str:
+        """`git args` (on the main repository unless `repo`); GitError with git's words."""
+        done = await git.run(repo or self.main, *args, config=AUTHOR, timeout=timeout)
+        if not done.ok:
+            words = " ".join(done.output.strip().splitlines()[-3:]) or done.reason
+            raise GitError(f"git {args[0]} failed: {words}")
+        return done.output.strip()
+
+    async def commit_of(self, ref: str) -> str:
+        """The commit `ref` names (InputError when it names none)."""
+        if ref.startswith("-"):
+            raise InputError(f"{ref!r} is not a branch or commit")
+        done = await git.run(self.main, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if not done.ok:
+            raise InputError(f"{ref!r} is not a branch or commit of {self.root}")
+        return done.output.strip()
+
+    async def current_branch(self) -> str:
+        """The branch checked out in the user's tree (the default base), else its commit."""
+        done = await git.run(self.main, "symbolic-ref", "--quiet", "--short", "HEAD")
+        return done.output.strip() if done.ok else await self.commit_of("HEAD")
+
+    async def add_worktree(self, path: Path, branch: str, start: str) -> Worktree:
+        """A fresh worktree at `path` on `branch`, (re)set to `start`; what an earlier attempt
+        left there (a killed run's) is removed first."""
+        await self.remove_worktree(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await self.git("worktree", "add", "--quiet", "-B", branch, "--", str(path), start)
+        return Worktree(path, branch, self._admin_dir(path))
+
+    async def open_worktree(self, path: Path, branch: str, start: str) -> Worktree:
+        """The worktree at `path` on `branch` if it is there, else a new one from `start`
+        (the branch is kept when it exists: the integration branch across resumes)."""
+        if (path / ".git").is_file():
+            try:
+                return Worktree(path, branch, self._admin_dir(path))
+            except GitError:
+                pass
+        await self.remove_worktree(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        exists = await git.run(self.main, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+        args = [str(path), branch] if exists.ok else ["-b", branch, "--", str(path), start]
+        if exists.ok:
+            args = ["--", *args]
+        await self.git("worktree", "add", "--quiet", *args)
+        return Worktree(path, branch, self._admin_dir(path))
+
+    def _admin_dir(self, path: Path) -> Path:
+        """The admin dir git made for the worktree at `path`, read from its `.git` file before
+        any task ran there, and checked to lie in this repository's `.git/worktrees/`."""
+        try:
+            text = (path / ".git").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError as exc:
+            raise GitError(f"{path}: no worktree there ({exc.strerror})") from None
+        admin = Path(os.path.realpath(text.removeprefix("gitdir:").strip()))
+        allowed = os.path.realpath(self.root / ".git" / "worktrees")
+        if not text.startswith("gitdir:") or os.path.dirname(admin) != allowed:
+            raise GitError(f"{path}/.git does not point into {allowed}")
+        return admin
+
+    async def remove_worktree(self, path: Path) -> None:
+        """Remove the worktree at `path` (its branch stays) and git's record of it."""
+        if path.exists() or os.path.islink(path):
+            done = await git.run(self.main, "worktree", "remove", "--force", "--force", str(path))
+            if not done.ok:
+                shutil.rmtree(path, ignore_errors=True)
+        await git.run(self.main, "worktree", "prune")
+
+    async def rename_branch(self, old: str, new: str) -> None:
+        await self.git("branch", "-M", old, new)
+
+    async def tip(self, tree: Worktree) -> str:
+        return await self.git("rev-parse", "HEAD", repo=tree.repo)
+
+    async def commit_all(self, tree: Worktree, message: str, keep_out: list[str]) -> bool:
+        """Commit what the worker left uncommitted (the files in `keep_out`, copied in for it,
+        excepted); False when there was nothing."""
+        await self.git("add", "-A", "--", ".", repo=tree.repo)
+        if keep_out:  # the copied files (.env, ...) go back to what the branch holds
+            await git.run(tree.repo, "reset", "--quiet", "--", *keep_out)
+        staged = await git.run(tree.repo, "diff", "--cached", "--quiet")
+        if staged.ok:
+            return False
+        await self.git("commit", "--quiet", "--no-verify", "-m", message, repo=tree.repo)
+        return True
+
+    async def diff(self, tree: Worktree, start: str) -> Diff:
+        """Files changed on the worktree's branch since `start`, with line counts."""
+        out = await self.git("diff", "--numstat", "-z", f"{start}..HEAD", repo=tree.repo)
+        files: list[str] = []
+        added = removed = 0
+        fields = iter(out.split("\0"))
+        for entry in fields:
+            if not entry.strip():
+                continue
+            plus, minus, name = (entry.split("\t", 2) + ["", ""])[:3]
+            if not name:  # a rename: -z puts its two paths in the next fields
+                next(fields, None)
+                name = next(fields, "")
+            files.append(name)
+            added += int(plus) if plus.isdigit() else 0
+            removed += int(minus) if minus.isdigit() else 0
+        return Diff(files, added, removed)
+
+    async def merge(self, into: Worktree, branch: str, message: str) -> Merged:
+        """Merge `branch` into the worktree `into` with `--no-ff`; a conflict is aborted, and
+        the conflicting files are said (the branch is left as it is)."""
+        before = await self.tip(into)
+        done = await git.run(
+            into.repo, "merge", "--no-ff", "--no-edit", "-m", message, "--", branch,
+            config=AUTHOR, timeout=300,
+        )  # fmt: skip
+        if done.ok:
+            after = await self.tip(into)
+            return Merged("empty" if after == before else "merged", [], after, done.output)
+        conflicts = await self.conflicts(into)
+        await git.run(into.repo, "merge", "--abort")
+        await git.run(into.repo, "reset", "--hard", "--quiet", before)
+        if not conflicts:
+            raise GitError(f"git merge failed: {done.output.strip()[-300:]}")
+        return Merged("conflicted", conflicts, None, done.output)
+
+    async def conflicts(self, tree: Worktree) -> list[str]:
+        done = await git.run(tree.repo, "diff", "--name-only", "-z", "--diff-filter=U")
+        return [p for p in done.output.split("\0") if p.strip()] if done.ok else []
+
+    async def start_merge(self, into: Worktree, branch: str, message: str) -> list[str]:
+        """Start merging `branch` and leave its conflicts in the tree (for a worker to resolve);
+        the conflicting files."""
+        await git.run(
+            into.repo, "merge", "--no-ff", "--no-commit", "-m", message, "--", branch,
+            config=AUTHOR, timeout=300,
+        )  # fmt: skip
+        return await self.conflicts(into)
+
+    async def finish_merge(self, into: Worktree, message: str) -> str | None:
+        """Commit a merge a worker resolved; None (and the merge aborted) when a conflict
+        marker or an unmerged path is left."""
+        await git.run(into.repo, "add", "-A", "--", ".")
+        left = await self.conflicts(into)
+        markers = await git.run(into.repo, "diff", "--cached", "--check")
+        if left or "conflict marker" in markers.output:
+            await git.run(into.repo, "merge", "--abort")
+            return None
+        await self.git("commit", "--quiet", "--no-verify", "-m", message, repo=into.repo)
+        return await self.tip(into)
+
+    async def reset_to(self, tree: Worktree, commit: str) -> None:
+        """Put the worktree back at `commit` (a merge a killed run left half done is undone)."""
+        await git.run(tree.repo, "merge", "--abort")
+        await self.git("reset", "--hard", "--quiet", commit, repo=tree.repo)
+
+
+def copy_files(repo: Path, tree: Path, names: list[str]) -> list[str]:
+    """Copy the spec's `copy` files (`.env`, ...) from the user's checkout into a worktree;
+    the ones copied. A name that leaves either folder is refused (InputError)."""
+    copied = []
+    for name in names:
+        source, target = (Path(os.path.normpath(root / name)) for root in (repo, tree))
+        for root, path in ((repo, source), (tree, target)):
+            if os.path.commonpath([root, path]) != str(root) or path == root:
+                raise InputError(f"copy: {name!r} is not a path inside the repository")
+        if not source.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target, follow_symlinks=False)
+        copied.append(Path(name).as_posix())
+    return copied
