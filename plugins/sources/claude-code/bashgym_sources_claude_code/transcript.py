@@ -476,8 +476,7 @@ class TranscriptParser:
             return
         for block in content:
             if block.__class__ is str:  # a bare string in the list is text, not nothing
-                texts = texts or []
-                texts.append(block)
+                turn.texts.append(block)
                 continue
             if block.__class__ is not dict:  # a shape with no text: counted, never silent
                 _add(self.left_out, "unreadable block", {"blocks": 1})

@@ -401,3 +401,11 @@ def test_bare_strings_in_a_user_content_list_are_text(tmp_path):
     assert trace.messages[0].content == "look at\nthis"
     # the number has no text to keep: it is counted, not silently skipped
     assert trace.extra["left_out"]["unreadable block"] == {"blocks": 1}
+
+
+def test_bare_strings_in_an_assistant_content_list_are_text(tmp_path):
+    answer = _assistant("m1", {"type": "text", "text": "one"}, (1, 1))
+    answer["message"]["content"] = ["zero", {"type": "text", "text": "one"}, None]
+    trace, _ = parse(_write(tmp_path / "s.jsonl", [_user("go"), answer]))
+    assert trace.messages[1].content.split() == ["zero", "one"]
+    assert trace.extra["left_out"]["unreadable block"] == {"blocks": 1}
