@@ -383,14 +383,22 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
 def _count_left_out(trace: Trace, run: RunContext) -> None:
     """What the trace's files held that is not among its messages, counted by reason and kind
     (transcript.py records it per file in `extra.left_out`), and attachments by kind."""
-    for current in [trace, *trace.subagents]:
-        for reason, counts in (current.extra.get("left_out") or {}).items():
-            for kind, n in counts.items():
-                run.count(f"source.left_out.{reason}.{kind}", n)
-        for kind, n in (current.extra.get("attachments") or {}).items():
-            run.count(f"source.attachments.{kind}", n)
-        for sub in current.subagents:
-            _count_left_out(sub, run)
+    _count_tokens(trace, run)
+    for reason, counts in (trace.extra.get("left_out") or {}).items():
+        for kind, n in counts.items():
+            run.count(f"source.left_out.{reason}.{kind}", n)
+    for kind, n in (trace.extra.get("attachments") or {}).items():
+        run.count(f"source.attachments.{kind}", n)
+    for sub in trace.subagents:  # each subagent once, at any depth
+        _count_left_out(sub, run)
+
+
+def _count_tokens(trace: Trace, run: RunContext) -> None:
+    """The trace's own tokens in run.json (`source.tokens.*`): a session whose rows a sink
+    drops later (no dialogue, a usage-only file) still says what it spent."""
+    for kind in ("input", "output", "cache_creation", "cache_read"):
+        if n := getattr(trace.usage, f"{kind}_tokens"):
+            run.count(f"source.tokens.{kind}", n)
 
 
 def _spawning_call(parent: Trace, child: Trace) -> str | None:

@@ -198,3 +198,16 @@ def test_source_is_registered_and_streams(projects, run):
     out = ClaudeCodeSource().open(ClaudeCodeOptions(path=str(projects)), run)
     assert isinstance(out, Iterator)  # a generator: one session in memory at a time
     assert next(iter(out)).provenance.source == "claude-code"
+
+
+def test_the_traces_own_tokens_are_counted_once_each(read, projects, run):
+    """run.json says what the sessions spent (a sink may drop a usage-only session later);
+    a subagent's tokens count once, beside its parent's."""
+    traces = read(path=str(projects))
+
+    def total(trace, kind):
+        return getattr(trace.usage, f"{kind}_tokens") + sum(total(s, kind) for s in trace.subagents)
+
+    for kind in ("input", "output", "cache_creation", "cache_read"):
+        assert run.counts.get(f"source.tokens.{kind}", 0) == sum(total(t, kind) for t in traces)
+    assert run.counts["source.tokens.output"] > 0

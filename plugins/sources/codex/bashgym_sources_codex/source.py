@@ -169,6 +169,9 @@ class CodexSource(Source[CodexOptions]):
             run.count("source.bad_lines", len(rollout.bad_lines))
             for line in rollout.bad_lines:
                 run.note(line)
+        for kind in ("input", "output", "cache_creation", "cache_read"):  # the file's own
+            if n := getattr(rollout.trace.usage, f"{kind}_tokens"):  # tokens, kept or not
+                run.count(f"source.tokens.{kind}", n)
         for kind, n in sorted(rollout.skipped.items()):
             run.count(f"source.skipped_items.{kind}", n)
         for reason, counts in (rollout.trace.extra.get("left_out") or {}).items():

@@ -152,3 +152,17 @@ def test_turn_completed_usage_is_read_when_no_token_count_says(run, tmp_path):
     # OpenAI counts cached tokens inside input_tokens; BashGym keeps them apart
     assert (trace.usage.input_tokens, trace.usage.cache_read_tokens) == (160, 90)
     assert trace.usage.output_tokens == 19
+
+
+def test_a_rollout_with_usage_and_no_dialogue_still_counts_its_tokens(run, tmp_path):
+    import json
+
+    session = {"id": "s-only-usage", "cwd": "/w", "cli_version": "0.51.0"}
+    lines = [
+        _line("session_meta", session, 0),
+        json.dumps({"type": "turn.completed", "usage": {"input_tokens": 30, "output_tokens": 4}}),
+    ]
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n")
+    assert read(run, tmp_path / "r.jsonl") == {}  # no dialogue: dropped with its reason
+    assert run.dropped["codex: rollout has no user or assistant message"] == 1
+    assert (run.counts["source.tokens.input"], run.counts["source.tokens.output"]) == (30, 4)
