@@ -7,10 +7,18 @@ after the task, its workspace and everything in its `.git` are the task's, so `c
 reads them only through `bashgym_procs.git` (its config reduced to plain data, no hook, filter,
 fsmonitor or pager, no secret in git's environment), and lists plain files when that git
 refuses the folder (a `.git` pointing elsewhere, a populated submodule, ...).
+
+What the task changed, only: a workspace that is not a clone has its starting files (size and
+mtime, which a copy keeps) recorded beside it, outside the task's reach, and only new, changed
+or deleted files are listed after; the state an agent writes to its HOME (the workspace, in the
+sandbox), such as Claude Code's `.claude.json` and `.claude/projects/`, is not the task's work.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
+import json
 import os
 import shutil
 from pathlib import Path
@@ -42,16 +50,62 @@ async def prepare_workspace(path: Path, spec: WorkspaceSettings) -> None:
         shutil.copytree(spec.template, path, symlinks=True)
     else:
         path.mkdir(parents=True)
+    if not os.path.lexists(path / ".git"):  # git tells a clone's changes; the rest need this
+        _start_file(path).write_text(json.dumps(_stats(path)), encoding="utf-8")
 
 
 async def changed_files(path: Path, limit: int = 200) -> list[str]:
-    """What the task left in its workspace: git's changed paths in a clone, else every file."""
-    if os.path.lexists(path / ".git"):
-        try:
-            return (await git.changed_paths(git.Repo.untrusted(path)))[:limit]
-        except git.UnsafeRepo:
-            pass  # git will not run there: say what files are there instead
-    return _plain_files(path)[:limit]
+    """What the task changed in its workspace (new, changed, deleted paths): git's word in a
+    clone, else the files that differ from those recorded at the start; an agent's HOME state
+    left out."""
+    start = _start_file(path)
+    try:
+        before = json.loads(start.read_text(encoding="utf-8")) if start.is_file() else None
+    except ValueError:  # a torn record (a kill while writing): every file, as without one
+        before = None
+    start.unlink(missing_ok=True)
+    found: list[str] | None = None
+    if before is None and os.path.lexists(path / ".git"):
+        with contextlib.suppress(git.UnsafeRepo):  # git will not run there: files instead
+            found = await git.changed_paths(git.Repo.untrusted(path))
+    if found is None:
+        after = _stats(path)
+        before = before or {}
+        found = sorted(p for p in after.keys() | before.keys() if after.get(p) != before.get(p))
+    return [p for p in found if not _agent_home_state(p)][:limit]
+
+
+# What agents write to HOME, which the sandbox sets to the workspace (fnmatch patterns).
+# Claude Code: its settings file and backups, and the session state under `.claude/`; a task
+# that edits `.claude/settings.json` or `.claude/commands/` still shows.
+AGENT_HOME_STATE = (
+    ".claude.json",
+    ".claude.json.backup*",
+    ".claude/.credentials.json",
+    ".claude/history.jsonl",
+    *(f".claude/{d}/*" for d in (
+        "projects", "todos", "shell-snapshots", "statsig", "session-env", "file-history",
+        "debug", "ide", "plans", "telemetry", "cache", "backups",
+    )),
+)  # fmt: skip
+
+
+def _agent_home_state(path: str) -> bool:
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in AGENT_HOME_STATE)
+
+
+def _start_file(workspace: Path) -> Path:
+    """Beside the workspace, not in it: the task cannot rewrite its own starting point."""
+    return workspace.with_name(workspace.name + ".start.json")
+
+
+def _stats(root: Path) -> dict[str, list[int]]:
+    """Each file's (size, mtime in ns), by path relative to `root`; links not followed."""
+    out: dict[str, list[int]] = {}
+    for rel in _plain_files(root):
+        st = os.lstat(root / rel)
+        out[rel] = [st.st_size, st.st_mtime_ns]
+    return out
 
 
 def _plain_files(root: Path) -> list[str]:

@@ -37,15 +37,36 @@ def test_rows_without_a_prompt_column_are_refused_by_name():
         tasks_from_rows(pd.DataFrame({"name": ["x"], "size": [1]}))
 
 
-def test_a_template_workspace_is_a_fresh_copy_and_lists_its_files(tmp_path):
+def test_a_template_workspace_is_a_fresh_copy_and_lists_only_what_the_task_changed(tmp_path):
     template = tmp_path / "tpl"
     (template / "src").mkdir(parents=True)
     (template / "src" / "a.py").write_text("x = 1\n")
+    (template / "src" / "b.py").write_text("y = 2\n")
+    (template / "old.txt").write_text("to be deleted\n")
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "left-over.txt").write_text("from an attempt cut short")
     asyncio.run(prepare_workspace(ws, WorkspaceSettings(template=template)))
-    assert asyncio.run(changed_files(ws)) == ["src/a.py"]
+    assert sorted(p.name for p in ws.rglob("*") if p.is_file()) == ["a.py", "b.py", "old.txt"]
+    (ws / "src" / "a.py").write_text("x = 10\n")  # changed
+    (ws / "new.txt").write_text("n\n")  # new
+    (ws / "old.txt").unlink()  # deleted
+    # Claude Code's state, written because HOME is the workspace: not the task's work
+    (ws / ".claude.json").write_text("{}")
+    (ws / ".claude" / "projects" / "p").mkdir(parents=True)
+    (ws / ".claude" / "projects" / "p" / "s.jsonl").write_text("{}\n")
+    (ws / ".claude" / "settings.json").write_text("{}")  # a file a task may mean to write
+    assert asyncio.run(changed_files(ws)) == [
+        ".claude/settings.json", "new.txt", "old.txt", "src/a.py"
+    ]  # fmt: skip
+
+
+def test_an_empty_workspace_lists_what_the_task_wrote(tmp_path):
+    ws = tmp_path / "ws"
+    asyncio.run(prepare_workspace(ws, WorkspaceSettings()))
+    (ws / "out.txt").write_text("hi")
+    (ws / ".claude.json.backup.1700000000").write_text("{}")
+    assert asyncio.run(changed_files(ws)) == ["out.txt"]
 
 
 def test_a_cloned_workspace_reports_what_git_sees_changed(tmp_path):
