@@ -11,9 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from bashgym.contracts import RunContext
-from bashgym.settings import load_settings
 from bashgym_orchestrator.plan import PLAN_SCHEMA, PlanError, validate_plan
 from bashgym_orchestrator.planning import (
     SYSTEM_PROMPT,
@@ -25,6 +22,9 @@ from bashgym_orchestrator.planning import (
 )
 from bashgym_orchestrator.spec import Spec
 from bashgym_testing import Reply, ScriptedModelServer, ToolUse, models_for
+
+from bashgym.contracts import RunContext
+from bashgym.settings import load_settings
 
 SPEC = Spec(
     title="Add a greeting command",
