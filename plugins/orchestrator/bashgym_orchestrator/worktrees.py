@@ -122,7 +122,9 @@ class Repository:
                 pass
         await self.remove_worktree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        exists = await git.run(self.main, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+        exists = await git.run(
+            self.main, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"
+        )
         args = [str(path), branch] if exists.ok else ["-b", branch, "--", str(path), start]
         if exists.ok:
             args = ["--", *args]
@@ -177,7 +179,7 @@ class Repository:
         for entry in fields:
             if not entry.strip():
                 continue
-            plus, minus, name = (entry.split("\t", 2) + ["", ""])[:3]
+            plus, minus, name = [*entry.split("\t", 2), "", ""][:3]
             if not name:  # a rename: -z puts its two paths in the next fields
                 next(fields, None)
                 name = next(fields, "")
@@ -191,9 +193,17 @@ class Repository:
         the conflicting files are said (the branch is left as it is)."""
         before = await self.tip(into)
         done = await git.run(
-            into.repo, "merge", "--no-ff", "--no-edit", "-m", message, "--", branch,
-            config=AUTHOR, timeout=300,
-        )  # fmt: skip
+            into.repo,
+            "merge",
+            "--no-ff",
+            "--no-edit",
+            "-m",
+            message,
+            "--",
+            branch,
+            config=AUTHOR,
+            timeout=300,
+        )
         if done.ok:
             after = await self.tip(into)
             return Merged("empty" if after == before else "merged", [], after, done.output)
@@ -212,9 +222,17 @@ class Repository:
         """Start merging `branch` and leave its conflicts in the tree (for a worker to resolve);
         the conflicting files."""
         await git.run(
-            into.repo, "merge", "--no-ff", "--no-commit", "-m", message, "--", branch,
-            config=AUTHOR, timeout=300,
-        )  # fmt: skip
+            into.repo,
+            "merge",
+            "--no-ff",
+            "--no-commit",
+            "-m",
+            message,
+            "--",
+            branch,
+            config=AUTHOR,
+            timeout=300,
+        )
         return await self.conflicts(into)
 
     async def finish_merge(self, into: Worktree, message: str) -> str | None:

@@ -1,0 +1,249 @@
+"""One attempt at one task: a fresh worktree, its setup, the worker, a commit, the check.
+
+The worktree starts from the integration branch's tip, so a task sees the merged work of every
+task it depends on (they merged before it could start). The spec's `copy` files are copied in,
+`setup` runs, and the worker gets its own port range (`BASHGYM_PORT_BASE`, `BASHGYM_PORTS`) in
+its environment, so two dev servers never collide. The executor is called through
+`bashgym_work_tasks.run_task` (deadline, budget and crashes become statuses). Once the worker's
+processes are gone (its environment session closed), what it left uncommitted is committed on
+its branch through the safe git wrapper, and the task's `check` runs in a new session: an
+attempt succeeds when the executor succeeded and the check passed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from bashgym_work_tasks import run_task
+
+from bashgym.contracts import Budget, RunContext, TaskContext
+from bashgym.records import Completed, Task, WorkerResult, trace_to_row
+from bashgym.text import one_line
+from bashgym_orchestrator.events import WorkerOutput
+from bashgym_orchestrator.job import Job
+from bashgym_orchestrator.options import OrchestratorOptions
+from bashgym_orchestrator.plan import PlannedTask
+from bashgym_orchestrator.spec import Spec
+from bashgym_orchestrator.worktrees import Repository, Worktree, copy_files, task_branch
+
+SETUP_TIMEOUT_S = 1800.0
+CHECK_TIMEOUT_S = 1800.0
+TAIL = 2000  # characters of output carried into a retry's prompt
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The executor a task runs on, and why (a router's reason, or `configured`)."""
+
+    name: str
+    obj: Any
+    options: Any
+    why: str = "configured"
+
+
+@dataclass
+class Workbench:
+    """What every attempt of a job shares."""
+
+    run: RunContext
+    job: Job
+    spec: Spec
+    repo: Repository
+    options: OrchestratorOptions
+    environment: Any  # the registered Environment object
+    environment_name: str
+    environment_options: Any
+
+
+@dataclass
+class Attempt:
+    """How an attempt ended; `row` is its worker's trace as a dataset row (scrubbed)."""
+
+    task_id: str
+    number: int
+    branch: str
+    start: str
+    status: str
+    reason: str | None
+    executor: str
+    check: dict[str, Any] | None = None
+    files: list[str] = field(default_factory=list)
+    insertions: int = 0
+    deletions: int = 0
+    commit: str | None = None
+    cost_usd: float | None = None
+    tail: str = ""
+    row: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return self.status == "success"
+
+    def record(self) -> dict[str, Any]:
+        """What the run store keeps of it (all JSON)."""
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def ports(options: OrchestratorOptions, slot: int) -> dict[str, str]:
+    """The worker slot's own port range, as environment variables."""
+    first = options.port_base + slot * options.ports_per_worker
+    last = first + options.ports_per_worker - 1
+    return {"BASHGYM_PORT_BASE": str(first), "BASHGYM_PORTS": f"{first}-{last}"}
+
+
+def env_options(bench: Workbench, slot: int) -> Any:
+    """The environment's options with the slot's ports added (where the environment takes
+    variables: bashgym-sandbox's `env`)."""
+    options = bench.environment_options
+    if "env" in type(options).model_fields:
+        return options.model_copy(update={"env": {**options.env, **ports(bench.options, slot)}})
+    return options
+
+
+def task_prompt(task: PlannedTask, job: Job, branch: str, earlier: list[dict[str, Any]]) -> str:
+    """The worker's instruction: the plan's prompt, and for a retry what went wrong before."""
+    lines = [
+        f"Task {task.id}: {task.title}",
+        "",
+        task.prompt.strip(),
+        "",
+        f"You work in a git worktree on branch {branch} (job {job.name}). Change files as the "
+        "task asks; what you leave uncommitted is committed for you when you finish.",
+    ]
+    if earlier:
+        last = earlier[-1]
+        lines += [
+            "",
+            f"An earlier attempt at this task failed (attempt {last['number']}). Start again "
+            "from a clean checkout and avoid what went wrong.",
+            f"Why it failed: {last.get('reason') or 'no reason given'}",
+        ]
+        if last.get("tail"):
+            lines += ["The end of that attempt's output:", _fenced(last["tail"])]
+        check = last.get("check")
+        if check and not check.get("ok"):
+            lines += [
+                f"The check `{check['command']}` failed ({check['reason']}):",
+                _fenced(check.get("output", "")[-TAIL:]),
+            ]
+    return "\n".join(lines)
+
+
+def _fenced(text: str) -> str:
+    return "```\n" + text.strip()[-TAIL:] + "\n```"
+
+
+async def run_attempt(
+    bench: Workbench,
+    task: PlannedTask,
+    number: int,
+    chosen: Chosen,
+    budget: Budget,
+    slot: int,
+    start: str,
+    earlier: list[dict[str, Any]],
+) -> Attempt:
+    """Run attempt `number` of `task` from commit `start` (see the module docstring)."""
+    run, spec, repo = bench.run, bench.spec, bench.repo
+    branch = task_branch(bench.job.name, task.id)
+    attempt = Attempt(task.id, number, branch, start, "error", None, chosen.name)
+    tree = await repo.add_worktree(bench.job.worktrees / task.id, branch, start)
+    copied = copy_files(repo.root, tree.path, spec.copy_files)
+    prompt = task_prompt(task, bench.job, branch, earlier)
+    work = Task(
+        id=task.id,
+        prompt=prompt,
+        depends_on=list(task.depends_on),
+        metadata={"job": bench.job.name, "attempt": number, "branch": branch},
+    )
+    options = env_options(bench, slot)
+    timeout = bench.options.task_timeout_s
+    result: WorkerResult | None = None
+    async with bench.environment.open(tree.path, options) as session:
+        if spec.setup and not await _stage(bench, session, task.id, "setup", spec.setup, attempt):
+            result = WorkerResult.failed(work, chosen.name, "error", attempt.reason or "setup")
+        else:
+            deadline = time.monotonic() + timeout if timeout else None
+            ctx = TaskContext(run=run, env=session, budget=budget, deadline=deadline)
+            result = await run_task(
+                chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
+            )
+            attempt.status, attempt.reason = result.status, result.reason
+    attempt.tail = _tail(result)
+    attempt.cost_usd = result.cost_usd
+    # the worker's processes are gone (session closed): git may look at what it left
+    await repo.commit_all(
+        tree,
+        f"{task.id}: {task.title}\n\nbashgym job {bench.job.name}, "
+        f"attempt {number}, executor {chosen.name}",
+        copied,
+    )
+    diff = await repo.diff(tree, start)
+    attempt.files, attempt.insertions, attempt.deletions = (
+        diff.files,
+        diff.insertions,
+        diff.deletions,
+    )
+    attempt.commit = await repo.tip(tree)
+    check = task.check or spec.check
+    if attempt.success and check:
+        async with bench.environment.open(tree.path, options) as session:
+            await _stage(bench, session, task.id, "check", check, attempt)
+    attempt.row = trace_row(run, result, attempt, chosen, prompt)
+    return attempt
+
+
+async def _stage(
+    bench: Workbench, session: Any, task_id: str, stage: str, command: str, attempt: Attempt
+) -> bool:
+    """Run setup or check in the worker's environment; a failure fails the attempt."""
+    timeout = SETUP_TIMEOUT_S if stage == "setup" else CHECK_TIMEOUT_S
+    done: Completed = await session.run(command, timeout=timeout)
+    if done.output.strip():
+        bench.run.emit(WorkerOutput(task_id=task_id, stage=stage, text=done.output[-TAIL:]))
+    if stage == "check":
+        attempt.check = {
+            "command": command,
+            "ok": done.ok,
+            "exit_code": done.exit_code,
+            "reason": done.reason,
+            "output": done.output[-4 * TAIL :],
+        }
+    if not done.ok:
+        attempt.status = "failed"
+        attempt.reason = f"{stage} `{one_line(command)[:80]}` failed ({done.reason})"
+    return done.ok
+
+
+def _tail(result: WorkerResult | None) -> str:
+    """The end of what the worker said (its final text, else its last messages)."""
+    if result is None:
+        return ""
+    if result.final_text.strip():
+        return result.final_text[-TAIL:]
+    text = "\n".join(m.content for m in result.trace.messages[-4:] if m.content)
+    return text[-TAIL:]
+
+
+def trace_row(
+    run: RunContext, result: WorkerResult, attempt: Attempt, chosen: Chosen, prompt: str
+) -> dict[str, Any]:
+    """The attempt's trace as a dataset row, scrubbed before the store keeps it (the merge
+    outcome is added when the job's traces are read: it is known only later)."""
+    trace = result.trace.model_copy(deep=True)
+    trace.provenance.git_branch = attempt.branch
+    trace.provenance.git_commit = attempt.commit
+    trace.provenance.executor = trace.provenance.executor or chosen.name
+    row = {
+        **trace_to_row(trace),
+        "prompt": prompt,
+        "status": attempt.status,
+        "reason": attempt.reason,
+    }
+    return run.scrub_frame(pd.DataFrame([row])).to_dict(orient="records")[0]  # type: ignore[no-any-return]
+
+
+__all__ = ["Attempt", "Chosen", "Workbench", "Worktree", "run_attempt", "task_prompt", "trace_row"]

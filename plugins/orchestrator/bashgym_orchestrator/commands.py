@@ -1,0 +1,429 @@
+"""`bashgym orchestrate`: plan a spec into a task DAG, approve it, run it, watch it, stop it,
+resume it. Every command takes the job directory `plan` made; `run` and `resume` are runs of
+the kernel's engine (the same path as `bashgym run`), so the job dir holds run.json,
+events.jsonl and the run store like any run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from bashgym_cli import err, fail, out
+from rich.markup import escape
+
+from bashgym.contracts import InputError, RunStopped, open_models
+from bashgym.plugins import current_host, use_host
+from bashgym.resume import read_status
+from bashgym.runspec import RunSpec, StepSpec
+from bashgym.settings import SettingsError, load_settings
+from bashgym_orchestrator.job import Job
+from bashgym_orchestrator.plan import PlanError
+from bashgym_orchestrator.spec import SPEC_HELP, load_spec
+
+HELP = """Turn a development spec into merged, verified code, and every worker's trace into data.
+
+A spec (Markdown, TOML or YAML: title, description, constraints, acceptance criteria, and
+optional repository, base_branch, setup, copy, verify, check, budget_usd, workers) is planned
+into a task DAG by the `planner` model alias (else `default`). Once you approve the plan, each
+task runs on an executor (claude-cli, agent-sdk, student, ...) in its own git worktree and
+branch `bashgym/<job>/<task>`, N at once; completed branches merge into
+`bashgym/<job>/integration` and `verify` runs there. Your checked-out branch and working tree
+are never touched.
+
+[bold]Example[/]
+
+  bashgym orchestrate plan spec.md            # writes JOB/plan.json and shows it
+  bashgym orchestrate approve JOB
+  bashgym orchestrate run JOB --workers 3 -x claude-cli -k nemo-jsonl
+  bashgym orchestrate status JOB              # from another terminal, while it runs
+  bashgym orchestrate cancel JOB              # stops it; `resume JOB` goes on later
+"""
+
+orchestrate = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
+
+JobArg = Annotated[Path, typer.Argument(help="The job directory `orchestrate plan` made.")]
+
+
+def _job(path: Path) -> Job:
+    try:
+        return Job.at(path)
+    except InputError as exc:
+        raise fail(str(exc)) from None
+
+
+def _repository(given: Path | None, spec_repo: Path | None) -> Path:
+    """--repo, else the spec's repository, else the git checkout around the current folder."""
+    if given is not None or spec_repo is not None:
+        return Path(given or spec_repo).expanduser().absolute()  # type: ignore[arg-type]
+    here = Path.cwd().absolute()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    raise fail(
+        f"{here} is not inside a git repository: give --repo PATH or `repository` in the spec"
+    )
+
+
+def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
+    """Plan `spec_file` with the planner model into a new job directory; the job."""
+    from bashgym_orchestrator.planning import make_plan, planner_model
+    from bashgym_orchestrator.worktrees import Repository
+
+    try:
+        spec = load_spec(spec_file)
+        spec.repository = _repository(repo, spec.repository)
+        Repository(spec.repository)  # a clear error now, not after the planner answered
+        host = current_host()
+        settings = load_settings(host.registry.settings_tables)
+        if job_dir is not None:
+            job_dir.mkdir(parents=True, exist_ok=True)
+            if any(job_dir.iterdir()):
+                raise InputError(f"{job_dir} is not empty: give a new folder to --job")
+            job = Job(job_dir.absolute())
+        else:
+            job = Job.new(settings.runs_dir, spec)
+        err.print(f"planning {escape(spec.title)!r} with the planner model ...", highlight=False)
+        started = time.monotonic()
+        with open_models(settings, host.registry, host.hook) as models:
+            model = planner_model(models)
+            plan = asyncio.run(make_plan(spec, spec.repository, model, cap_usd=spec.budget_usd))
+    except (InputError, SettingsError) as exc:
+        raise fail(str(exc)) from None
+    job.save_spec(spec)
+    job.save_plan(plan)
+    err.print(f"planned in {time.monotonic() - started:.1f}s by {plan.planner}", highlight=False)
+    return job
+
+
+def _show(job: Job) -> None:
+    from bashgym_orchestrator.show import show
+
+    show(job.plan(), cap_usd=job.spec().budget_usd)
+
+
+@orchestrate.command("plan")
+def plan_command(
+    spec: Annotated[Path, typer.Argument(help=SPEC_HELP)],
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            "--repo",
+            help="The git repository (default: the spec's, else "
+            "the one around the current folder).",
+        ),
+    ] = None,
+    job_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--job",
+            help="Job directory to make (default: a new one in runs_dir, named for the spec).",
+        ),
+    ] = None,
+) -> None:
+    """Plan SPEC into a task DAG: writes JOB/plan.json and shows it. Nothing runs.
+
+    The plan shows each task's priority, dependencies, estimated turns and budget, the critical
+    path, the total budget against the spec's cap and the tasks that expect to touch the same
+    files. Edit plan.json by hand if you like (it is checked again when used), then
+    `bashgym orchestrate approve JOB`.
+    """
+    job = make_job(spec, repo, job_dir)
+    _show(job)
+    out.print(f"job: {job.dir}", highlight=False)
+    out.print(f"next: bashgym orchestrate approve {job.dir}", highlight=False)
+
+
+@orchestrate.command("approve")
+def approve_command(job_dir: JobArg) -> None:
+    """Approve JOB's plan (checked again first): `orchestrate run JOB` may then start it."""
+    job = _job(job_dir)
+    try:
+        plan = job.plan()
+    except (PlanError, InputError) as exc:
+        raise fail(str(exc)) from None
+    plan.approved = True
+    job.save_plan(plan)
+    out.print(f"approved {len(plan.tasks)} tasks of {job.dir}", highlight=False)
+    out.print(f"next: bashgym orchestrate run {job.dir}", highlight=False)
+
+
+@orchestrate.command("run")
+def run_command(
+    target: Annotated[Path, typer.Argument(help="A job directory, or a spec file to plan first.")],
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Tasks run at once (default: the spec's, else [orchestrator] workers, 3).",
+        ),
+    ] = None,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget", min=0.0, help="The job's cost cap in USD (default: the spec's budget_usd)."
+        ),
+    ] = None,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            "-x",
+            help="Executor of every task (default: [orchestrator] executor, claude-cli).",
+        ),
+    ] = None,
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment",
+            "-e",
+            help="Where tasks run (default: bubblewrap where usable, else local).",
+        ),
+    ] = None,
+    router: Annotated[
+        str | None, typer.Option("--router", help="A router picks each task's executor.")
+    ] = None,
+    sinks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sink", "-k", help="Sink of the worker traces (repeatable; default: nemo-jsonl)."
+        ),
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve the plan and run.")] = False,
+    resolve_conflicts: Annotated[
+        bool,
+        typer.Option(
+            "--resolve-conflicts",
+            help="A worker resolves each merge conflict "
+            "on the integration worktree (else it is kept and reported).",
+        ),
+    ] = False,
+    retries: Annotated[
+        int | None, typer.Option("--retries", min=0, help="Retries of a failed task (default 2).")
+    ] = None,
+    task_timeout: Annotated[
+        float | None, typer.Option("--task-timeout", min=1.0, help="Deadline of each attempt, s.")
+    ] = None,
+    repo: Annotated[
+        Path | None, typer.Option("--repo", help="With a SPEC: the repository.")
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="source.KEY=VALUE, e.g. source.executor_options.max_turns=20 (repeatable).",
+        ),
+    ] = None,
+    plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plugin", help="Load a plugin for this run (a .py file, a module or a distribution)."
+        ),
+    ] = None,
+) -> None:
+    """Run JOB's approved plan: tasks in git worktrees on N workers, merged, verified.
+
+    Ready tasks (every dependency merged) start by priority, then by the longest chain of work
+    behind them. A failed task is retried (--retries) with a prompt carrying the failure; after
+    the last, tasks that depend on it are blocked and the others go on. No task starts when the
+    spend so far plus what running tasks may still spend would pass --budget. Completed branches
+    merge into bashgym/<job>/integration (--no-ff); a conflict is kept and reported. Each
+    worker's trace goes to the sinks (-k), with its task, branch, check and merge outcome.
+    Exit 0 when it ran to the end (job.json says what merged), 130 when cancelled or
+    interrupted (`orchestrate resume JOB` goes on), 1 when it failed, 2 for a mistake here.
+    """
+    if target.is_file():
+        job = make_job(target, repo, None)
+        _show(job)
+        out.print(f"job: {job.dir}", highlight=False)
+        if not yes:
+            out.print(
+                f"not approved: run `bashgym orchestrate approve {job.dir}` then "
+                f"`bashgym orchestrate run {job.dir}`, or add --yes",
+                highlight=False,
+            )
+            return
+    else:
+        job = _job(target)
+    if (job.dir / "run.toml").is_file():
+        raise fail(
+            f"{job.dir} has run before: `bashgym orchestrate resume {job.dir}` finishes "
+            "it, `status` says where it stands"
+        )
+    try:
+        plan = job.plan()
+    except (PlanError, InputError) as exc:
+        raise fail(str(exc)) from None
+    if yes and not plan.approved:
+        plan.approved = True
+        job.save_plan(plan)
+    if not plan.approved:
+        raise fail(f"the plan is not approved: `bashgym orchestrate approve {job.dir}`, or --yes")
+    options: dict[str, Any] = {"job": str(job.dir), "execute": True}
+    for key, value in (
+        ("workers", workers),
+        ("budget_usd", budget),
+        ("executor", executor),
+        ("environment", environment),
+        ("router", router),
+        ("retries", retries),
+        ("task_timeout_s", task_timeout),
+    ):
+        if value is not None:
+            options[key] = value
+    if resolve_conflicts:
+        options["resolve_conflicts"] = True
+    extra = [str(Path(p).absolute()) if p.endswith(".py") else p for p in plugin or []]
+    spec = RunSpec(
+        source=StepSpec(plugin="orchestrator", options=options),
+        sinks=[StepSpec(plugin=s) for s in sinks or ["nemo-jsonl"]],
+        out=job.dir,
+        plugins=extra,
+    )
+    _execute(lambda: spec, sets, job)
+
+
+@orchestrate.command("resume")
+def resume_command(job_dir: JobArg) -> None:
+    """Finish JOB after a crash, a kill -9, Ctrl-C or `cancel`: tasks that ended stay ended,
+    those in flight run again, each task ends exactly once."""
+    from bashgym_cli.runs import load_run_file
+
+    job = _job(job_dir)
+    if not (job.dir / "run.toml").is_file():
+        raise fail(f"{job.dir} has not run yet: `bashgym orchestrate run {job.dir}`")
+    if read_status(job.dir).get("status") in ("ok", "empty"):
+        raise fail(f"{job.dir} has finished; `bashgym orchestrate status {job.dir}` shows it")
+    try:
+        spec = load_run_file(job.dir / "run.toml")
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    _execute(lambda: spec, None, job)
+
+
+def _execute(build: Any, sets: list[str] | None, job: Job) -> None:
+    """The run through the same path as `bashgym run`: every plugin loaded (executors and
+    environments are options of the source here, not roles the index would load), the live
+    table in place of the generic progress bars on a terminal."""
+    from bashgym_cli.runs import resolve_spec
+
+    from bashgym.engine import RunInterrupted, execute
+    from bashgym_orchestrator.live import JobDisplay
+
+    previous = use_host(None)
+    host = previous or current_host()
+    use_host(host)
+    display = JobDisplay(err)
+    if display.live and "observers-progress" in host.infos:
+        host.remove("observers-progress")
+    host.add(display, "orchestrator-display")
+    try:
+        host, settings, resolved = resolve_spec(build, sets=sets)
+        try:
+            summary = execute(resolved, host, settings)
+        except InputError as exc:
+            raise fail(str(exc)) from None
+        except RunStopped as exc:
+            raise fail(str(exc), code=1) from None
+        except RunInterrupted as exc:
+            err.print(
+                f"[yellow]stopped[/] ({escape(exc.why)}): `bashgym orchestrate resume "
+                f"{job.dir}` finishes the job",
+                highlight=False,
+            )
+            raise typer.Exit(130) from None
+    finally:
+        display.close()
+        if "orchestrator-display" in host.infos:
+            host.remove("orchestrator-display")
+    _print_result(job, summary)
+
+
+def _print_result(job: Job, summary: dict[str, Any]) -> None:
+    result = job.result() or {}
+    counts = result.get("counts", {})
+    said = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no tasks"
+    out.print(f"[green]done[/] {job.dir}: {said}", highlight=False)
+    verify = result.get("verify")
+    if verify is not None:
+        word = "[green]passed[/]" if verify["ok"] else f"[red]failed[/] ({verify['reason']})"
+        out.print(f"  verify `{escape(verify['command'])}`: {word}", highlight=False)
+    for tid, task in result.get("tasks", {}).items():
+        if task.get("state") == "conflicted":
+            out.print(
+                f"  [yellow]conflict[/] {tid}: {', '.join(task.get('conflicts', []))} "
+                f"(branch {task.get('branch')} kept)",
+                highlight=False,
+            )
+        elif task.get("state") in ("failed", "blocked"):
+            out.print(
+                f"  [red]{task['state']}[/] {tid}: {escape(str(task.get('reason')))}",
+                highlight=False,
+            )
+    wall, path = result.get("wall_s"), result.get("critical_path_s")
+    if wall is not None:
+        out.print(
+            f"  integration branch: {result.get('integration_branch')}; cost "
+            f"${result.get('cost_usd', 0):.4f}; wall {wall:.1f}s against "
+            f"{path:.1f}s on the critical path",
+            highlight=False,
+        )
+    for name, paths in summary.get("outputs", {}).items():
+        for p in paths:
+            out.print(f"  {name}: {p}", highlight=False)
+
+
+@orchestrate.command("status")
+def status_command(
+    job_dir: JobArg,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
+    """Where JOB stands: each task's state, attempts, executor, branch, merge; works from
+    another terminal while the job runs."""
+    from bashgym_orchestrator.status import job_status
+
+    job = _job(job_dir)
+    try:
+        status = job_status(job)
+    except (PlanError, InputError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(status, indent=2, default=str))
+        return
+    from bashgym_orchestrator.live import status_table
+
+    out.print(status_table(status))
+
+
+@orchestrate.command("cancel")
+def cancel_command(
+    job_dir: JobArg,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", min=0.0, help="Seconds to wait for it to stop (0: do not wait)."),
+    ] = 60.0,
+) -> None:
+    """Stop JOB, running in another process: its workers are stopped, the tasks in flight go
+    back to pending, and `orchestrate resume JOB` goes on later."""
+    from bashgym_orchestrator.status import alive
+
+    job = _job(job_dir)
+    run = read_status(job.dir)
+    if run.get("status") != "running" or not alive(run.get("pid")):
+        raise fail(f"{job.dir} is not running", code=1)
+    job.cancel_file.write_text(f"cancel requested by pid {os.getpid()}\n")
+    out.print(f"cancel requested for {job.dir} (pid {run['pid']})", highlight=False)
+    deadline = time.monotonic() + wait
+    while wait and time.monotonic() < deadline:
+        if read_status(job.dir).get("status") != "running" or not alive(run.get("pid")):
+            out.print("stopped", highlight=False)
+            return
+        time.sleep(0.2)
+    if wait:
+        raise fail(f"{job.dir} has not stopped after {wait:g}s", code=1)

@@ -1,0 +1,516 @@
+"""Dispatch, monitor, synthesize: a job's tasks run on N workers, merge, and are verified.
+
+Every task is an item of the run store (`tasks`), every attempt too (`attempts`, its trace row
+kept the moment it ends), so a job killed at any point resumes with each task ending exactly
+once: a finished task stays finished, a task in flight runs again (its stored attempts count
+toward its retries), and the integration branch is put back to the commit recorded with the
+last finished merge, so a merge a kill left half done is undone before it is done again.
+
+Ready tasks (every dependency merged) start by priority, then by the longest chain of work
+still behind them (`Schedule`), on up to `workers` slots. A failed attempt is retried (up to
+`retries` times) with a prompt that carries the failure, its branch kept as
+`<branch>-attempt-<n>`; after the last, the task is `failed` and every task depending on it
+`blocked`, with the reason. No task starts when what is spent plus what the running tasks may
+still spend would pass the job's budget. Completed branches merge into the integration branch
+as they complete (so in dependency order, `--no-ff`); a conflict is aborted, its files named,
+its branch kept (or, with `resolve_conflicts`, handed to a worker on the integration worktree).
+Then `verify` runs there, worktrees of merged tasks are removed, and job.json says the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bashgym_work_tasks import run_task
+
+from bashgym.contracts import Budget, InputError, TaskContext
+from bashgym.events import TaskFinished
+from bashgym.records import Task
+from bashgym.text import one_line
+from bashgym_orchestrator.attempt import (
+    Attempt,
+    Workbench,
+    env_options,
+    run_attempt,
+    trace_row,
+)
+from bashgym_orchestrator.events import (
+    MergeResult,
+    TaskBlocked,
+    TaskCompleted,
+    TaskFailed,
+    VerifyResult,
+)
+from bashgym_orchestrator.job import write_json
+from bashgym_orchestrator.plan import Plan, PlannedTask, critical_path
+from bashgym_orchestrator.schedule import Scheduler, State
+from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch
+
+TASKS, ATTEMPTS, META = "tasks", "attempts", "job"
+MERGED_OUTCOMES = ("merged", "empty", "resolved")
+BLOCKED, NOT_STARTED = "blocked: ", "not started: "  # a task's error in the store
+POLL_S = 0.25  # how often the loop looks for `orchestrate cancel`
+VERIFY_TIMEOUT_S = 3600.0
+
+
+class Cancelled(Exception):
+    """`orchestrate cancel` asked the job to stop."""
+
+
+@dataclass
+class Running:
+    task_id: str
+    slot: int
+    budget: Budget
+
+
+@dataclass
+class JobRunner:
+    bench: Workbench
+    plan: Plan
+    choose: Any  # (PlannedTask, attempt number, earlier attempts) -> Chosen (may block)
+    retries: int
+    workers: int
+    cap_usd: float | None
+    started: float = field(default_factory=time.monotonic)
+    _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
+    _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def store(self) -> Any:
+        return self.bench.run.store
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        run, repo, job = self.bench.run, self.bench.repo, self.bench.job
+        store = self.store
+        store.add(TASKS, [(t.id, t.model_dump(mode="json")) for t in self.plan.tasks])
+        self.base = await self._base()
+        self.integration = await repo.open_worktree(
+            job.worktrees / "integration", integration_branch(job.name), self.base
+        )
+        await repo.reset_to(self.integration, self._last_integration_commit())
+        self.schedule = Scheduler(self.plan.tasks)
+        self._restore_states()
+        self.budget = Budget(self.cap_usd, spent_usd=run.tally.task_cost_usd)
+        free_slots = list(range(self.workers))
+        try:
+            while True:
+                if job.cancel_file.exists():
+                    raise Cancelled("cancelled by `bashgym orchestrate cancel`")
+                while free_slots and (tid := self.schedule.peek()) is not None:
+                    allowance = self._allot(self.plan.task(tid))
+                    if allowance is None:
+                        if self._running:
+                            break  # wait: a running task may leave some budget unspent
+                        self._not_started(tid, self._budget_reason())
+                        continue
+                    if store.claim(TASKS, tid) is None:  # the run's lock makes this never
+                        raise InputError(f"task {tid!r} is held by another process")
+                    slot = free_slots.pop(0)
+                    self.schedule.start(tid)
+                    work = asyncio.create_task(self._work(tid, slot, allowance), name=tid)
+                    self._running[work] = Running(tid, slot, allowance)
+                    self._snapshot("running")
+                if not self._running:
+                    break
+                done, _ = await asyncio.wait(
+                    self._running, timeout=POLL_S, return_when=asyncio.FIRST_COMPLETED
+                )
+                for work in done:
+                    ended = self._running.pop(work)
+                    free_slots.append(ended.slot)
+                    free_slots.sort()
+                    exc = work.exception()
+                    if exc is not None and self.schedule.state(ended.task_id) is State.RUNNING:
+                        self._fail(ended.task_id, f"orchestrator error: {one_line(exc)}")
+                    self._snapshot("running")
+        except BaseException:
+            for work in self._running:
+                work.cancel()
+            await asyncio.gather(*self._running, return_exceptions=True)
+            for held in (
+                *self.store.items(TASKS, "running"),
+                *self.store.items(ATTEMPTS, "running"),
+            ):
+                self.store.fail(held.namespace, held.key, "stopped", retry=True)  # pending again
+            raise
+        verify = await self._verify()
+        await self._clean_up(verify)
+        return self._snapshot("done", verify=verify)
+
+    async def _base(self) -> str:
+        """The commit every task starts from: the spec's base branch as it was at the job's
+        first start (kept in the store, so a resumed job starts from the same commit)."""
+        store = self.store
+        store.add(META, ["base"])
+        item = store.get(META, "base")
+        if item is not None and item.state == "done":
+            return str(item.result)
+        spec, repo = self.bench.spec, self.bench.repo
+        commit = await repo.commit_of(spec.base_branch or await repo.current_branch())
+        if store.claim(META, "base") is not None:
+            store.complete(META, "base", commit)
+        return commit
+
+    def _last_integration_commit(self) -> str:
+        done = [i for i in self.store.items(TASKS, "done") if i.result]
+        done.sort(key=lambda i: i.finished_at or 0)
+        return str(done[-1].result["integration_commit"]) if done else self.base
+
+    def _restore_states(self) -> None:
+        """The schedule as the store has it (a resumed job): merged tasks succeeded; failed
+        and conflicted ones failed (their dependents are blocked again); tasks the budget
+        never started are cancelled; tasks in flight when the job stopped are ready again."""
+        outcomes: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        self.outcome: dict[str, str] = {}
+        for item in self.store.items(TASKS):
+            error = item.error or ""
+            if item.state == "done":
+                self.outcome[item.key] = (item.result or {}).get("outcome", "merged")
+                merged = self.outcome[item.key] in MERGED_OUTCOMES
+                outcomes[item.key] = State.SUCCEEDED if merged else State.FAILED
+                reasons[item.key] = "its merge conflicted"
+            elif item.state == "failed" and error.startswith(NOT_STARTED):
+                outcomes[item.key] = State.CANCELLED
+                reasons[item.key] = error.removeprefix(NOT_STARTED)
+            elif item.state == "failed" and not error.startswith(BLOCKED):
+                outcomes[item.key], reasons[item.key] = State.FAILED, error
+        self.schedule.replay(outcomes, reasons)
+
+    # -- budget ---------------------------------------------------------------------------
+
+    def _free_usd(self) -> float | None:
+        left = self.budget.left_usd
+        if left is None:
+            return None
+        held = sum(
+            max((r.budget.cap_usd or 0.0) - r.budget.spent_usd, 0.0) for r in self._running.values()
+        )
+        return max(left - held, 0.0)
+
+    def _allot(self, task: PlannedTask) -> Budget | None:
+        """The task's budget (its own cap, within what the job has free), or None when the job
+        cannot afford to start it now."""
+        own = task.budget_usd or None
+        free = self._free_usd()
+        if free is None:
+            return Budget(own, parent=self.budget)
+        if free < 1e-6 or (own is not None and own > free and self._running):
+            return None
+        return Budget(free if own is None else min(own, free), parent=self.budget)
+
+    def _budget_reason(self) -> str:
+        return (
+            f"budget: ${self.budget.spent_usd:.4f} of the job's ${self.cap_usd:g} is spent "
+            "or held; the task was not started"
+        )
+
+    # -- one task -------------------------------------------------------------------------
+
+    def _attempts(self, tid: str) -> list[dict[str, Any]]:
+        found = [i for i in self.store.items(ATTEMPTS, "done") if i.key.startswith(f"{tid}#")]
+        records = [i.result for i in found if isinstance(i.result, dict) and "number" in i.result]
+        return sorted(records, key=lambda r: r["number"])
+
+    async def _work(self, tid: str, slot: int, budget: Budget) -> None:
+        task, run = self.plan.task(tid), self.bench.run
+        earlier = self._attempts(tid)
+        while not (earlier and earlier[-1]["status"] == "success"):
+            if len(earlier) > self.retries:
+                self._fail(tid, earlier[-1].get("reason") or "failed")
+                return
+            if earlier and budget.left_usd is not None and budget.left_usd < 1e-6:
+                self._fail(tid, "budget: the task's budget was spent by its earlier attempts")
+                return
+            number = len(earlier) + 1
+            key = f"{tid}#{number}"
+            self.store.add(ATTEMPTS, [key])
+            self.store.claim(ATTEMPTS, key)
+            attempt = await self._attempt(task, number, slot, budget, earlier)
+            final = not attempt.success and number > self.retries
+            if not attempt.success and not final:  # its branch kept for a look, renamed
+                kept = f"{attempt.branch}-attempt-{number}"
+                await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)
+                try:
+                    await self.bench.repo.rename_branch(attempt.branch, kept)
+                    attempt.branch = kept
+                except GitError as exc:
+                    run.note(f"task {tid}: the failed attempt's branch was not kept: {exc}")
+            self.store.complete(ATTEMPTS, key, attempt.record())
+            earlier.append(attempt.record())
+            if not attempt.success:
+                run.emit(
+                    TaskFailed(
+                        task_id=tid,
+                        attempt=number,
+                        reason=attempt.reason or "failed",
+                        final=final,
+                        branch=attempt.branch,
+                    )
+                )
+        await self._merge(task, earlier[-1], slot, budget)
+
+    async def _attempt(
+        self,
+        task: PlannedTask,
+        number: int,
+        slot: int,
+        budget: Budget,
+        earlier: list[dict[str, Any]],
+    ) -> Attempt:
+        started = time.monotonic()
+        try:
+            chosen = await asyncio.to_thread(self.choose, task, number, earlier)
+            async with self._merge_lock:  # the integration tip, not a merge half done
+                start = await self.bench.repo.tip(self.integration)
+            attempt = await run_attempt(
+                self.bench, task, number, chosen, budget, slot, start, earlier
+            )
+        except (GitError, InputError, OSError) as exc:
+            attempt = Attempt(task.id, number, "", "", "error", one_line(exc), "")
+        attempt.row.setdefault("duration_s", round(time.monotonic() - started, 3))
+        return attempt
+
+    def _fail(self, tid: str, reason: str) -> None:
+        """The task (running) failed for good; every task depending on it is blocked."""
+        self.store.fail(TASKS, tid, reason)
+        self.outcome[tid] = "failed"
+        blocked = self.schedule.fail(tid, reason)
+        self.bench.run.emit(TaskFinished(task_id=tid, status="failed", reason=reason))
+        self._block(blocked, tid)
+
+    def _not_started(self, tid: str, reason: str) -> None:
+        """The task (ready) will not start (the budget); its dependents are blocked."""
+        if self.store.claim(TASKS, tid) is not None:
+            self.store.fail(TASKS, tid, NOT_STARTED + reason)
+        self.outcome[tid] = "blocked"
+        blocked = self.schedule.cancel(tid, reason)[1:]
+        self.bench.run.emit(TaskBlocked(task_id=tid, reason=reason))
+        self.bench.run.emit(TaskFinished(task_id=tid, status="blocked", reason=reason))
+        self._block(blocked, tid)
+
+    def _block(self, ids: list[str], by: str) -> None:
+        for tid in ids:
+            reason = self.schedule.reason(tid)
+            if self.store.claim(TASKS, tid) is not None:
+                self.store.fail(TASKS, tid, BLOCKED + reason)
+            self.outcome[tid] = "blocked"
+            self.bench.run.emit(TaskBlocked(task_id=tid, reason=reason, blocked_by=[by]))
+            self.bench.run.emit(TaskFinished(task_id=tid, status="blocked", reason=reason))
+
+    # -- merge ----------------------------------------------------------------------------
+
+    async def _merge(
+        self, task: PlannedTask, attempt: dict[str, Any], slot: int, budget: Budget
+    ) -> None:
+        """Merge the task's branch into the integration branch, then say the task ended."""
+        repo, run, tid = self.bench.repo, self.bench.run, task.id
+        branch = attempt["branch"]
+        message = f"Merge task {tid}: {task.title}"
+        async with self._merge_lock:
+            merged = await repo.merge(self.integration, branch, message)
+            outcome, conflicts, commit = merged.outcome, merged.conflicts, merged.commit
+            if outcome == "conflicted" and self.bench.options.resolve_conflicts:
+                commit = await self._resolve(task, branch, message, merged.conflicts, slot, budget)
+                outcome = "resolved" if commit else "conflicted"
+            tip = await repo.tip(self.integration)
+        result = {
+            "outcome": outcome,
+            "branch": branch,
+            "conflicts": conflicts,
+            "merge_commit": commit,
+            "integration_commit": tip,
+            "attempts": attempt["number"],
+            "files": attempt["files"],
+            "insertions": attempt["insertions"],
+            "deletions": attempt["deletions"],
+        }
+        self.store.complete(TASKS, tid, result)
+        self.outcome[tid] = outcome
+        if outcome in MERGED_OUTCOMES:
+            self.schedule.succeed(tid)
+            blocked: list[str] = []
+        else:
+            blocked = self.schedule.fail(tid, f"its merge conflicted in {', '.join(conflicts)}")
+        run.emit(
+            TaskCompleted(
+                task_id=tid,
+                attempt=attempt["number"],
+                branch=branch,
+                files=attempt["files"],
+                insertions=attempt["insertions"],
+                deletions=attempt["deletions"],
+                cost_usd=attempt["cost_usd"],
+            )
+        )
+        run.emit(
+            MergeResult(
+                task_id=tid, branch=branch, outcome=outcome, conflicts=conflicts, commit=commit
+            )
+        )
+        status = "success" if outcome in MERGED_OUTCOMES else "conflicted"
+        reason = None if status == "success" else f"merge conflict in {', '.join(conflicts)}"
+        run.emit(TaskFinished(task_id=tid, status=status, reason=reason))
+        self._block(blocked, tid)
+
+    async def _resolve(
+        self,
+        task: PlannedTask,
+        branch: str,
+        message: str,
+        conflicts: list[str],
+        slot: int,
+        budget: Budget,
+    ) -> str | None:
+        """A worker resolves the conflict on the integration worktree; the merge commit, or
+        None (the merge aborted) when it left a conflict."""
+        bench, tid = self.bench, task.id
+        files = await bench.repo.start_merge(self.integration, branch, message)
+        prompt = (
+            f"Resolve a git merge conflict. The branch {branch} (task {tid}: {task.title}) is "
+            f"being merged into this worktree and conflicts in: {', '.join(files or conflicts)}."
+            " Edit those files so both sides' intent is kept and no conflict marker "
+            "(<<<<<<<, =======, >>>>>>>) is left. Do not commit; the merge is committed for you."
+            f"\n\nThe task's instruction was:\n{task.prompt}"
+        )
+        key = f"{tid}#merge"
+        self.store.add(ATTEMPTS, [key])
+        self.store.claim(ATTEMPTS, key)
+        chosen = await asyncio.to_thread(self.choose, task, 0, [])
+        work = Task(id=f"{tid}-merge", prompt=prompt, metadata={"job": bench.job.name})
+        async with bench.environment.open(self.integration.path, env_options(bench, slot)) as s:
+            ctx = TaskContext(run=bench.run, env=s, budget=budget)
+            result = await run_task(
+                chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
+            )
+        commit = (
+            await bench.repo.finish_merge(self.integration, message) if result.success else None
+        )
+        if commit is None and result.success:
+            result = result.model_copy(
+                update={"status": "failed", "reason": "conflict markers left"}
+            )
+        elif commit is None:
+            await bench.repo.reset_to(self.integration, await bench.repo.tip(self.integration))
+        attempt = Attempt(
+            tid, 0, branch, "", result.status, result.reason, chosen.name, cost_usd=result.cost_usd
+        )
+        attempt.row = trace_row(bench.run, result, attempt, chosen, prompt)
+        record = attempt.record() | {"kind": "merge-resolution", "number": 0}
+        self.store.complete(ATTEMPTS, key, record)
+        return commit
+
+    # -- the end --------------------------------------------------------------------------
+
+    async def _verify(self) -> dict[str, Any] | None:
+        command = self.bench.spec.verify
+        if not command:
+            return None
+        bench = self.bench
+        async with bench.environment.open(self.integration.path, env_options(bench, 0)) as s:
+            done = await s.run(command, timeout=VERIFY_TIMEOUT_S)
+        verify = {
+            "command": command,
+            "ok": done.ok,
+            "exit_code": done.exit_code,
+            "reason": done.reason,
+            "duration_s": done.duration_s,
+            "output": done.output[-8000:],
+        }
+        bench.run.emit(
+            VerifyResult(
+                command=command,
+                ok=done.ok,
+                exit_code=done.exit_code,
+                output=done.output[-4000:],
+                duration_s=done.duration_s,
+            )
+        )
+        return verify
+
+    async def _clean_up(self, verify: dict[str, Any] | None) -> None:
+        """Remove the worktrees of merged tasks (all or none, as `keep_worktrees` says); those
+        of failed and conflicted tasks stay for a look, and the integration worktree stays
+        when verify failed or a merge conflicted."""
+        keep = self.bench.options.keep_worktrees
+        if keep == "all":
+            return
+        states = self.states()
+        for tid, state in states.items():
+            if keep == "none" or state == "merged" or state == "blocked":
+                await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)
+        troubled = (verify is not None and not verify["ok"]) or "conflicted" in states.values()
+        if keep == "none" or not troubled:
+            await self.bench.repo.remove_worktree(self.integration.path)
+
+    def states(self) -> dict[str, str]:
+        """Each task's state in the job's words: pending, ready, running, merged, conflicted,
+        failed, blocked."""
+        out = {}
+        for tid, state in self.schedule.states().items():
+            if state is State.SUCCEEDED:
+                out[tid] = "merged"
+            elif state is State.FAILED:
+                out[tid] = "conflicted" if self.outcome.get(tid) == "conflicted" else "failed"
+            elif state in (State.BLOCKED, State.CANCELLED):
+                out[tid] = "blocked"
+            else:
+                out[tid] = str(state)
+        return out
+
+    def _snapshot(self, status: str, verify: dict[str, Any] | None = None) -> dict[str, Any]:
+        """job.json: the job as it stands (rewritten as tasks end, final at the end)."""
+        states = self.states()
+        tasks: dict[str, Any] = {}
+        for item in self.store.items(TASKS):
+            attempts = self._attempts(item.key)
+            entry: dict[str, Any] = {
+                "state": states.get(item.key, item.state),
+                "attempts": len(attempts),
+                "cost_usd": round(sum(a.get("cost_usd") or 0.0 for a in attempts), 6),
+                "duration_s": round(sum(a["row"].get("duration_s") or 0.0 for a in attempts), 3),
+            }
+            if item.state == "done":
+                entry.update(item.result or {})
+            elif item.state == "failed":
+                entry["reason"] = item.error
+                if attempts:
+                    entry["branch"] = attempts[-1].get("branch")
+            tasks[item.key] = entry
+        counts: dict[str, int] = {}
+        for entry in tasks.values():
+            counts[entry["state"]] = counts.get(entry["state"], 0) + 1
+        path = critical_path(self.plan)
+        wall = time.monotonic() - self.started
+        on_path = sum(tasks.get(t, {}).get("duration_s", 0.0) for t in path)
+        result = {
+            "job": self.bench.job.name,
+            "status": status,
+            "base": self.base,
+            "integration_branch": self.integration.branch,
+            "integration_commit": self._last_integration_commit(),
+            "counts": counts,
+            "tasks": tasks,
+            "verify": verify,
+            "cost_usd": round(self.bench.run.tally.task_cost_usd, 6),
+            "budget_usd": self.cap_usd,
+            "wall_s": round(wall, 3),
+            "critical_path": path,
+            "critical_path_s": round(on_path, 3),
+            "kept_worktrees": sorted(
+                p.name for p in self.bench.job.worktrees.glob("*") if p.is_dir()
+            )
+            if status == "done"
+            else None,
+        }
+        write_json(self.bench.job.result_file, result)
+        return result
+
+
+__all__ = ["ATTEMPTS", "TASKS", "Cancelled", "JobRunner", "Worktree"]

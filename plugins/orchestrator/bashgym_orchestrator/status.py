@@ -1,0 +1,111 @@
+"""Where a job stands, read from its directory alone: `orchestrate status` in another terminal
+while it runs, and after. The run store (state.db) says each task's state, the event log which
+attempt is running on which executor, job.json the result, run.json whether a process still
+holds the job (its pid alive) and what it spent."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from bashgym.resume import read_status
+from bashgym.store import RunStore
+from bashgym_orchestrator.job import Job
+
+TASKS, ATTEMPTS = "tasks", "attempts"
+
+
+def alive(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def job_status(job: Job) -> dict[str, Any]:
+    """The job's state: each task's, the counts, the run's status, cost and result."""
+    plan = job.plan()
+    run = read_status(job.dir)
+    running = run.get("status") == "running" and alive(run.get("pid"))
+    states: dict[str, dict[str, Any]] = {
+        t.id: {"state": "pending", "priority": t.priority, "depends_on": t.depends_on}
+        for t in plan.tasks
+    }
+    if (job.dir / "state.db").is_file():
+        store = RunStore(job.dir / "state.db")
+        try:
+            for item in store.items(TASKS):
+                entry = states.setdefault(item.key, {})
+                error = item.error or ""
+                if item.state == "done":
+                    result = item.result or {}
+                    merged = result.get("outcome") in ("merged", "empty", "resolved")
+                    entry.update(state="merged" if merged else "conflicted", **result)
+                elif item.state == "failed":
+                    blocked = error.startswith(("blocked: ", "not started: "))
+                    entry.update(state="blocked" if blocked else "failed", reason=error)
+                elif item.state == "running":
+                    entry["state"] = "running" if running else "interrupted"
+            for item in store.items(ATTEMPTS):
+                entry = states.get(item.key.rsplit("#", 1)[0])
+                if entry is None or item.key.endswith("#merge"):
+                    continue
+                entry["attempts"] = max(entry.get("attempts", 0), int(item.key.rsplit("#")[1]))
+                cost = (item.result or {}).get("cost_usd") if item.state == "done" else None
+                entry["cost_usd"] = round(entry.get("cost_usd", 0.0) + (cost or 0.0), 6)
+        finally:
+            store.close()
+    executors = _executors(job)
+    for tid, name in executors.items():
+        if tid in states:
+            states[tid]["executor"] = name
+    counts: dict[str, int] = {}
+    for entry in states.values():
+        counts[entry["state"]] = counts.get(entry["state"], 0) + 1
+    result = job.result() or {}
+    if running:
+        status = "running"
+    elif run:
+        status = result.get("status") if run.get("status") in ("ok", "empty") else run.get("status")
+        status = status or "unknown"
+    else:
+        status = "approved" if plan.approved else "planned"
+    return {
+        "job": job.name,
+        "dir": str(job.dir),
+        "status": status,
+        "pid": run.get("pid") if running else None,
+        "title": plan.title,
+        "approved": plan.approved,
+        "counts": counts,
+        "tasks": states,
+        "cost_usd": run.get("cost_usd"),
+        "verify": result.get("verify"),
+        "wall_s": result.get("wall_s"),
+        "critical_path": result.get("critical_path"),
+        "critical_path_s": result.get("critical_path_s"),
+        "integration_branch": result.get("integration_branch"),
+        "error": run.get("error"),
+    }
+
+
+def _executors(job: Job) -> dict[str, str]:
+    """The executor of each task's latest attempt, from the event log's task_started events."""
+    found: dict[str, str] = {}
+    log = job.dir / "events.jsonl"
+    if not log.is_file():
+        return found
+    with log.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if '"task_started"' not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            found[str(event.get("task_id"))] = str(event.get("executor"))
+    return found
