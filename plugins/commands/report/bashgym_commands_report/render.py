@@ -1,128 +1,71 @@
-"""`report.html` for a run: the counts, drops, judge scores, samplers, usage and timings as plots.
+"""`report.html` for a run: counts, the funnel by stage, drops, judge scores, samplers, usage,
+timings, sample rows and dropped rows, as one page rendered from `templates/report.html.j2`.
 
-Why charts drawn here as inline SVG, and no plotting library: a report must open anywhere,
-offline, years later, from a copied run directory: no CDN, no JavaScript, no second file. The
-charts are bar charts and histograms, a few dozen lines of SVG, so a plotting dependency
-(matplotlib, plotly: tens of MB, a font cache, a JS bundle) would buy nothing. SVG stays sharp
-when zoomed and prints well; the page has `@media print` rules and each section avoids page breaks.
+Why charts drawn as inline SVG, and no plotting library: a report must open anywhere, offline,
+years later, from a copied run directory: no CDN, no JavaScript, no second file. The charts are
+bar charts and histograms whose geometry is computed here and drawn by the template's macros.
+
+Jinja2 with autoescape renders the page: row values come from models and users, and a report
+must never run what a row contains. This module computes numbers and texts (the view model);
+the template only places them.
 
 Colours are the Okabe-Ito palette (safe for the common colour-vision deficiencies), and dropped
 rows are hatched as well as orange, so kept and dropped still read apart in greyscale.
-
-Every text that reaches the page goes through `html.escape`: row values come from models and
-users, and a report must never run what a row contains.
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
+
+import jinja2
 
 from bashgym.records import DroppedRow
 from bashgym.text import plain
+from bashgym_commands_report.columns import ReportColumns
+from bashgym_commands_report.rundir import Sample, StepDrops, TraceStats
 
 if TYPE_CHECKING:
     import pandas as pd
 
 REPORT_FILE = "report.html"
-KEPT, DROPPED = "#0072B2", "#E69F00"  # Okabe-Ito blue and orange
-HATCH = "url(#bg-hatch)"  # dropped: orange with dark stripes (see HATCH_DEFS)
-STAGE_COLOURS = ("#999999", "#56B4E9", "#0072B2", "#009E73")
+KEPT, DROPPED, OUTPUT = "#0072B2", "#E69F00", "#CC79A7"  # Okabe-Ito blue, orange, purple
+HATCH = "url(#bg-hatch)"  # dropped: orange with dark stripes (the template's pattern)
+STAGE_COLOURS = {"Source rows": "#999999", "Requested": "#56B4E9", "Generated": "#0072B2",
+                 "Rows to sinks": "#56B4E9", "Kept": "#009E73"}  # fmt: skip
 MAX_CATEGORIES = 15  # values per sampler chart; the rest are summed into one bar
 MAX_EXAMPLES = 3  # dropped rows shown per reason
-MAX_CELL = 360  # characters of a cell shown in an example
+MAX_CELL = 360  # characters of a cell shown in a row table
+MAX_MESSAGE = 900  # characters of one message shown in a conversation
+MAX_MESSAGES = 14  # messages of one conversation shown
+MAX_REASONS = 6  # drop reasons listed per funnel stage
+RAW_KEYS = ("error", "raw_output", "raw")  # a dropped row's own account of itself: shown first
 BASE_TOKENS = ("input_tokens", "output_tokens")  # shown even when zero; cache counts only if used
-# Samplers whose values are categories (bars per value) vs numbers (a binned histogram).
-CATEGORY_SAMPLERS = frozenset({"category", "subcategory", "bernoulli"})
-NUMBER_SAMPLERS = frozenset(
-    {"uniform", "gaussian", "poisson", "binomial", "scipy", "bernoulli_mixture"}
-)
 
 
-@dataclass
-class ReportColumns:
-    """Which dataset columns get which chart."""
-
-    samplers: list[str]  # category-like columns: value distributions
-    judges: dict[str, list[str]]  # judge column -> criterion names: score histograms
-    numbers: list[str] = field(default_factory=list)  # other numeric columns: histograms
-    # (judge column, criterion) -> the lowest score the config keeps (from its filter rules)
-    thresholds: dict[tuple[str, str], float] = field(default_factory=dict)
-
-
-def columns_of(builder: Any) -> ReportColumns:
-    """The chartable columns of a DataDesignerConfigBuilder, read from its column configs.
-
-    Sampler columns with category-like values become distributions, numeric samplers and
-    int/float expressions become histograms, and every LLM judge column brings its score names.
-    Columns marked `drop` are kept: the renderer shows only what the rows carry.
-    """
-    samplers: list[str] = []
-    numbers: list[str] = []
-    judges: dict[str, list[str]] = {}
-    for config in builder.get_column_configs():
-        kind = _enum_text(getattr(config, "column_type", ""))
-        if kind == "sampler":
-            sampler = _enum_text(getattr(config, "sampler_type", ""))
-            if sampler in CATEGORY_SAMPLERS:
-                samplers.append(config.name)
-            elif sampler in NUMBER_SAMPLERS:
-                numbers.append(config.name)
-        elif kind == "llm-judge":
-            judges[config.name] = [score.name for score in getattr(config, "scores", [])]
-        elif kind == "expression" and _enum_text(getattr(config, "dtype", "")) in ("int", "float"):
-            numbers.append(config.name)
-    thresholds = {}
-    for processor in getattr(builder, "get_processor_configs", list)():
-        for rule in getattr(processor, "rules", None) or []:
-            mark = _mapping(getattr(rule, "threshold", None) or _mapping(rule).get("threshold"))
-            if mark.get("column") and mark.get("criterion") and mark.get("min") is not None:
-                thresholds[(str(mark["column"]), str(mark["criterion"]))] = mark["min"]
-    return ReportColumns(samplers, judges, numbers, thresholds)
-
-
-def columns_from_config(doc: Mapping[str, Any]) -> ReportColumns:
-    """`columns_of` for a saved DataDesigner config (`builder_config.json` in a run dir)."""
-    config = _mapping(_mapping(doc).get("data_designer"))
-    configs = config.get("columns") or []
-    builder = SimpleNamespace(
-        get_processor_configs=lambda: list(config.get("processors") or []),
-        get_column_configs=lambda: [
-            SimpleNamespace(
-                **{k: v for k, v in _mapping(c).items() if k != "scores"},
-                scores=[
-                    SimpleNamespace(name=_mapping(x).get("name")) for x in c.get("scores") or []
-                ],
-            )
-            for c in configs
-            if isinstance(c, Mapping) and "name" in c
-        ],
+@functools.cache
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("bashgym_commands_report", "templates"),
+        autoescape=True,  # every {{ }} is escaped; the page has no |safe anywhere
+        undefined=jinja2.StrictUndefined,  # a view-model key missing is a bug, not a blank
+        trim_blocks=True,
     )
-    return columns_of(builder)
+    env.globals.update(KEPT=KEPT, DROPPED=DROPPED, HATCH=HATCH, OUTPUT=OUTPUT, RAW_KEYS=RAW_KEYS)
+    return env.get_template("report.html.j2")
 
 
-def write_report(
-    run_dir: Path,
-    summary: Mapping[str, Any],
-    *,
-    kept: pd.DataFrame | None,
-    dropped: Sequence[DroppedRow],
-    columns: ReportColumns,
-) -> Path:
+def write_report(run_dir: Path, summary: Mapping[str, Any], **parts: Any) -> Path:
     """Write `run_dir/report.html` atomically (a reader never sees half a page); return it."""
     path = Path(run_dir) / REPORT_FILE
     tmp = path.with_name(REPORT_FILE + ".tmp")
-    tmp.write_text(
-        render_report(summary, kept=kept, dropped=dropped, columns=columns), encoding="utf-8"
-    )
+    tmp.write_text(render_report(summary, **parts), encoding="utf-8")
     tmp.replace(path)
     return path
 
@@ -133,34 +76,57 @@ def render_report(
     kept: pd.DataFrame | None,
     dropped: Sequence[DroppedRow],
     columns: ReportColumns,
+    samples: Sequence[Sample] = (),
+    steps: StepDrops | None = None,
+    traces: TraceStats | None = None,
+    dropped_traces: TraceStats | None = None,
 ) -> str:
-    """The whole report as one self-contained HTML page. Any summary key may be missing."""
+    """The whole report as one self-contained HTML page. Any summary key may be missing.
+
+    `kept` holds the charted columns of the kept rows, `samples` kept rows as an output holds
+    them, `steps` which step dropped what (events.jsonl), `traces` the kept traces' own
+    outcomes, tokens and cost."""
     rows = _Rows(kept, dropped, columns)
     counts = _mapping(summary.get("counts"))
-    sections = [
-        _header(summary),
-        _tiles(summary, counts, rows),
-        _funnel(counts),
-        _rounds(summary.get("rounds")),
-        _drops(counts, dropped),
-        _judges(columns.judges, rows, columns.thresholds),
-        _samplers(columns.samplers, rows),
-        _numbers(columns.numbers, rows),
-        _usage(summary),
-        _timings(_mapping(summary.get("timings_s"))),
-        _outputs(_mapping(summary.get("outputs"))),
-        _notes(summary.get("notes")),
-        _examples(dropped),
-    ]
-    title = f"BashGym run · {Path(str(summary.get('run_dir') or 'run')).name}"
-    return (
-        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>{HATCH_DEFS}<main>"
-        + "".join(s for s in sections if s)
-        + "<footer>Written by BashGym · one self-contained file: no scripts, no network."
-        "</footer></main></body></html>\n"
-    )
+    stages = _stages(summary, counts, steps or StepDrops())
+    view = {
+        "title": f"BashGym run · {Path(str(summary.get('run_dir') or 'run')).name}",
+        "header": _header(summary),
+        "tiles": _tiles(summary, counts, rows, stages),
+        "funnel": _funnel(counts, stages),
+        "traces": _traces(summary, traces, dropped_traces),
+        "generic": [
+            g
+            for g in (
+                _generic("Routing", summary.get("routing")),
+                _generic("Orchestrator", summary.get("orchestrator")),
+            )
+            if g
+        ],
+        "rounds": _rounds(summary.get("rounds")),
+        "drops": _drops(counts, dropped),
+        "charts": [
+            c
+            for c in (
+                _judges(columns.judges, rows, columns.thresholds),
+                _samplers(columns.samplers, rows),
+                _numbers(columns.numbers, rows),
+            )
+            if c
+        ],
+        "usage": _usage(summary),
+        "timings": _timings(_mapping(summary.get("timings_s"))),
+        "outputs": _outputs(_mapping(summary.get("outputs"))),
+        "notes": [str(n) for n in summary.get("notes") or []]
+        if isinstance(summary.get("notes"), list)
+        else [],
+        "samples": [
+            {"sink": s.sink, "path": s.path, "rows": [_row_view(r) for r in s.rows]}
+            for s in samples
+        ],
+        "examples": _examples(dropped),
+    }
+    return _template().render(**view)
 
 
 # ---------------------------------------------------------------- the rows behind the charts
@@ -172,7 +138,7 @@ class _Rows:
     def __init__(
         self, kept: pd.DataFrame | None, dropped: Sequence[DroppedRow], columns: ReportColumns
     ) -> None:
-        wanted = [*columns.samplers, *columns.judges, *columns.numbers]
+        wanted = columns.charted
         # Only the charted columns: a kept frame may carry whole traces per row.
         self.kept: list[Mapping[Any, Any]] = []
         if kept is not None:
@@ -223,76 +189,139 @@ def _number(row: Mapping[str, Any], column: str) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-# ---------------------------------------------------------------- sections
+# ---------------------------------------------------------------- stages (the funnel)
 
 
-def _header(summary: Mapping[str, Any]) -> str:
-    status = str(summary.get("status") or "unknown")
-    badge = {"ok": "ok", "failed": "bad", "empty": "bad"}.get(status, "warn")
-    started, ended = summary.get("started_at"), summary.get("ended_at")
-    facts = [
-        ("Run directory", f"<code>{_e(summary.get('run_dir') or '?')}</code>"),
-        ("Started", _e(_when(started))),
-        ("Ended", _e(_when(ended)) if ended else "—"),
-    ]
-    total = _mapping(summary.get("timings_s")).get("total")
-    if isinstance(total, int | float):
-        facts.append(("Duration", _e(_duration(total))))
-    if summary.get("bashgym_version"):
-        facts.append(("BashGym", _e(summary["bashgym_version"])))
-    plugins = []
-    for role, info in _mapping(summary.get("plugins")).items():
-        for item in info if isinstance(info, list) else [info]:
-            item = _mapping(item) if isinstance(item, Mapping) else {"name": item}
-            source = (
-                f" <span class='muted'>from {_e(item['from'])}</span>" if item.get("from") else ""
-            )
-            plugins.append(
-                f"<span class='chip'><b>{_e(role)}</b> {_e(item.get('name', '?'))}{source}</span>"
-            )
-    error = summary.get("error")
-    warning = summary.get("warning")
-    return (
-        "<header><div class='title'><h1>BashGym run report</h1>"
-        f"<span class='badge {badge}'>{_e(status)}</span></div>"
-        "<dl class='facts'>"
-        + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
-        + "</dl>"
-        + (f"<div class='chips'>{''.join(plugins)}</div>" if plugins else "")
-        + (f"<div class='error'><b>Run failed:</b> {_e(error)}</div>" if error else "")
-        + (f"<div class='error'><b>Warning:</b> {_e(warning)}</div>" if warning else "")
-        + "</header>"
-    )
+def _stages(
+    summary: Mapping[str, Any], counts: Mapping[str, Any], steps: StepDrops
+) -> list[dict[str, Any]]:
+    """The run's stages in order, each with rows in, dropped (by reason) and out.
 
-
-def _tiles(summary: Mapping[str, Any], counts: Mapping[str, Any], rows: _Rows) -> str:
-    kept = _int(counts.get("kept"), len(rows.kept) if rows.kept else None)
+    A stage's drops are those emitted while its step ran (events.jsonl); without that log the
+    reasons are sorted by the plugin names they start with. Each stage is measured against what
+    it was given, so dropped + out = in within a row; a difference is shown, never hidden."""
+    by_stage = _drops_by_stage(summary, counts, steps)
+    plugins = _mapping(summary.get("plugins"))
+    stages: list[dict[str, Any]] = []
+    source_rows = _int(counts.get("source_rows"))
+    if source_rows is not None:
+        lost = by_stage.get("source", Counter())
+        name = _mapping(plugins.get("source")).get("name")
+        stages.append(_stage(f"Source {name}" if name else "Source",
+                             source_rows + sum(lost.values()), lost, source_rows,
+                             "what the source read; its drops never became rows"))  # fmt: skip
+    tasks = _mapping(summary.get("tasks"))
+    if tasks or "executor" in by_stage:
+        lost = by_stage.get("executor", Counter())
+        done = sum(_int(v) or 0 for k, v in tasks.items() if k != "running")
+        name = _mapping(plugins.get("executor")).get("name")
+        stages.append(_stage(f"Executor {name}" if name else "Executor", done or None, lost,
+                             (done - sum(lost.values())) if done else None,
+                             "each source row a task; a trace per finished task"))  # fmt: skip
+    requested = _int(counts.get("requested"))
     generated = _int(counts.get("generated"))
-    dropped = _int(counts.get("dropped_total"))
-    usage = _mapping(summary.get("usage"))
-    tokens = sum(
-        v for v in usage.values() if isinstance(v, int | float) and not isinstance(v, bool)
+    to_sinks = next((n for n in steps.sink_in.values() if n is not None), None)
+    lost = by_stage.get("generation", Counter())
+    rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
+    asked = sum(_int(_mapping(r).get("requested")) or 0 for r in rounds) or requested
+    pipeline = _mapping(plugins.get("pipeline")).get("name")
+    judged = (
+        bool(plugins.get("judge"))
+        or pipeline
+        or lost
+        or (generated is not None and source_rows is not None and generated != source_rows)
     )
-    cost = summary.get("cost_usd")
-    tiles = [
-        ("Kept rows", _n(kept), _pct(kept, generated, "of generated")),
-        ("Dropped", _n(dropped), _dropped_note(dropped, counts)),
-        ("Tokens", _compact(tokens) if usage else "—", _tokens_note(usage)),
-        ("Cost", _usd(cost), _per_row(cost, kept)),
-    ]
-    return (
-        "<section class='tiles'>"
-        + "".join(
-            f"<div class='tile'><div class='k'>{_e(k)}</div><div class='v'>{_e(v)}</div>"
-            f"<div class='s'>{_e(s)}</div></div>"
-            for k, v, s in tiles
+    if judged and (asked is not None or generated is not None or lost):
+        label = (
+            f"Generation {pipeline}"
+            if pipeline
+            else "Judges"
+            if plugins.get("judge")
+            else ("Rows used")
         )
-        + "</section>"
-    )
+        rows_in = asked if asked is not None else generated
+        note = "rows asked of the pipeline" if pipeline else "rows judged or capped by -n"
+        if len(rounds) > 1 and asked:
+            note = f"{asked:,} rows asked for in {len(rounds)} rounds"
+        surplus = _int(counts.get("top_up_surplus")) or 0
+        stage = _stage(label, rows_in, lost, to_sinks if to_sinks is not None else None, note)
+        if surplus:
+            stage["note"] += f"; {surplus:,} passed beyond the {requested:,} wanted, left out"
+            stage["gap"] = (stage["gap"] or 0) - surplus or None
+        stages.append(stage)
+    for sink in _sink_names(summary, steps):
+        lost = by_stage.get(f"sink {sink}", Counter())
+        rows_in = steps.sink_in.get(sink, to_sinks)
+        stages.append(_stage(f"Sink {sink}", rows_in, lost, steps.written.get(sink),
+                             "rows the sink was given, and the ones it wrote"))  # fmt: skip
+    if "other" in by_stage:
+        stages.append(_stage("Elsewhere", None, by_stage["other"], None, "outside any step"))
+    return stages
 
 
-def _funnel(counts: Mapping[str, Any]) -> str:
-    stages = [
+def _stage(
+    label: str, rows_in: int | None, lost: Counter[str], rows_out: int | None, note: str
+) -> dict[str, Any]:
+    dropped = sum(lost.values())
+    gap = None
+    if rows_in is not None and rows_out is not None and rows_in - dropped != rows_out:
+        gap = rows_in - dropped - rows_out
+        note += f"; {gap:,} rows not accounted for" if gap > 0 else ""
+    reasons = [
+        f"{n:,} ({_share(n, rows_in)}) {reason}" if rows_in else f"{n:,} {reason}"
+        for reason, n in sorted(lost.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_REASONS]
+    ]
+    if len(lost) > MAX_REASONS:
+        reasons.append(f"… {len(lost) - MAX_REASONS} more reasons (all below)")
+    return {
+        "label": label,
+        "note": note,
+        "rows_in": _n(rows_in),
+        "dropped": f"{dropped:,}" + (f" ({_share(dropped, rows_in)})" if rows_in else ""),
+        "rows_out": _n(rows_out),
+        "reasons": reasons,
+        "gap": gap,
+        "lost": dropped,
+    }
+
+
+def _sink_names(summary: Mapping[str, Any], steps: StepDrops) -> list[str]:
+    names = [s[5:] for s in steps.steps if s.startswith("sink ")]
+    for entry in _mapping(summary.get("plugins")).get("sink") or []:
+        name = _mapping(entry).get("name")
+        if name and name not in names:
+            names.append(str(name))
+    return names
+
+
+def _drops_by_stage(
+    summary: Mapping[str, Any], counts: Mapping[str, Any], steps: StepDrops
+) -> dict[str, Counter[str]]:
+    """Drop reasons by stage (source, executor, generation, `sink NAME`, other)."""
+    out: dict[str, Counter[str]] = {}
+    if steps.known:
+        for step, reasons in steps.by_step.items():
+            stage = ("source" if step == "source" else "executor" if step == "executor"
+                     else step if step.startswith("sink ") else "other" if not step
+                     else "generation")  # fmt: skip
+            out.setdefault(stage, Counter()).update(reasons)
+        return out
+    plugins = _mapping(summary.get("plugins"))
+    sinks = [str(_mapping(e).get("name")) for e in plugins.get("sink") or []]
+    source = str(_mapping(plugins.get("source")).get("name") or "source")
+    executor = str(_mapping(plugins.get("executor")).get("name") or "executor")
+    for reason, n in _mapping(counts.get("dropped")).items():
+        label = str(reason)
+        sink = next((s for s in sinks if label.startswith((s, f"sink {s}"))), None)
+        stage = (f"sink {sink}" if sink else "source" if label.startswith((source, "source"))
+                 else "executor" if label.startswith((executor, "executor"))
+                 else "generation")  # fmt: skip
+        out.setdefault(stage, Counter())[label] += _int(n) or 0
+    return out
+
+
+def _funnel(counts: Mapping[str, Any], stages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    points = [
         (label, _int(counts.get(key)))
         for key, label in (
             ("source_rows", "Source rows"),
@@ -301,80 +330,214 @@ def _funnel(counts: Mapping[str, Any]) -> str:
             ("kept", "Kept"),
         )
     ]
-    stages = [(label, n) for label, n in stages if n is not None]
-    if not stages:
-        return ""
-    top = max(n for _, n in stages) or 1
-    base = next((n for label, n in stages if label == "Requested"), None) or stages[0][1]
-    bar_h, gap, width, left, right = 30, 12, 1000, 150, 170
-    span = width - left - right
-    parts = []
-    for i, (label, n) in enumerate(stages):
-        y = i * (bar_h + gap)
-        w = max(n / top * span, 2 if n else 0)
-        colour = STAGE_COLOURS[["Source rows", "Requested", "Generated", "Kept"].index(label)]
-        parts.append(
-            f"<text x='{left - 12}' y='{y + bar_h / 2 + 5}' text-anchor='end' "
-            f"class='lbl'>{label}</text>"
-            f"<rect x='{left}' y='{y}' width='{w:.1f}' height='{bar_h}' rx='4' fill='{colour}'>"
-            f"<title>{label}: {n:,}</title></rect>"
-            f"<text x='{left + w + 10:.1f}' y='{y + bar_h / 2 + 5}' class='val'>{n:,}"
-            f"<tspan class='muted'>{_e(_pct(n, base, '', bare=True))}</tspan></text>"
-        )
-    height = len(stages) * (bar_h + gap) - gap
+    points = [(label, n) for label, n in points if n is not None]
+    if not points and not stages:
+        return None
+    top = max((n for _, n in points), default=0) or 1
+    width, left, right = 1000, 150, 170
+    bars = [
+        {"label": label, "n": n, "y": i * 42, "colour": STAGE_COLOURS[label],
+         "w": max(n / top * (width - left - right), 2 if n else 0)}
+        for i, (label, n) in enumerate(points)
+    ]  # fmt: skip
     dropped = _int(counts.get("dropped_total"))
     note = (
-        f"<p class='muted'>{dropped:,} rows dropped in all; the reasons are below.</p>"
+        f"{dropped:,} rows dropped in all; the reasons are below."
         if dropped
-        else "<p class='muted'>No row was dropped.</p>"
+        else "No row was dropped."
         if dropped == 0
         else ""
     )
-    return _section(
-        "Funnel",
-        f"<svg viewBox='0 0 {width} {height}' class='chart' role='img' "
-        f"aria-label='rows at each stage'>{''.join(parts)}</svg>{note}",
+    return {
+        "bars": bars, "width": width, "left": left, "height": max(len(bars) * 42 - 12, 0),
+        "stages": stages, "gaps": any(s["gap"] for s in stages), "note": note,
+    }  # fmt: skip
+
+
+# ---------------------------------------------------------------- sections
+
+
+def _header(summary: Mapping[str, Any]) -> dict[str, Any]:
+    status = str(summary.get("status") or "unknown")
+    started, ended = summary.get("started_at"), summary.get("ended_at")
+    facts = [
+        ("Run directory", str(summary.get("run_dir") or "?"), True),
+        ("Started", _when(started), False),
+        ("Ended", _when(ended) if ended else "—", False),
+    ]
+    total = _mapping(summary.get("timings_s")).get("total")
+    if isinstance(total, int | float):
+        facts.append(("Duration", _duration(float(total)), False))
+    if summary.get("attempt") not in (None, 1):
+        facts.append(("Attempt", str(summary.get("attempt")), False))
+    if summary.get("bashgym_version"):
+        facts.append(("BashGym", str(summary["bashgym_version"]), False))
+    if summary.get("config_hash"):
+        facts.append(("Config", str(summary["config_hash"]), True))
+    plugins = []
+    for role, entry in _mapping(summary.get("plugins")).items():
+        for item in entry if isinstance(entry, list) else [entry]:
+            item = _mapping(item) if isinstance(item, Mapping) else {"name": item}
+            plugins.append((str(role), str(item.get("name", "?")), str(item.get("from") or "")))
+    return {
+        "status": status,
+        "badge": {"ok": "ok", "failed": "bad", "empty": "bad"}.get(status, "warn"),
+        "facts": facts,
+        "plugins": plugins,
+        "error": summary.get("error"),
+        "warning": summary.get("warning"),
+    }
+
+
+def _tiles(
+    summary: Mapping[str, Any], counts: Mapping[str, Any], rows: _Rows,
+    stages: list[dict[str, Any]],
+) -> list[tuple[str, str, str]]:  # fmt: skip
+    kept = _int(counts.get("kept"), len(rows.kept) if rows.kept else None)
+    dropped = _int(counts.get("dropped_total"))
+    usage = _mapping(summary.get("usage"))
+    tokens = sum(
+        v for v in usage.values() if isinstance(v, int | float) and not isinstance(v, bool)
     )
+    cost = summary.get("cost_usd")
+    base = next(
+        ((key, _int(counts.get(key))) for key in ("requested", "source_rows")
+         if _int(counts.get(key))),
+        (None, None),
+    )  # fmt: skip
+    share = f"{_share(kept, base[1])} of {base[0].replace('_', ' ')}" if kept and base[0] else ""
+    where = " · ".join(
+        f"{s['label'].split(' ')[0].lower()} {s['lost']:,}" for s in stages if s["lost"]
+    )
+    return [
+        ("Kept rows", _n(kept), share),
+        ("Dropped", _n(dropped), where),
+        ("Tokens", _compact(tokens) if usage else "—", _tokens_note(usage)),
+        ("Cost", _usd(cost), _per_row(cost, kept)),
+    ]
 
 
-def _rounds(rounds: Any) -> str:
-    if not isinstance(rounds, list) or not rounds:
-        return ""
-    head = "<tr><th>Round</th><th class='num'>Requested</th><th class='num'>Generated</th>"
-    head += "<th class='num'>Kept</th><th class='num'>Keep rate</th></tr>"
-    body = []
+def _traces(
+    summary: Mapping[str, Any], kept: TraceStats | None, dropped: TraceStats | None
+) -> dict[str, Any] | None:
+    """Agent runs: task outcomes (an executor's), and the traces' own outcomes, tokens, cost."""
+    blocks = []
+    tasks = _mapping(summary.get("tasks"))
+    if tasks:
+        facts = [(str(k).replace("_", " ").capitalize(), _n(_int(v))) for k, v in tasks.items()]
+        blocks.append({"heading": "Tasks (by status)", "facts": facts, "note": ""})
+    for stats, heading in ((kept, "Kept traces"), (dropped, "Dropped traces")):
+        if stats is None:
+            continue
+        facts = [
+            ("Traces", _n(stats.traces)),
+            ("Succeeded", _n(stats.success)),
+            ("Failed", _n(stats.failed)),
+        ]
+        if stats.unknown:
+            facts.append(("Outcome unknown", _n(stats.unknown)))
+        facts.append(("Input tokens", _n(stats.input_tokens)))
+        facts.append(("Output tokens", _n(stats.output_tokens)))
+        if stats.cache_read_tokens or stats.cache_creation_tokens:
+            facts += [("Cache reads", _n(stats.cache_read_tokens)),
+                      ("Cache writes", _n(stats.cache_creation_tokens))]  # fmt: skip
+        priced = stats.traces - stats.unpriced
+        facts.append(("Cost", _usd(stats.cost_usd) if priced else "unknown"))
+        note = f"What the agents spent, read from {stats.where}"
+        if stats.unpriced and priced:
+            note += f"; {stats.unpriced:,} traces carry no cost (not in the sum)"
+        blocks.append({"heading": heading, "facts": facts, "note": note + "."})
+    is_traces = any(_mapping(summary.get("plugins")).get(role) for role in ("executor",)) or _int(
+        _mapping(summary.get("counts")).get("source.traces")
+    )
+    if kept is None and is_traces:
+        blocks.append({
+            "heading": "Kept traces", "facts": [],
+            "note": "The traces' own outcomes, tokens and cost are unknown: no output of this "
+                    "run keeps whole traces (add -k parquet to keep them beside the SFT lines).",
+        })  # fmt: skip
+    if not blocks:
+        return None
+    return {"title": "Agent runs", "blocks": blocks}
+
+
+def _generic(title: str, data: Any) -> dict[str, Any] | None:
+    """A section another plugin adds to run.json (`routing`, `orchestrator`): its numbers as
+    facts, a table per mapping of mappings (one row each), lists as lists."""
+    if not isinstance(data, Mapping) or not data:
+        return None
+    facts, tables, lists = [], [], []
+    for key, value in data.items():
+        name = str(key).replace("_", " ")
+        if (
+            isinstance(value, Mapping)
+            and value
+            and all(isinstance(v, Mapping) for v in value.values())
+        ):
+            head = list(dict.fromkeys(k for v in value.values() for k in v))
+            rows = [
+                [str(row_key), *(_value(str(h), _mapping(v).get(h)) for h in head)]
+                for row_key, v in value.items()
+            ]
+            head_text = [name, *(h.replace("_", " ") for h in head)]
+            tables.append({"heading": name.capitalize(), "head": head_text, "rows": rows})
+        elif isinstance(value, Mapping):
+            facts += [
+                (f"{name} · {k}".replace("_", " "), _value(str(k), v)) for k, v in value.items()
+            ]
+        elif isinstance(value, list):
+            lists.append({"heading": name.capitalize(),
+                          "items": [_value("", v) for v in value[:50]]})  # fmt: skip
+        else:
+            facts.append((name.capitalize(), _value(str(key), value)))
+    return {"title": title, "facts": facts, "tables": tables, "lists": lists}
+
+
+def _value(key: str, value: Any) -> str:
+    """One value of a plugin's section: shares as percentages, costs in dollars."""
+    if isinstance(value, bool) or value is None:
+        return "—" if value is None else str(value).lower()
+    if isinstance(value, int | float):
+        if key.endswith(("_pct", "percent")):
+            return f"{value:.1f}%"
+        if key.endswith(("share", "rate", "_fraction")) and 0 <= value <= 1:
+            return f"{value:.0%}"
+        if "cost" in key or key.endswith("usd"):
+            return _usd(value)
+        return f"{value:,}" if isinstance(value, int) else f"{value:,.3g}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(plain(value), default=str, ensure_ascii=False)[:MAX_CELL]
+
+
+def _rounds(rounds: Any) -> list[list[str]]:
+    if not isinstance(rounds, list):
+        return []
+    out = []
     for i, r in enumerate(rounds, 1):
         r = _mapping(r)
         req, gen, kept = (_int(r.get(k)) for k in ("requested", "generated", "kept"))
-        body.append(
-            f"<tr><td>{i}</td><td class='num'>{_n(req)}</td><td class='num'>{_n(gen)}</td>"
-            f"<td class='num'>{_n(kept)}</td>"
-            f"<td class='num'>{_e(_share(kept or 0, gen or 0))}</td></tr>"
-        )
-    return _section(
-        "Generation rounds",
-        "<p class='muted'>Each round asks for the rows still missing.</p>"
-        f"<table>{head}{''.join(body)}</table>",
-    )
+        out.append([str(i), _n(req), _n(gen), _n(kept), _share(kept or 0, gen or 0)])
+    return out
 
 
-def _drops(counts: Mapping[str, Any], dropped: Sequence[DroppedRow]) -> str:
+def _drops(counts: Mapping[str, Any], dropped: Sequence[DroppedRow]) -> dict[str, Any] | None:
     reasons = {str(k): _int(v) or 0 for k, v in _mapping(counts.get("dropped")).items()}
     if not reasons and dropped:  # no counts (e.g. a failed run): count the rows we were given
         reasons = dict(Counter(f"{d.by}: {d.reason}" for d in dropped))
     if not any(reasons.values()):
-        return ""
+        return None
     total = sum(reasons.values())
     items = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
     top = items[0][1]
-    bars = [_hbar(reason, [(n, HATCH)], top, f"{n:,} ({_share(n, total)})") for reason, n in items]
-    return _section(f"Dropped rows by reason · {total:,}", _hbars(bars))
+    rows = [_hbar(reason, [(n, HATCH)], top, f"{n:,} ({_share(n, total)})") for reason, n in items]
+    return {"total": f"{total:,}", "rows": rows}
 
 
 def _judges(
     judges: Mapping[str, list[str]], rows: _Rows, thresholds: Mapping[tuple[str, str], float]
-) -> str:
-    charts, empty = [], []
+) -> dict[str, Any] | None:
+    figures, empty = [], []
     for column, criteria in judges.items():
         for criterion in criteria:
             kept, dropped = rows.values(lambda r, c=column, k=criterion: _score(r, c, k))
@@ -385,21 +548,18 @@ def _judges(
             threshold = thresholds.get((column, criterion))  # from the config, never the data
             numeric = [v for v in kept if isinstance(v, int | float)]
             mean = f"mean kept {sum(numeric) / len(numeric):.2f} · " if numeric else ""
-            charts.append(
-                _figure(
-                    f"{column} · {criterion}",
-                    f"{mean}{len(kept):,} kept, {len(dropped):,} dropped",
-                    _vhist(bins, Counter(kept), Counter(dropped), threshold),
-                )
-            )
-    if not charts and not empty:
-        return ""
-    body = _legend() + f"<div class='grid'>{''.join(charts)}</div>" + _missing(empty)
-    return _section("Judge scores", body)
+            figures.append({
+                "title": f"{column} · {criterion}",
+                "subtitle": f"{mean}{len(kept):,} kept, {len(dropped):,} dropped",
+                "hist": _vhist(bins, Counter(kept), Counter(dropped), threshold),
+            })  # fmt: skip
+    if not figures and not empty:
+        return None
+    return {"title": "Judge scores", "figures": figures, "missing": empty, "wide": False}
 
 
-def _samplers(samplers: Sequence[str], rows: _Rows) -> str:
-    charts, empty = [], []
+def _samplers(samplers: Sequence[str], rows: _Rows) -> dict[str, Any] | None:
+    figures, empty = [], []
     for column in samplers:
         kept, dropped = rows.values(lambda r, c=column: _category(r, c))
         if not kept and not dropped:
@@ -414,15 +574,17 @@ def _samplers(samplers: Sequence[str], rows: _Rows) -> str:
             items.append((other, sum(k[v] for v in rest), sum(d[v] for v in rest)))
         top = max(a + b for _, a, b in items) or 1
         bars = [_hbar(value, [(a, KEPT), (b, HATCH)], top, _kd(a, b)) for value, a, b in items]
-        charts.append(_figure(column, f"{len(set(k) | set(d))} values", _hbars(bars)))
-    if not charts and not empty:
-        return ""
-    body = _legend() + f"<div class='grid wide'>{''.join(charts)}</div>" + _missing(empty)
-    return _section("Sampler distributions", body)
+        figures.append(
+            {"title": column, "subtitle": f"{len(set(k) | set(d))} values", "rows": bars,
+             "hist": None}
+        )  # fmt: skip
+    if not figures and not empty:
+        return None
+    return {"title": "Sampler distributions", "figures": figures, "missing": empty, "wide": True}
 
 
-def _numbers(numbers: Sequence[str], rows: _Rows) -> str:
-    charts, empty = [], []
+def _numbers(numbers: Sequence[str], rows: _Rows) -> dict[str, Any] | None:
+    figures, empty = [], []
     for column in numbers:
         kept, dropped = rows.values(lambda r, c=column: _number(r, c))
         if not kept and not dropped:
@@ -433,19 +595,18 @@ def _numbers(numbers: Sequence[str], rows: _Rows) -> str:
         d = Counter(bin_of(v) for v in dropped)
         values = kept + dropped
         sub = f"min {_num(min(values))} · max {_num(max(values))} · {len(values):,} rows"
-        charts.append(_figure(column, sub, _vhist(labels, k, d, None)))
-    if not charts and not empty:
-        return ""
-    body = _legend() + f"<div class='grid'>{''.join(charts)}</div>" + _missing(empty)
-    return _section("Numeric columns", body)
+        figures.append({"title": column, "subtitle": sub, "hist": _vhist(labels, k, d, None)})
+    if not figures and not empty:
+        return None
+    return {"title": "Numeric columns", "figures": figures, "missing": empty, "wide": False}
 
 
-def _usage(summary: Mapping[str, Any]) -> str:
+def _usage(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     usage = _mapping(summary.get("usage"))
     by_model = _mapping(summary.get("usage_by_model"))
     cost = summary.get("cost_usd")
     if not usage and not by_model and cost is None:
-        return ""
+        return None
     names = {
         "input_tokens": "Input tokens",
         "output_tokens": "Output tokens",
@@ -461,103 +622,115 @@ def _usage(summary: Mapping[str, Any]) -> str:
     if requests:
         facts.append(("Requests", _n(requests)))
     facts.append(("Cost", _usd(cost)))
-    body = (
-        "<dl class='facts big'>"
-        + "".join(f"<div><dt>{_e(k)}</dt><dd>{_e(v)}</dd></div>" for k, v in facts)
-        + "</dl>"
-    )
-    if by_model:
-        models = [(str(name), _mapping(m)) for name, m in by_model.items()]
-        tokens = {
-            name: (_int(m.get("input_tokens")) or 0, _int(m.get("output_tokens")) or 0)
-            for name, m in models
-        }
-        top = max((a + b for a, b in tokens.values()), default=0) or 1
-        has_cost = any(m.get("cost_usd") is not None for _, m in models)
-        rows = []
-        for name, m in sorted(models, key=lambda nm: -sum(tokens[nm[0]])):
-            i, o = tokens[name]
-            bar = _bar_svg([(i, KEPT), (o, "#CC79A7")], top, f"{i:,} in · {o:,} out")
-            rows.append(
-                f"<tr><td><code>{_e(name)}</code></td>"
-                f"<td class='num'>{_n(_int(m.get('requests')))}</td>"
-                f"<td class='num'>{i:,}</td><td class='num'>{o:,}</td>"
-                + (f"<td class='num'>{_e(_usd(m.get('cost_usd')))}</td>" if has_cost else "")
-                + f"<td class='barcell'>{bar}</td></tr>"
-            )
-        body += (
-            "<div class='legend'>"
-            + _swatch(KEPT, "input tokens")
-            + _swatch("#CC79A7", "output tokens")
-            + "</div><table><tr><th>Model</th><th class='num'>Requests</th>"
-            "<th class='num'>Input</th><th class='num'>Output</th>"
-            + ("<th class='num'>Cost</th>" if has_cost else "")
-            + f"<th>Tokens</th></tr>{''.join(rows)}</table>"
-        )
-    return _section("Token usage and cost", body)
+    models = [(str(name), _mapping(m)) for name, m in by_model.items()]
+    tokens = {
+        name: (_int(m.get("input_tokens")) or 0, _int(m.get("output_tokens")) or 0)
+        for name, m in models
+    }
+    top = max((a + b for a, b in tokens.values()), default=0) or 1
+    rows = []
+    for name, m in sorted(models, key=lambda nm: -sum(tokens[nm[0]])):
+        i, o = tokens[name]
+        rows.append({
+            "name": name, "requests": _n(_int(m.get("requests"))), "input": f"{i:,}",
+            "output": f"{o:,}", "cost": _usd(m.get("cost_usd")),
+            "segments": _segments([(i, KEPT), (o, OUTPUT)], top), "title": f"{i:,} in · {o:,} out",
+        })  # fmt: skip
+    has_cost = any(m.get("cost_usd") is not None for _, m in models)
+    return {"facts": facts, "models": rows, "has_cost": has_cost}
 
 
-def _timings(timings: Mapping[str, Any]) -> str:
+def _timings(timings: Mapping[str, Any]) -> dict[str, Any] | None:
     steps = [
         (str(k), float(v))
         for k, v in timings.items()
         if k != "total" and isinstance(v, int | float) and not isinstance(v, bool)
     ]
     if not steps:
-        return ""
+        return None
     top = max(v for _, v in steps) or 1.0
     total = timings.get("total")
     whole = float(total) if isinstance(total, int | float) else sum(v for _, v in steps)
-    bars = [
+    rows = [
         _hbar(step, [(v, "#009E73")], top, f"{_duration(v)} ({_share(v, whole)})")
         for step, v in steps
     ]
-    return _section(f"Time per step · {_duration(whole)} in all", _hbars(bars))
+    return {"total": f"{_duration(whole)} in all", "rows": rows}
 
 
-def _outputs(outputs: Mapping[str, Any]) -> str:
-    items = []
-    for sink, paths in outputs.items():
-        paths = paths if isinstance(paths, list) else [paths]
-        listed = "".join(f"<li><code>{_e(p)}</code></li>" for p in paths) or "<li>nothing</li>"
-        items.append(f"<div><h3>{_e(sink)}</h3><ul class='paths'>{listed}</ul></div>")
-    return _section("Outputs", "".join(items)) if items else ""
+def _outputs(outputs: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    return [
+        (str(sink), [str(p) for p in (paths if isinstance(paths, list) else [paths])])
+        for sink, paths in outputs.items()
+    ]
 
 
-def _notes(notes: Any) -> str:
-    if not isinstance(notes, list) or not notes:
-        return ""
-    return _section("Notes", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
-
-
-def _examples(dropped: Sequence[DroppedRow]) -> str:
+def _examples(dropped: Sequence[DroppedRow]) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], list[DroppedRow]] = {}
     for d in dropped:
         groups.setdefault((d.by, d.reason), []).append(d)
-    if not groups:
-        return ""
-    blocks = []
-    for i, ((by, reason), items) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1]))):
-        shown = "".join(_row_table(d.row) for d in items[:MAX_EXAMPLES])
-        blocks.append(  # the biggest group open: what was dropped most, at a glance
-            f"<details{' open' if i == 0 else ''}><summary><b>{_e(reason)}</b> "
-            f"<span class='muted'>· {_e(by)} · "
-            f"{len(items):,} rows, {min(len(items), MAX_EXAMPLES)} shown</span></summary>"
-            f"{shown}</details>"
-        )
-    return _section("Examples of dropped rows", "".join(blocks))
+    ordered = sorted(groups.items(), key=lambda kv: -len(kv[1]))  # the biggest group first, open
+    return [
+        {"reason": reason, "by": by, "n": len(items),
+         "rows": [_row_view(d.row) for d in items[:MAX_EXAMPLES]]}
+        for (by, reason), items in ordered
+    ]  # fmt: skip
 
 
-def _row_table(row: Mapping[str, Any]) -> str:
-    if not row:
-        return "<p class='muted'>(the row was not recorded)</p>"
+# ---------------------------------------------------------------- one row, readable
+
+
+def _row_view(row: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A row as the page shows it: a conversation when it is one (SFT `messages`, a `trace`),
+    else a table of cells; a dropped row's error and raw output come first."""
+    row = dict(row or {})
+    messages = _cell(row.get("messages"))
+    trace = _cell(row.get("trace")) if "trace" in row else None
+    if isinstance(trace, Mapping) and isinstance(trace.get("messages"), list):
+        messages = trace["messages"]
+        if trace.get("system_prompt"):
+            messages = [{"role": "system", "content": trace["system_prompt"]}, *messages]
+    chat = None
+    more = ""
+    if isinstance(messages, list) and messages and all(isinstance(m, Mapping) for m in messages):
+        chat = [_message(m) for m in messages[:MAX_MESSAGES]]
+        if len(messages) > MAX_MESSAGES:
+            more = f"{len(messages) - MAX_MESSAGES} more messages"
+        row.pop("messages", None)
+        row.pop("trace", None)
+    first = [k for k in RAW_KEYS if k in row]
     cells = []
-    for key, value in row.items():
-        text = _cell_text(_cell(value))
-        if len(text) > MAX_CELL:
-            text = text[: MAX_CELL - 1] + "…"
-        cells.append(f"<tr><th>{_e(key)}</th><td>{_e(text)}</td></tr>")
-    return f"<table class='row'>{''.join(cells)}</table>"
+    for key in [*first, *(k for k in row if k not in first)]:
+        text = _cell_text(_cell(row[key]))
+        cells.append((str(key), text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"))
+    summary = f"{len(chat)} messages" if chat is not None else f"{len(cells)} columns"
+    if chat is not None and more:
+        summary = f"{len(chat) + int(more.split()[0])} messages"
+    return {"chat": chat, "more": more, "cells": cells, "summary": summary}
+
+
+def _message(m: Mapping[str, Any]) -> dict[str, str]:
+    content = m.get("content")
+    if isinstance(content, list):  # content parts: their text
+        content = "\n".join(
+            str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content
+        )
+    text = "" if content is None else str(content)
+    calls = m.get("tool_calls") or []
+    notes = []
+    for call in calls if isinstance(calls, list) else []:
+        fn = _mapping(_mapping(call).get("function")) or _mapping(call)
+        args = fn.get("arguments")
+        args = args if isinstance(args, str) else json.dumps(plain(args), default=str)
+        text += f"\n→ {fn.get('name')}({args})"
+    if m.get("tool_call_id"):
+        notes.append(f"result of {m.get('tool_call_id')}")
+    if m.get("is_error"):
+        notes.append("error")
+    text = text.strip("\n")
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE - 1] + "…"
+    return {"role": str(m.get("role") or "?"), "text": text, "note": ", ".join(notes)}
 
 
 def _cell_text(value: Any) -> str:
@@ -573,10 +746,12 @@ def _cell_text(value: Any) -> str:
             f"{name}: {v['score']} · {v.get('reasoning') or ''}".rstrip(" ·")
             for name, v in value.items()
         )
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n---\n".join(value)  # e.g. a failed cell's raw answers, one after the other
     return json.dumps(value, default=str, ensure_ascii=False)
 
 
-# ---------------------------------------------------------------- chart pieces
+# ---------------------------------------------------------------- chart geometry
 
 
 def _score_bins(values: Iterable[Any]) -> list[Any]:
@@ -601,7 +776,7 @@ def _number_bins(values: list[float]) -> tuple[list[str], Any]:
     return labels, lambda v: labels[min(int((v - lo) / step), n - 1)]
 
 
-def _vhist(bins: list[Any], kept: Counter, dropped: Counter, threshold: Any) -> str:
+def _vhist(bins: list[Any], kept: Counter, dropped: Counter, threshold: Any) -> dict[str, Any]:
     """A vertical stacked histogram: kept at the bottom, dropped (hatched) on top."""
     width, height, left, bottom, top_pad = 320, 190, 34, 24, 16
     plot_w, plot_h = width - left - 6, height - bottom - top_pad
@@ -609,13 +784,11 @@ def _vhist(bins: list[Any], kept: Counter, dropped: Counter, threshold: Any) -> 
     slot = plot_w / max(len(bins), 1)
     bar_w = slot * 0.72
     tick = _nice_tick(peak)
-    parts = []
-    for t in range(0, peak + 1, tick):
-        y = top_pad + plot_h - t / peak * plot_h
-        parts.append(
-            f"<line x1='{left}' x2='{width - 6}' y1='{y:.1f}' y2='{y:.1f}' class='grid'/>"
-            f"<text x='{left - 5}' y='{y + 3.5:.1f}' text-anchor='end' class='tick'>{t}</text>"
-        )
+    grid = [
+        {"y": top_pad + plot_h - t / peak * plot_h, "label": str(t)}
+        for t in range(0, peak + 1, tick)
+    ]
+    bars, texts = [], []
     label_every = max(1, math.ceil(len(bins) / 6))
     for i, b in enumerate(bins):
         x = left + i * slot + (slot - bar_w) / 2
@@ -624,33 +797,19 @@ def _vhist(bins: list[Any], kept: Counter, dropped: Counter, threshold: Any) -> 
             if n:
                 h = n / peak * plot_h
                 y -= h
-                parts.append(
-                    f"<rect x='{x:.1f}' y='{y:.1f}' width='{bar_w:.1f}' height='{h:.1f}' "
-                    f"fill='{fill}'><title>{_e(b)}: {n:,} {what}</title></rect>"
-                )
+                bars.append({"x": x, "y": y, "w": bar_w, "h": h, "fill": fill,
+                             "title": f"{b}: {n:,} {what}"})  # fmt: skip
         total = kept[b] + dropped[b]
         if total:
-            parts.append(
-                f"<text x='{x + bar_w / 2:.1f}' y='{y - 4:.1f}' text-anchor='middle' "
-                f"class='tick'>{total:,}</text>"
-            )
+            texts.append({"x": x + bar_w / 2, "y": y - 4, "text": f"{total:,}"})
         if i % label_every == 0:
-            parts.append(
-                f"<text x='{x + bar_w / 2:.1f}' y='{height - 8}' text-anchor='middle' "
-                f"class='tick'>{_e(_short(str(b), 10))}</text>"
-            )
+            texts.append({"x": x + bar_w / 2, "y": height - 8, "text": _short(str(b), 10)})
+    cut = None
     if threshold is not None and threshold in bins:
         x = left + bins.index(threshold) * slot
-        parts.append(
-            f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{top_pad - 6}' y2='{top_pad + plot_h}' "
-            f"class='cut'/><text x='{x + 4:.1f}' y='{top_pad - 6}' class='cutlbl'>"
-            f"kept ≥ {_e(threshold)}</text>"
-        )
-    parts.append(
-        f"<line x1='{left}' x2='{width - 6}' y1='{top_pad + plot_h}' y2='{top_pad + plot_h}' "
-        "class='axis'/>"
-    )
-    return f"<svg viewBox='0 0 {width} {height}' class='chart' role='img'>{''.join(parts)}</svg>"
+        cut = {"x": x, "y1": top_pad - 6, "y2": top_pad + plot_h, "label": _num(threshold)}
+    return {"width": width, "height": height, "left": left, "right": width - 6, "grid": grid,
+            "bars": bars, "texts": texts, "cut": cut, "axis": top_pad + plot_h}  # fmt: skip
 
 
 def _nice_tick(peak: int) -> int:
@@ -659,72 +818,26 @@ def _nice_tick(peak: int) -> int:
     return int(next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw))
 
 
-def _hbar(label: str, segments: list[tuple[float, str]], top: float, value: str) -> str:
+def _hbar(label: str, segments: list[tuple[float, str]], top: float, value: str) -> dict:
     """One row of a horizontal bar chart: label (wraps in HTML) | SVG bar | value."""
-    return (
-        f"<div class='hl' title='{_e(label)}'>{_e(label)}</div>"
-        f"<div>{_bar_svg(segments, top, value)}</div><div class='hv'>{_e(value)}</div>"
-    )
+    return {"label": str(label), "value": value, "segments": _segments(segments, top)}
 
 
-def _bar_svg(segments: list[tuple[float, str]], top: float, title: str) -> str:
-    x, rects = 0.0, []
+def _segments(segments: list[tuple[float, str]], top: float) -> list[dict[str, Any]]:
+    x, out = 0.0, []
     for n, fill in segments:
         if n:
             w = max(n / (top or 1) * 100, 0.6)
-            rects.append(f"<rect x='{x:.2f}%' y='2' width='{w:.2f}%' height='16' fill='{fill}'/>")
+            out.append({"x": x, "w": w, "fill": fill})
             x += w
-    return (
-        f"<svg class='bar' width='100%' height='20' role='img'><title>{_e(title)}</title>"
-        f"<rect x='0' y='2' width='100%' height='16' class='track'/>{''.join(rects)}</svg>"
-    )
-
-
-def _hbars(rows: list[str]) -> str:
-    return f"<div class='hbars'>{''.join(rows)}</div>"
-
-
-def _figure(title: str, subtitle: str, chart: str) -> str:
-    return (
-        f"<figure><figcaption><b>{_e(title)}</b><span class='muted'>{_e(subtitle)}</span>"
-        f"</figcaption>{chart}</figure>"
-    )
-
-
-def _legend() -> str:
-    return f"<div class='legend'>{_swatch(KEPT, 'kept')}{_swatch(HATCH, 'dropped')}</div>"
-
-
-def _swatch(fill: str, label: str) -> str:
-    return (
-        f"<span><svg width='14' height='14'><rect width='14' height='14' rx='2' fill='{fill}'/>"
-        f"</svg>{_e(label)}</span>"
-    )
-
-
-def _missing(columns: list[str]) -> str:
-    if not columns:
-        return ""
-    return f"<p class='muted'>No values in the rows for: {_e(', '.join(columns))}.</p>"
-
-
-def _section(title: str, body: str) -> str:
-    return f"<section class='card'><h2>{_e(title)}</h2>{body}</section>"
+    return out
 
 
 # ---------------------------------------------------------------- formatting
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _enum_text(value: Any) -> str:
-    return str(getattr(value, "value", value))
 
 
 def _int(value: Any, default: int | None = None) -> int | None:
@@ -748,13 +861,6 @@ def _compact(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def _pct(part: int | None, whole: int | None, what: str, *, bare: bool = False) -> str:
-    if part is None or not whole:
-        return ""
-    text = f"{part / whole:.0%}"
-    return f" ({text})" if bare else f"{text} {what}".strip()
-
-
 def _usd(cost: Any) -> str:
     if isinstance(cost, bool) or not isinstance(cost, int | float):
         return "—"
@@ -774,16 +880,8 @@ def _tokens_note(usage: Mapping[str, Any]) -> str:
     return f"{_compact(i or 0)} in · {_compact(o or 0)} out" if usage else ""
 
 
-def _dropped_note(dropped: int | None, counts: Mapping[str, Any]) -> str:
-    for key in ("requested", "generated"):
-        whole = _int(counts.get(key))
-        if dropped is not None and whole:
-            return f"{_share(dropped, whole)} of {key}"
-    return ""
-
-
-def _share(part: float, whole: float) -> str:
-    if not whole:
+def _share(part: float | None, whole: float | None) -> str:
+    if not whole or part is None:
         return "—"
     share = part / whole
     return "<1%" if 0 < share < 0.005 else f"{share:.0%}"
@@ -815,87 +913,3 @@ def _duration(seconds: float) -> str:
         return f"{minutes} min {secs} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
-
-
-HATCH_DEFS = (
-    "<svg width='0' height='0' style='position:absolute' aria-hidden='true'><defs>"
-    "<pattern id='bg-hatch' width='6' height='6' patternUnits='userSpaceOnUse' "
-    f"patternTransform='rotate(45)'><rect width='6' height='6' fill='{DROPPED}'/>"
-    "<line x1='0' y1='0' x2='0' y2='6' stroke='#a86f00' stroke-width='2'/></pattern>"
-    "</defs></svg>"
-)
-
-CSS = """
-:root{--ink:#1d2530;--muted:#67727e;--line:#e3e6ea;--bg:#f5f6f8;--card:#fff;--track:#eef0f3}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--ink);
- font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","DejaVu Sans",sans-serif}
-main{max-width:1120px;margin:0 auto;padding:28px 24px 40px}
-h1{font-size:24px;margin:0;letter-spacing:-.01em}
-h2{font-size:16px;margin:0 0 14px;letter-spacing:.01em}
-h3{font-size:14px;margin:8px 0 4px}
-code{font:13px/1.4 ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono",monospace;
- background:var(--track);padding:1px 5px;border-radius:4px;word-break:break-all}
-.muted{color:var(--muted);font-weight:400}
-header{margin-bottom:18px}
-.title{display:flex;align-items:center;gap:12px;margin-bottom:10px}
-.badge{font-size:13px;font-weight:600;padding:2px 12px;border-radius:999px;color:#fff;
- text-transform:uppercase;letter-spacing:.05em}
-.badge.ok{background:#009E73}.badge.bad{background:#D55E00}.badge.warn{background:#8a6d00}
-.facts{display:flex;flex-wrap:wrap;gap:6px 28px;margin:0}
-.facts dt{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
-.facts dd{margin:0;font-variant-numeric:tabular-nums}
-.facts.big{margin-bottom:16px}.facts.big dd{font-size:20px;font-weight:600}
-.chips{display:flex;flex-wrap:wrap;gap:8px;margin-top:12px}
-.chip{background:var(--card);border:1px solid var(--line);border-radius:999px;padding:2px 12px;
- font-size:13px}
-.error{margin-top:12px;padding:10px 14px;border-left:4px solid #D55E00;background:#fdf0e9;
- border-radius:4px;white-space:pre-wrap}
-.tiles{display:grid;grid-template-columns:repeat(auto-fit,minmax(190px,1fr));gap:14px;
- margin:18px 0}
-.tile{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 18px}
-.tile .k{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}
-.tile .v{font-size:28px;font-weight:650;font-variant-numeric:tabular-nums;line-height:1.25}
-.tile .s{font-size:13px;color:var(--muted);min-height:1.2em}
-.card{background:var(--card);border:1px solid var(--line);border-radius:10px;
- padding:18px 22px;margin:16px 0;break-inside:avoid}
-.chart{width:100%;height:auto;display:block;font-size:11px}
-.chart .lbl{font-size:15px;fill:var(--ink)}
-.chart .val{font-size:15px;font-weight:600;fill:var(--ink)}
-.chart .muted{fill:var(--muted);font-weight:400}
-.chart .tick{fill:var(--muted);font-size:11px}
-.chart .grid{stroke:var(--line);stroke-width:1}
-.chart .axis{stroke:#9aa3ad;stroke-width:1}
-.chart .cut{stroke:#D55E00;stroke-width:1.5;stroke-dasharray:4 3}
-.chart .cutlbl{fill:#D55E00;font-size:11px;font-weight:600}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(300px,1fr));gap:18px}
-.grid.wide{grid-template-columns:repeat(auto-fill,minmax(480px,1fr))}
-figure{margin:0;break-inside:avoid}
-figcaption{display:flex;flex-direction:column;margin-bottom:6px;font-size:14px}
-figcaption .muted{font-size:12px}
-.hbars{display:grid;grid-template-columns:minmax(120px,36%) 1fr auto;gap:6px 12px;
- align-items:center;font-size:13px}
-.hl{overflow-wrap:anywhere;line-height:1.3}
-.hv{font-variant-numeric:tabular-nums;color:var(--muted);white-space:nowrap;text-align:right}
-svg.bar{display:block}
-svg.bar .track{fill:var(--track)}
-.legend{display:flex;gap:18px;font-size:13px;color:var(--muted);margin:0 0 12px}
-.legend span{display:inline-flex;align-items:center;gap:6px}
-table{border-collapse:collapse;width:100%;font-size:14px}
-th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}
-th{font-weight:600;color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
-.num{text-align:right;font-variant-numeric:tabular-nums}
-td.barcell{width:34%;vertical-align:middle}
-ul{margin:4px 0;padding-left:20px}
-ul.paths{list-style:none;padding:0}
-details{border:1px solid var(--line);border-radius:8px;padding:8px 12px;margin:8px 0}
-summary{cursor:pointer}
-table.row{margin:10px 0;font-size:13px;table-layout:fixed}
-table.row th{width:180px;text-transform:none;letter-spacing:0;font-size:13px;
- overflow-wrap:anywhere}
-table.row td{white-space:pre-wrap;overflow-wrap:anywhere;
- font:12.5px/1.45 ui-monospace,Menlo,Consolas,"DejaVu Sans Mono",monospace}
-footer{margin-top:28px;color:var(--muted);font-size:12px;text-align:center}
-@media print{body{background:#fff}main{max-width:none;padding:0}
- .card,.tile{border-color:#ccc}details{border:none}details>summary{list-style:none}}
-"""

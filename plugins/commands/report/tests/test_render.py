@@ -3,7 +3,6 @@ builders and output, and that headless Chromium paints it (a screenshot with cha
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -12,6 +11,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import markupsafe
 import numpy as np
 import pandas as pd
 import pytest
@@ -175,7 +175,7 @@ def test_row_and_summary_text_is_escaped(frames):
     kept, dropped = frames
     page = render_report(summary_for(kept, dropped), kept=kept, dropped=dropped, columns=COLUMNS)
     assert "<script" not in page.lower()  # the page runs nothing, whatever the rows hold
-    escaped = html.escape(EVIL)
+    escaped = str(markupsafe.escape(EVIL))
     for where in ("Dropped rows by reason", "Sampler distributions", "Notes", "Examples"):
         assert escaped in section(page, where), where
     assert page.count(escaped) >= 6  # run dir, plugin, reason, category, note, row cells
@@ -213,7 +213,7 @@ def test_failed_and_empty_runs_still_render():
         columns=COLUMNS,
     )
     assert "badge bad" in failed and "Run failed:" in failed
-    assert f"InputError: bad {html.escape(EVIL)}" in failed
+    assert f"InputError: bad {markupsafe.escape(EVIL)!s}" in failed
     # Without counts the drops are counted from the rows given; a row without data says so.
     assert "filter x: too short" in section(failed, "Dropped rows by reason · 1")
     assert "(the row was not recorded)" in failed
