@@ -16,19 +16,26 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from bashgym_claude_tools import schemas
+
 from bashgym.records import (
     Message,
     Outcome,
     Provenance,
     Timing,
     ToolCall,
-    ToolSchema,
     Trace,
     Usage,
     parse_timestamp,
 )
 
 SYNTHETIC_MODEL = "<synthetic>"
+
+
+def _calls(messages: list[Message]) -> list[ToolCall]:
+    """Every tool call of `messages`: a tool Claude Code does not describe gets its schema
+    inferred from them."""
+    return [call for message in messages for call in message.tool_calls]
 
 
 def usage_of(raw: dict[str, Any] | None) -> Usage:
@@ -264,7 +271,8 @@ class TraceBuilder:
             id=self.task_id,
             system_prompt=system_prompt,
             messages=self.main.messages,
-            tools=[ToolSchema(name=name) for name in self.init.get("tools") or []],
+            # the stream names the tools and describes none: Claude Code's own schemas
+            tools=schemas(self.init.get("tools") or [], _calls(self.main.messages)),
             usage=usage,
             cost_usd=cost,
             timing=_timing(self.started, ended, result),

@@ -43,6 +43,13 @@ def test_recorded_stream_becomes_a_trace() -> None:
     assert trace.provenance.session_id == "c0c2c553-36d7-4310-82f8-400ff646da8a"
     assert trace.provenance.agent_version == "2.1.197"
     assert "Write" in [t.name for t in trace.tools]
+    # the stream only names its tools: each carries Claude Code's own schema, as in
+    # `-s claude-code` rows, never an empty stub
+    tools = {t.name: t for t in trace.tools}
+    assert tools["Write"].description and tools["Write"].parameters["required"] == [
+        "file_path", "content"
+    ]  # fmt: skip
+    assert all(t.description and t.parameters.get("properties") is not None for t in trace.tools)
     assert builder.final_text == "Done: f.txt contains hello."
 
 

@@ -84,11 +84,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
+from bashgym_claude_tools import schemas
 
 from bashgym.records import Message, Outcome, Provenance, Timing, ToolCall, Trace, Usage
 from bashgym_sources_claude_code.pricing import estimate_cost
 from bashgym_sources_claude_code.threads import Graph
-from bashgym_sources_claude_code.tools import schemas
 
 T = TypeVar("T")
 Report = Callable[[str, int, str], None]

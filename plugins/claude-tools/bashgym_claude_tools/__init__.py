@@ -1,5 +1,10 @@
 """Claude Code's built-in tools as JSON schemas, and schemas inferred for tools it does not know.
 
+A library (bashgym-claude-tools) because two plugins describe Claude Code's tools: the claude-code
+source (transcripts) and the claude-cli / agent-sdk executors (whose stream names the tools but
+describes none); rows from either must carry the same schemas. Declared API: `schemas`,
+`builtin`, `inferred`, `INFERRED_NOTE`.
+
 Why: transcripts never store the tool definitions the model was given, and a tool-use SFT line
 whose `tools` are empty stubs (`{"properties": {}}`) while its calls pass `file_path`, `command`
 ... teaches a model to call tools whose parameters it was never shown. So the names, parameters,
