@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from bashgym.text import plain
@@ -38,13 +38,37 @@ def record_key(row: Mapping[str, Any], id_field: str | None = None) -> tuple[str
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest(), "content"
 
 
+def score(key: str, seed: int) -> float:
+    """The record's place in [0, 1): below `val_fraction` means validation."""
+    digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
 def in_validation(key: str, seed: int, val_fraction: float) -> bool:
     """True when the record with `key` belongs to the validation split for this seed."""
-    if val_fraction <= 0:
-        return False
-    digest = hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64 < val_fraction
+    return val_fraction > 0 and score(key, seed) < val_fraction
 
 
 def split_of(key: str, seed: int, val_fraction: float) -> Split:
     return "validation" if in_validation(key, seed, val_fraction) else "train"
+
+
+def loadable(sides: Sequence[Split], scores: Sequence[float], val_fraction: float) -> list[Split]:
+    """`sides` adjusted so that no split a loader reads is empty.
+
+    Why: `datasets.load_dataset("json", data_files={"train": ..., "validation": ...})` fails on
+    an empty file, and a small run at `val_fraction = 0.05` leaves validation empty most of the
+    time. With two or more records and `val_fraction > 0`, the record closest to the
+    validation side (lowest score) moves there when it is empty, and the one furthest from it
+    moves to train when train is empty; one record (or `val_fraction = 0`) is train only, so
+    the writer writes no validation file at all. Deterministic: the same records and seed
+    give the same sides, whatever their order.
+    """
+    out = list(sides)
+    if len(out) < 2 or val_fraction <= 0:
+        return ["train"] * len(out)
+    for empty, pick in (("validation", min), ("train", max)):
+        if empty not in out:
+            i = pick(range(len(out)), key=lambda j: (scores[j], j))
+            out[i] = empty
+    return out

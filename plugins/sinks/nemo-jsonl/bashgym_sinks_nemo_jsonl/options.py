@@ -6,9 +6,9 @@ validated by the engine before any work starts, and listed by `bashgym options s
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from bashgym.contracts import Options
 
@@ -19,6 +19,9 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 InputShape = Literal["auto", "traces", "chat", "rows", "dpo"]
+
+
+ToolArguments = Literal["object", "openai-string"]
 
 
 class NemoJsonlOptions(Options):
@@ -41,10 +44,23 @@ class NemoJsonlOptions(Options):
         default=DEFAULT_SYSTEM_PROMPT,
         description="System prompt for records that carry none (every SFT line has one).",
     )
-    tool_arguments: Literal["json-string", "object"] = Field(
-        default="json-string",
-        description="tool_calls[].function.arguments as JSON text (OpenAI, NeMo) or as an object "
-        "(what HF chat templates such as Qwen2.5's expect; text gets JSON-encoded twice there).",
+    tool_arguments: ToolArguments = Field(
+        default="object",
+        description="tool_calls[].function.arguments as a JSON object (default: what HF chat "
+        "templates such as Qwen2.5's and TRL's SFTTrainer render correctly) or openai-string: "
+        "JSON text, as OpenAI's fine-tuning format and API send it (templates that `tojson` "
+        "it encode it twice).",
+    )
+    success_only: bool = Field(
+        default=True,
+        description="Only traces that succeeded are SFT targets: a failed or errored one (an "
+        "executor status other than success, or outcome.success false, e.g. a session ending "
+        "on an API error) is dropped with its reason; false: every trace is a target.",
+    )
+    negatives: bool = Field(
+        default=True,
+        description="Write the lines of traces success_only drops to negatives.jsonl (not a "
+        "split: DPO rejected answers, failure analysis).",
     )
     mid_conversation_system: Literal["keep", "drop-line"] = Field(
         default="keep",
@@ -78,9 +94,20 @@ class NemoJsonlOptions(Options):
         description="Row columns copied into every line as-is (e.g. trace_id), for traceability.",
     )
     val_fraction: float = Field(
-        default=0.05, ge=0, le=1, description="Share of records in val.jsonl (by id hash)."
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Share of records in val.jsonl (by id hash); with 2 or more records neither "
+        "file is left empty, with 1 (or 0 here) there is no val.jsonl and the manifest says so.",
     )
     seed: int | None = Field(default=None, description="Split seed; default: the run's seed.")
+
+    @field_validator("tool_arguments", mode="before")
+    @classmethod
+    def _old_name(cls, value: Any) -> Any:
+        """`json-string`, the name before `openai-string`, in run files written then."""
+        return "openai-string" if value == "json-string" else value
+
     id_field: str | None = Field(
         default=None,
         description="Column with a stable record id; default: trace_id, id or record_id, "

@@ -25,6 +25,7 @@ from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 ROLES = ("system", "user", "assistant", "tool")
 Line = dict[str, Any]
 INFERRED = "__inferred_tools__"
+NEGATIVE = "__negative__"  # a line of a trace that did not succeed: the sink writes it apart
 
 
 class Invalid(ValueError):
@@ -86,7 +87,7 @@ def _tool_call(raw: Any) -> dict[str, Any]:
     fn = raw["function"] if isinstance(raw.get("function"), Mapping) else raw
     name, args = fn.get("name"), fn.get("arguments", "{}")
     if not raw.get("id"):
-        raise Invalid("tool call without id")
+        raise Invalid("tool call without id")  # `_pair_by_position` gives every call one
     if not isinstance(name, str) or not name:
         raise Invalid("tool call without a function name")
     if not isinstance(args, str):
@@ -195,7 +196,7 @@ def sft_line(
     with_tools: bool = True,
 ) -> Line:
     """A validated SFT line from messages (any OpenAI-ish shape) and a tools schema."""
-    messages = [_message(m) for m in raw_messages]
+    messages = [_message(m) for m in _pair_by_position(raw_messages)]
     if not messages or messages[0]["role"] != "system":
         system = system_prompt or options.default_system_prompt
         messages.insert(0, {"role": "system", "content": system})
@@ -209,11 +210,45 @@ def sft_line(
         line["tools"] = _complete_tools(tools, messages)
         if len(line["tools"]) > len(tools):
             line[INFERRED] = len(line["tools"]) - len(tools)  # the sink counts and removes it
-    if options.tool_arguments == "object":
+    if options.tool_arguments == "object":  # what chat templates `tojson`; see options
         for msg in messages:
             for call in msg.get("tool_calls", []):
                 call["function"]["arguments"] = _arguments_object(call["function"]["arguments"])
     return line
+
+
+def _pair_by_position(raw_messages: list[Any]) -> list[Any]:
+    """Messages whose tool results all name the call they answer.
+
+    ATIF results may omit `source_call_id` (Harbor's terminus-2 writes none) and the atif
+    source pairs them with their step's calls by position; a line must too, or every such
+    trace is dropped. A call with no id gets `call_<turn>_<k>`; a result with no
+    `tool_call_id` answers the first call of the latest assistant turn not answered yet. A
+    result with nothing left to answer stays as it is, and `validate` says why it is dropped.
+    Copies: the caller's messages are not changed."""
+    out: list[Any] = []
+    pending: list[str] = []
+    for i, raw in enumerate(raw_messages):
+        if not isinstance(raw, Mapping):
+            out.append(raw)
+            continue
+        msg = dict(raw)
+        if msg.get("role") == "assistant" and msg.get("tool_calls"):
+            calls = []
+            for k, call in enumerate(msg["tool_calls"]):
+                if isinstance(call, Mapping) and not call.get("id"):
+                    call = {**call, "id": f"call_{i}_{k}"}
+                calls.append(call)
+            msg["tool_calls"] = calls
+            pending = [str(c["id"]) for c in calls if isinstance(c, Mapping)]
+        elif msg.get("role") == "tool":
+            if msg.get("tool_call_id"):
+                if str(msg["tool_call_id"]) in pending:
+                    pending.remove(str(msg["tool_call_id"]))
+            elif pending:
+                msg["tool_call_id"] = pending.pop(0)
+        out.append(msg)
+    return out
 
 
 def _complete_tools(tools: list[dict[str, Any]], messages: list[dict[str, Any]]) -> list[Any]:
@@ -265,22 +300,38 @@ def _arguments_object(text: str) -> Any:
         raise Invalid("tool call arguments are not valid JSON") from None
 
 
-def trace_lines(row: Mapping[str, Any], options: NemoJsonlOptions) -> Iterator[Line | Invalid]:
-    """The line of the row's Trace (and its subagents' when asked); each one may be Invalid."""
+def trace_lines(
+    row: Mapping[str, Any], options: NemoJsonlOptions, failed: str | None = None
+) -> Iterator[Line | Invalid]:
+    """The line of the row's Trace (and its subagents' when asked); each one may be Invalid.
+
+    A trace that did not succeed (`failed`: the executor's status, else the trace's own
+    outcome) is no SFT target unless `success_only` is off: it is dropped with its reason,
+    and its line comes back marked NEGATIVE when `negatives` is on (a DPO rejected answer).
+    An outcome that says nothing (`success` None) is not a failure."""
     try:
         trace = trace_from_row(row)
     except (ValidationError, ValueError, TypeError):
         yield Invalid("trace column does not hold a valid Trace")
         return
-    todo: list[Trace] = [trace]
+    todo: list[tuple[Trace, str | None]] = [(trace, failed)]
     while todo:
-        current = todo.pop(0)
+        current, why = todo.pop(0)
         if options.include_subagents:
-            todo.extend(current.subagents)
+            todo.extend((sub, None) for sub in current.subagents)
+        if why is None and current.outcome.success is False:
+            why = f"trace did not succeed ({current.outcome.error_kind or 'failed'})"
         try:
-            yield sft_line(current.openai_messages(), current.openai_tools(), options)
+            line = sft_line(current.openai_messages(), current.openai_tools(), options)
         except Invalid as exc:
             yield exc
+            continue
+        if why is not None and options.success_only:
+            yield Invalid(why)
+            if not options.negatives:
+                continue
+            line[NEGATIVE] = True
+        yield line
 
 
 def chat_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import pandas as pd
-from bashgym_split import record_key, split_of
+from bashgym_split import Split, loadable, record_key, score, split_of
 
 from bashgym import __version__
 from bashgym.contracts import InputError, RunContext, Sink, Written
@@ -27,6 +28,7 @@ from bashgym.text import plain
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.shapes import (
     INFERRED,
+    NEGATIVE,
     Invalid,
     Line,
     chat_line,
@@ -37,6 +39,7 @@ from bashgym_sinks_nemo_jsonl.shapes import (
 
 NAME = "nemo-jsonl"
 FILES = {"train": "train.jsonl", "validation": "val.jsonl"}
+NEGATIVES = "negatives.jsonl"  # failed traces' lines: never SFT targets, kept for DPO rejected
 DROP_EXAMPLES = 5
 
 
@@ -87,10 +90,10 @@ def lines_of(
     """The training lines one row becomes (a trace may add its subagents), or why not."""
     if shape == "traces":
         status = row.get("status")  # an executor's row: a task that failed is no SFT target,
-        if isinstance(status, str) and status != "success":  # and its cause is the reason
-            yield Invalid(f"task {status}: {row.get('reason') or 'no reason given'}")
-            return
-        yield from trace_lines(row, options)
+        failed = None  # and its cause is the reason
+        if isinstance(status, str) and status != "success":
+            failed = f"task {status}: {row.get('reason') or 'no reason given'}"
+        yield from trace_lines(row, options, failed)
         return
     convert: Callable[[Mapping[str, Any], NemoJsonlOptions], Line] = {
         "chat": chat_line,
@@ -117,13 +120,14 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
         key_from: Counter[str] = Counter()
         dropped: Counter[str] = Counter()
         examples: dict[str, list[str]] = defaultdict(list)
-        rows_written = 0
-        with _Atomic(folder, FILES.values()) as out:
+        records: list[_Record] = []  # the records that wrote lines, for the split's repair
+        with _Atomic(folder, [*FILES.values(), NEGATIVES]) as out:
             for row in dataset.to_dict(orient="records"):
-                lines_before = counts["train"] + counts["validation"]
                 key, where = record_key(row, options.id_field)
                 key_from[where] += 1
                 side = split_of(key, seed, options.val_fraction)
+                file = FILES[side]
+                record = _Record(key, side, score(key, seed), out.lines[file])
                 for item in lines_of(row, shape, options):
                     if isinstance(item, Invalid):
                         reason = f"{NAME}: {item}"
@@ -136,23 +140,47 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
                         counts["tools_inferred"] += 1
                     for name in options.keep_fields:
                         item[name] = plain(row.get(name))
-                    out[FILES[side]].write(json.dumps(item, ensure_ascii=False) + "\n")
-                    counts[side] += 1
-                rows_written += counts["train"] + counts["validation"] > lines_before
+                    if item.pop(NEGATIVE, False):
+                        out.write(NEGATIVES, item)
+                        counts["negatives"] += 1
+                        continue
+                    out.write(file, item)
+                    record.lines += 1
+                if record.lines:
+                    records.append(record)
+            sides = loadable([r.side for r in records], [r.score for r in records],
+                             options.val_fraction)  # fmt: skip
+            moved = [r for r, new in zip(records, sides, strict=True) if new != r.side]
+            for record in moved:
+                record.side = "validation" if record.side == "train" else "train"
+            out.move({FILES[r.side]: r for r in moved})
         for split, file in FILES.items():
+            counts[split] = out.lines[file]
             run.count(f"{NAME}.{file.removesuffix('.jsonl')}", counts[split])
         if counts["tools_inferred"]:
             # Lines whose tool calls name tools the record's schema lacks (Claude Code
             # transcripts carry none): they got a minimal schema, which is worth knowing.
             run.count(f"{NAME}.tools_inferred", counts["tools_inferred"])
+        if counts["negatives"]:
+            run.count(f"{NAME}.negatives", counts["negatives"])
+        present = {split: file for split, file in FILES.items() if out.lines[file]}
         manifest = {
             "writer": f"bashgym {__version__} sink {NAME}",
             "input": shape,
             "format": {"dpo": f"dpo:{options.dpo_format}", "rows": "chat"}.get(
                 shape, options.format
             ),
-            "files": {"train": FILES["train"], "val": FILES["validation"]},
+            "tool_arguments": options.tool_arguments,
+            # `None`: no file, so `data_files` must leave that split out (an empty file
+            # breaks `datasets.load_dataset`); `split.note` says why.
+            "files": {"train": present.get("train"), "val": present.get("validation")},
             "counts": {"train": counts["train"], "val": counts["validation"]},
+            "negatives": {
+                "file": NEGATIVES if counts["negatives"] else None,
+                "lines": counts["negatives"],
+                "what": "lines of traces that did not succeed (not SFT targets): DPO rejected "
+                "answers or failure analysis",
+            },
             "rows_in": len(dataset),
             "lines_with_inferred_tools": counts["tools_inferred"],
             "dropped": dict(dropped),
@@ -161,39 +189,90 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
                 "val_fraction": options.val_fraction,
                 "seed": seed,
                 "key": dict(key_from),
-                "method": "blake2b(f'{seed}:{record id}') < val_fraction",
+                "method": "blake2b(f'{seed}:{record id}') < val_fraction; with 2 or more "
+                "records neither split is left empty (the nearest record moves)",
+                "moved": [r.key for r in moved],
+                "note": _split_note(len(records), options.val_fraction),
             },
         }
         target = folder / "manifest.json"
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         tmp.replace(target)
-        return Written(
-            [folder / FILES["train"], folder / FILES["validation"], target], rows_written
-        )
+        files = [folder / f for f in (*present.values(), NEGATIVES) if out.lines[f]]
+        return Written([*files, target], len(records))
+
+
+def _split_note(records: int, val_fraction: float) -> str | None:
+    if records == 0:
+        return "nothing written: no record became a training line (see dropped)"
+    if val_fraction <= 0:
+        return "no validation file: val_fraction is 0"
+    if records == 1:
+        return "no validation file: one record, kept for train"
+    return None
+
+
+@dataclass
+class _Record:
+    """Where one record's lines went: `first` is the index of its first line in its file."""
+
+    key: str
+    side: Split
+    score: float
+    first: int
+    lines: int = 0
 
 
 class _Atomic:
-    """Open `names` in `folder` as hidden temp files; rename them all into place on success,
-    delete them on failure, so readers see the old files or the complete new ones."""
+    """Open `names` in `folder` as hidden temp files; on success rename the ones that hold
+    lines into place and remove the rest (an empty file breaks loaders; a stale one from an
+    earlier write would be read as this one's), on failure delete them, so readers see the
+    old files or the complete new ones."""
 
-    def __init__(self, folder: Path, names: Any) -> None:
+    def __init__(self, folder: Path, names: list[str]) -> None:
         self.targets = {name: folder / name for name in names}
         self.handles: dict[str, IO[str]] = {}
+        self.lines: Counter[str] = Counter()
 
-    def _tmp(self, target: Path) -> Path:
+    def _tmp(self, name: str) -> Path:
+        target = self.targets[name]
         return target.with_name(f".{target.name}.tmp")
 
-    def __enter__(self) -> dict[str, IO[str]]:
-        for name, target in self.targets.items():
-            self.handles[name] = self._tmp(target).open("w", encoding="utf-8")
-        return self.handles
+    def __enter__(self) -> _Atomic:
+        for name in self.targets:
+            self.handles[name] = self._tmp(name).open("w", encoding="utf-8")
+        return self
+
+    def write(self, name: str, item: Mapping[str, Any]) -> None:
+        self.handles[name].write(json.dumps(item, ensure_ascii=False) + "\n")
+        self.lines[name] += 1
+
+    def move(self, records: Mapping[str, _Record]) -> None:
+        """Move each record's lines into the file it is keyed by (the split's repair; rare, so
+        a streamed rewrite of the file they leave, not a second copy of every line kept)."""
+        for to, record in records.items():
+            src = next(n for n in FILES.values() if n != to)
+            self.handles[src].close()
+            rest = self._tmp(src).with_suffix(".rest")
+            with self._tmp(src).open(encoding="utf-8") as lines, rest.open("w") as keep:
+                for i, line in enumerate(lines):
+                    if record.first <= i < record.first + record.lines:
+                        self.handles[to].write(line)
+                    else:
+                        keep.write(line)
+            rest.replace(self._tmp(src))
+            self.handles[src] = self._tmp(src).open("a", encoding="utf-8")
+            self.lines[src] -= record.lines
+            self.lines[to] += record.lines
 
     def __exit__(self, exc_type: Any, *_: Any) -> None:
         for handle in self.handles.values():
             handle.close()
-        for target in self.targets.values():
-            if exc_type is None:
-                self._tmp(target).replace(target)
+        for name, target in self.targets.items():
+            if exc_type is None and self.lines[name]:
+                self._tmp(name).replace(target)
             else:
-                self._tmp(target).unlink(missing_ok=True)
+                self._tmp(name).unlink(missing_ok=True)
+                if exc_type is None:
+                    target.unlink(missing_ok=True)
