@@ -1,0 +1,92 @@
+"""`bashgym train RUN_DIR --trainer NAME [--set trainer.KEY=VALUE] [--out DIR]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from bashgym_cli import fail, out
+from bashgym_cli.runs import parse_value
+from pydantic import BaseModel, ValidationError
+
+from bashgym.contracts import InputError, Trained
+from bashgym.plugins import current_host
+from bashgym.registry import UnknownNameError
+from bashgym.settings import SettingsError, load_settings
+from bashgym.text import one_line
+
+
+def options_from(model: type[BaseModel], assignments: list[str]) -> BaseModel:
+    """The trainer's options from `trainer.KEY=VALUE` items; InputError (one line) when bad."""
+    given: dict[str, Any] = {}
+    for item in assignments:
+        target, sep, raw = item.partition("=")
+        role, _, key = target.strip().partition(".")
+        if not sep or role != "trainer" or not key or "." in key:
+            raise InputError(
+                f"--set {item!r}: expected trainer.KEY=VALUE (e.g. trainer.max_steps=20)"
+            )
+        given[key] = parse_value(raw.strip())
+    try:
+        return model.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"--set trainer.{where}: {first['msg']}") from None
+
+
+def train_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory whose sink wrote train.jsonl.")],
+    trainer: Annotated[
+        str,
+        typer.Option(
+            "--trainer",
+            "-t",
+            help="Trainer plugin: trl (local LoRA), "
+            "nemo-customizer (a NeMo Customizer job), or another installed one.",
+        ),
+    ] = "trl",
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="trainer.KEY=VALUE: one of the trainer's options (repeat)."),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where the adapter and report go "
+            "(default: RUN_DIR/train-TRAINER). Run again to resume.",
+        ),
+    ] = None,
+) -> None:
+    """Fine-tune the student on RUN_DIR's chat / tool-use JSONL; write a servable adapter.
+
+    The run must have written chat or tool-use JSONL (`--sink nemo-jsonl`). The same command
+    again resumes a killed training from its last checkpoint. Then point the student at
+    the adapter folder (bashgym.toml, table models.student): provider = "embedded" and
+    model = "RUN_DIR/train-trl/adapter"; the runtime serves the adapter's base with it, and
+    `bashgym models check student` answers through it.
+    """
+    host = current_host()
+    try:
+        found = host.registry.get("trainers", trainer)
+    except UnknownNameError as exc:
+        raise fail(str(exc)) from None
+    try:
+        settings = load_settings()
+        options = options_from(found.obj.Options, sets or [])
+        target = out_dir or run_dir / f"train-{trainer}"
+        trained = found.obj.train(run_dir, target, options, settings)
+    except (InputError, SettingsError) as exc:
+        raise fail(one_line(exc)) from None
+    show(trained)
+
+
+def show(trained: Trained) -> None:
+    out.print(f"[green]adapter[/] {trained.adapter}", highlight=False)
+    if trained.report:
+        out.print(f"[green]report[/]  {trained.report}", highlight=False)
+    if trained.metrics:
+        out.print(json.dumps(trained.metrics, indent=1, default=str), highlight=False)
