@@ -35,7 +35,8 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas loads only when used
 
 # a run's roles and the kind each is registered as (`--source files` names a source)
 ROLES = {
-    role: f"{role}s" for role in ("source", "executor", "environment", "pipeline", "judge", "sink")
+    role: f"{role}s"
+    for role in ("source", "executor", "router", "environment", "pipeline", "judge", "sink")
 }
 
 
@@ -72,10 +73,8 @@ O = TypeVar("O", bound=BaseModel)  # noqa: E741 -- the options type, as in Gener
 @dataclass
 class RunContext:
     """One run's shared state: where it writes, its settings, models, registry, store, events.
-
-    Every count goes through `emit` (or `drop`, `count`, `note`, `charge`): events.jsonl,
-    run.json, the progress display and `on_event` all follow from it, so a count is never kept
-    twice. `counts`, `dropped`, `usage` and `notes` are read views of the run's tally."""
+    Every count goes through `emit` (or `drop`, `count`, `note`, `charge`), which events.jsonl,
+    run.json, the display and `on_event` follow; `counts`, `dropped`, ... read the tally."""
 
     run_dir: Path
     settings: Settings
@@ -241,9 +240,8 @@ class BudgetExceeded(Exception):
 
 @dataclass
 class Budget:
-    """A cost cap in USD (None: no cap). A task's budget has the run's as parent: a charge counts
-    against both, either cap stops the work, and `left_usd` is the least left along the chain
-    (what an agent CLI is given as its own cap)."""
+    """A cost cap in USD (None: none); a task's has the run's as parent: a charge counts against
+    both, either cap stops the work, `left_usd` is the least left (an agent CLI's own cap)."""
 
     cap_usd: float | None = None
     parent: Budget | None = None
@@ -402,10 +400,9 @@ class Generated:
 
 
 class Runner(Component[O]):
-    """Turns pipelines' configs into rows, one round at a time: it builds the round's config
-    (the pipeline's `build` on the round's seed rows, each judge's `configure`), refusing one it
-    does not take, generates, and counts each row it loses (`run.drop`) and its usage. The
-    engine sizes the rounds, finalizes, judges and tops up (`bashgym.rounds`)."""
+    """Turns pipelines' configs into rows, a round at a time: builds the round's config (the
+    pipeline's `build` on its seed rows, each judge's `configure`), refusing one it does not
+    take, generates, and counts each row it loses (`run.drop`) and its usage."""
 
     @abstractmethod
     def generate(

@@ -1,10 +1,8 @@
-"""The run engine: source → [executor] → [pipeline] → judges → scrub → sinks, in a run directory.
-
-A run directory holds `run.toml` (the resolved config, re-runnable), `events.jsonl`, `state.db`
-(the run store), the runner's files (from scrubbed seed rows only), `dropped.jsonl` (each dropped
-row and why), the sinks' outputs and `run.json` (counts, usage, cost, timings), derived from the
-events and rewritten as the run goes: a crash leaves `status = failed` and the error.
-"""
+"""The run engine: source → [executor] → [pipeline] → judges → scrub → sinks, in a run directory:
+`run.toml` (the resolved config, re-runnable), `events.jsonl`, `state.db` (the run store), the
+runner's files (from scrubbed seed rows only), `dropped.jsonl` (each dropped row and why), the
+sinks' outputs and `run.json` (counts, usage, cost, timings, plugins' sections), derived from the
+events and rewritten as the run goes: a crash leaves `status = failed` and the error."""
 
 from __future__ import annotations
 
@@ -23,21 +21,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from bashgym import __version__, contracts
+from bashgym import events as ev
 from bashgym import resume as resuming
 from bashgym.contracts import Generated, InputError, Judge, RunContext, Scrubbing, Written
-from bashgym.events import (
-    Artifact,
-    Event,
-    EventBus,
-    RowDropped,
-    RowsGenerated,
-    RunFinished,
-    RunStarted,
-    SinkWrote,
-    StepFinished,
-    StepStarted,
-    Tally,
-)
 from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
 from bashgym.rounds import generate_in_rounds
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
@@ -68,15 +54,15 @@ EXIT_EMPTY = 3  # a run that kept no rows: not an error in the config, not a suc
 class RunJson:
     """Owns run.json: the run's identity plus the tally's summary, rewritten atomically."""
 
-    def __init__(self, run_dir: Path, tally: Tally, meta: dict[str, Any]) -> None:
+    def __init__(self, run_dir: Path, tally: ev.Tally, meta: dict[str, Any]) -> None:
         self.path, self.tally = run_dir / "run.json", tally
         self.started = time.perf_counter()
         self.data: dict[str, Any] = {"bashgym_version": __version__, "status": "running", **meta}
         self._last = 0.0
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: ev.Event) -> None:
         """Subscriber: rewrite after each step, and at most every 2 s while a step runs."""
-        if isinstance(event, StepFinished) or time.monotonic() - self._last > 2.0:
+        if isinstance(event, ev.StepFinished) or time.monotonic() - self._last > 2.0:
             self.write()
 
     def write(self, **update: Any) -> dict[str, Any]:
@@ -102,13 +88,13 @@ class Engine:
 
     @contextmanager
     def step(self, name: str, total: int | None = None) -> Iterator[None]:
-        self.run.emit(StepStarted(step=name, total=total))
-        started, ok = time.perf_counter(), False
+        self.run.emit(ev.StepStarted(step=name, total=total))
+        t0, ok = time.perf_counter(), False
         try:
             yield
             ok = True
         finally:
-            self.run.emit(StepFinished(step=name, duration_s=time.perf_counter() - started, ok=ok))
+            self.run.emit(ev.StepFinished(step=name, duration_s=time.perf_counter() - t0, ok=ok))
 
     def read_source(self) -> pd.DataFrame | None:
         source = self.resolved.source
@@ -175,8 +161,8 @@ class Engine:
                 if not isinstance(written, Written):  # bashgym-core 0.1 took a list of paths
                     raise TypeError(f"sink {sink.name!r} must return bashgym.contracts.Written")
                 paths = [str(p) for p in written.paths]
-                self.run.emit(SinkWrote(sink=sink.name, rows=written.rows, paths=paths))
-                self.run.emit(RowsGenerated(step=f"sink {sink.name}", n=written.rows))
+                self.run.emit(ev.SinkWrote(sink=sink.name, rows=written.rows, paths=paths))
+                self.run.emit(ev.RowsGenerated(step=f"sink {sink.name}", n=written.rows))
 
 
 def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict[str, Any]:
@@ -205,7 +191,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
         if not target.resume:  # started over here: the old run's store and log go with it
             for old in ("events.jsonl", "state.db", "state.db-wal", "state.db-shm"):
                 (run_dir / old).unlink(missing_ok=True)
-        bus = EventBus(run_dir / "events.jsonl", redact=redact)
+        bus = ev.EventBus(run_dir / "events.jsonl", redact=redact)
         run = RunContext(
             run_dir=run_dir,
             settings=settings,
@@ -232,7 +218,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 bus.subscribe(subscriber)
         engine = Engine(resolved, host, run, scrubbing, target.resume)
         resumed_from = target.previous_status if target.resume else None
-        run.emit(RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
+        run.emit(ev.RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
         generated: Generated | None = None
         try:
             try:
@@ -248,7 +234,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 status = "interrupted" if interrupted else "failed"
                 why = str(exc) or "Ctrl-C"
                 error = why if interrupted else f"{type(exc).__name__}: {exc}"
-                run.emit(RunFinished(status=status, error=error))
+                run.emit(ev.RunFinished(status=status, error=error))
                 finish(
                     recorder, host, run, status=status, error=error, extra=_extra(engine, generated)
                 )
@@ -261,7 +247,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 top = run.tally.dropped.most_common(3)
                 why = "; ".join(f"{n} × {reason}" for reason, n in top) or "no rows came in"
                 extra["warning"] = f"no rows were kept. Top drop reasons: {why}"
-            run.emit(RunFinished(status=status, error=extra.get("warning")))
+            run.emit(ev.RunFinished(status=status, error=extra.get("warning")))
             return finish(recorder, host, run, status=status, extra=extra)
         finally:
             bus.close()
@@ -296,7 +282,7 @@ def _extra(engine: Engine, generated: Generated | None) -> dict[str, Any]:
     if generated is not None:
         extra.update(generated.summary)
     if (run.run_dir / DROPPED_FILE).is_file():
-        run.emit(Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
+        run.emit(ev.Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
     return extra
 
 
@@ -312,7 +298,7 @@ def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
     return out
 
 
-def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[Event], None] | None:
+def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[ev.Event], None] | None:
     hooked = host.hook.on_event.get_hookimpls()
     return (lambda event: host.hook.on_event(event=event, run=run)) if hooked else None
 
@@ -346,14 +332,14 @@ def read_source(step: Step, run: RunContext, host: PluginHost) -> pd.DataFrame:
 
     out = step.obj.open(step.options, run)
     if isinstance(out, pd.DataFrame):
-        run.emit(RowsGenerated(step="source", n=len(out)))
+        run.emit(ev.RowsGenerated(step="source", n=len(out)))
         return out
     rows = []
     for item in out:
         rows.append(_as_row(item))
         if len(rows) % 100 == 0:
-            run.emit(RowsGenerated(step="source", n=100))
-    run.emit(RowsGenerated(step="source", n=len(rows) % 100))
+            run.emit(ev.RowsGenerated(step="source", n=100))
+    run.emit(ev.RowsGenerated(step="source", n=len(rows) % 100))
     return pd.DataFrame(rows)
 
 
@@ -366,7 +352,7 @@ def apply_judges(
         verdicts = judge.obj.verdicts(dataset, judge.options, run)
         dropped = verdicts.notna()
         for reason, n in verdicts[dropped].value_counts().items():
-            run.emit(RowDropped(by=f"judge {judge.name}", reason=str(reason), n=int(n)))
+            run.emit(ev.RowDropped(by=f"judge {judge.name}", reason=str(reason), n=int(n)))
         if dropped_rows is not None and dropped.any():
             for reason, row in zip(
                 verdicts[dropped], dataset[dropped].to_dict(orient="records"), strict=True

@@ -138,6 +138,14 @@ class Artifact(Event):
     path: str
 
 
+class Reported(Event):
+    """A plugin's own section of run.json (e.g. `routing`; never a kernel key), the latest whole."""
+
+    type: Literal["reported"] = "reported"
+    section: str
+    data: dict[str, Any]
+
+
 class Note(Event):
     free_text: ClassVar[tuple[str, ...]] = ("text",)
     type: Literal["note"] = "note"
@@ -146,7 +154,8 @@ class Note(Event):
 
 AnyEvent = Annotated[
     RunStarted | RunFinished | StepStarted | StepFinished | RowsGenerated | RowDropped | Counted
-    | UsageCharged | TaskStarted | TaskOutput | TaskFinished | SinkWrote | Artifact | Note,
+    | UsageCharged | TaskStarted | TaskOutput | TaskFinished | SinkWrote | Artifact | Note
+    | Reported,
     Field(discriminator="type"),
 ]  # fmt: skip
 EVENT = TypeAdapter(AnyEvent)
@@ -227,6 +236,7 @@ class Tally:
     written: dict[str, int | None] = field(default_factory=dict)
     artifacts: dict[str, str] = field(default_factory=dict)
     progress: dict[str, list[int | None]] = field(default_factory=dict)  # step: [done, total]
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # plugins' (`Reported`)
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -289,6 +299,9 @@ class Tally:
     def _on_artifact(self, e: Artifact) -> None:
         self.artifacts[e.name] = e.path
 
+    def _on_reported(self, e: Reported) -> None:
+        self.sections[e.section] = e.data
+
     @property
     def kept(self) -> int | None:
         """Rows the sinks wrote (the fewest when several disagree); None when unknown."""
@@ -310,6 +323,7 @@ class Tally:
             "notes": self.notes[:MAX_NOTES] + ([f"... and {more} more"] if more > 0 else []),
             "timings_s": dict(self.timings),
         }
+        out.update({k: v for k, v in self.sections.items() if k not in out})
         if self.unpriced:
             out["cost_unknown_for"] = sorted(self.unpriced)
         if self.tasks or self.running:

@@ -1,8 +1,6 @@
-"""The names plugins registered, per kind, each attributed to the plugin that registered it.
-
-Each plugin's `register_*` is called on its own, so every name is known to come from one plugin:
-a duplicate is an error naming both, and `bashgym plugins` lists names per plugin.
-"""
+"""The names plugins registered, per kind, each attributed to the plugin that registered it:
+each plugin's `register_*` is called on its own, so a duplicate is an error naming both, and
+`bashgym plugins` lists names per plugin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A run, declared: which source, executor, pipeline, judges and sinks, with their options.
+"""A run, declared: which source, executor or router, pipeline, judges and sinks, with options.
 
 A front end builds a RunSpec (`bashgym run`: bashgym-commands-run); `resolve()` checks every name
 against the registry and every option against its model before any work starts. `to_toml()` is
@@ -19,7 +19,7 @@ from bashgym.registry import PluginConflictError, Registered, Registry, UnknownN
 from bashgym.text import explain_validation
 
 PLURAL_KEYS = {"judge": "judges", "sink": "sinks"}
-SINGLE_ROLES = ("source", "executor", "environment", "pipeline")
+SINGLE_ROLES = ("source", "executor", "router", "environment", "pipeline")
 ROLE_KEYS = (*SINGLE_ROLES, *PLURAL_KEYS.values())
 
 
@@ -39,6 +39,7 @@ class RunSpec(BaseModel):
 
     source: StepSpec | None = None
     executor: StepSpec | None = None
+    router: StepSpec | None = None  # picks an executor per task (`Router.executors` names them)
     environment: StepSpec | None = None
     pipeline: StepSpec | None = None
     judges: list[StepSpec] = Field(default_factory=list)
@@ -133,11 +134,12 @@ class ResolvedRun:
     pipeline: Step | None
     judges: list[Step]
     sinks: list[Step]
-    executor: Step | None = None
+    executor: Step | None = None  # with a router: the run's `executor`, else its first pick
     environment: Step | None = None
+    router: Step | None = None
 
     def steps(self) -> list[Step]:
-        single = (self.source, self.executor, self.environment, self.pipeline)
+        single = (self.source, self.executor, self.router, self.environment, self.pipeline)
         return [s for s in single if s] + self.judges + self.sinks
 
 
@@ -152,16 +154,13 @@ def resolve(
         registry.check()
     except PluginConflictError as exc:
         raise RunConfigError(str(exc)) from None
-    if spec.source is None and spec.pipeline is None and spec.executor is None:
+    if spec.source is None and spec.pipeline is None and spec.executor is spec.router is None:
         raise RunConfigError(
-            "a run needs a source, a pipeline, or both "
-            f"(sources: {', '.join(registry.names('sources')) or 'none'}; "
-            f"pipelines: {', '.join(registry.names('pipelines')) or 'none'})"
+            f"a run needs a source, a pipeline, or both (sources: {_names(registry, 'sources')}; "
+            f"pipelines: {_names(registry, 'pipelines')})"
         )
     if require_sinks and not spec.sinks:
-        raise RunConfigError(
-            f"a run needs at least one sink (sinks: {', '.join(registry.names('sinks')) or 'none'})"
-        )
+        raise RunConfigError(f"a run needs at least one sink (sinks: {_names(registry, 'sinks')})")
 
     def step(role: str, s: StepSpec) -> Step:
         options = dict(s.options)
@@ -186,7 +185,7 @@ def resolve(
     if require_seed_source and source is None and needs_seed:
         raise RunConfigError(
             f"pipeline {pipeline.name!r} needs seed rows: add --source "  # type: ignore[union-attr]
-            f"(sources: {', '.join(registry.names('sources')) or 'none'})"
+            f"(sources: {_names(registry, 'sources')})"
         )
     judges = [step("judge", s) for s in spec.judges]
     for s in [pipeline] if pipeline else judges:
@@ -203,6 +202,14 @@ def resolve(
             f"(pip install bashgym-runners-{runner})"
         )
     executor = step("executor", spec.executor) if spec.executor else None
+    router = step("router", spec.router) if spec.router else None
+    picks = router.obj.executors(router.options) if router else []
+    if router and (not (picks or executor) or set(picks) - set(registry.items["executors"])):
+        raise RunConfigError(
+            f"router {router.name!r} names executors {', '.join(picks) or 'none'}; installed "
+            f"executors: {_names(registry, 'executors')}"
+        )
+    executor = executor or (step("executor", StepSpec(plugin=picks[0])) if picks else None)
     if executor is not None and source is None:
         raise RunConfigError(
             f"executor {executor.name!r} needs tasks: add --source (e.g. -s prompts "
@@ -214,12 +221,12 @@ def resolve(
         environment = step("environment", env_spec)
         if (why := environment.obj.available()) is not None:
             raise RunConfigError(f"environment {environment.name!r} cannot run here: {why}")
-        if executor.obj.needs_network and getattr(environment.options, "network", True) is False:
-            raise RunConfigError(
-                f"executor {executor.name!r} calls its model from inside the environment, and "
-                f"environment {environment.name!r} has no network: add --set "
-                "environment.network=true"
-            )
+        for ex in [executor, *(registry.get("executors", name) for name in picks)]:
+            if ex.obj.needs_network and getattr(environment.options, "network", True) is False:
+                raise RunConfigError(
+                    f"executor {ex.name!r} calls its model from inside {environment.name!r}, "
+                    "which has no network: add --set environment.network=true"
+                )
     for name, table in spec.tables.items():
         model = registry.settings_tables.get(name)
         if model is None:
@@ -230,7 +237,11 @@ def resolve(
         except ValidationError as exc:
             raise RunConfigError(f"the run's [{name}] table: {explain_validation(exc)}") from None
     sinks = [step("sink", s) for s in spec.sinks]
-    return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment)
+    return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment, router)
+
+
+def _names(registry: Registry, kind: str) -> str:
+    return ", ".join(registry.names(kind)) or "none"
 
 
 def default_environment(registry: Registry) -> str:

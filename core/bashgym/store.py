@@ -1,10 +1,8 @@
-"""The run store: durable work items in one SQLite file per run dir (`state.db`).
-
-A plugin that processes many items adds them here, then claims, completes or fails each in a
-transaction. A killed run resumes with nothing done twice or lost: a `running` item whose owner
-process is gone is claimable again. The schema changes only through numbered migrations (as
-simonw/llm's), each run once and recorded. Stdlib sqlite3: WAL and `BEGIN IMMEDIATE` suffice.
-"""
+"""The run store: durable work items in one SQLite file per run dir (`state.db`). A plugin adds
+its items, then claims, completes or fails each in a transaction: a killed run resumes with
+nothing done twice or lost (a `running` item whose owner is gone is claimable again). The schema
+changes only through numbered migrations (as simonw/llm's). Stdlib sqlite3: WAL and `BEGIN
+IMMEDIATE` suffice."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Values and messages made plain: JSON-ready row values, and errors as one line.
-
-`plain` is how every part reads a DataFrame cell (numpy scalars, NaN, timestamps), so equal rows
-hash and serialize equal wherever they were read. `one_line` is how every user-facing error is
-worded: a pydantic error names the option and the problem (an unknown key is called an unknown
-option), and a library's boxed multi-line errors are condensed.
-"""
+"""Values and messages made plain: `plain` is how every part reads a DataFrame cell, so equal rows
+hash and serialize equal wherever read; `one_line` words every user-facing error (a pydantic one
+names the option and the problem; a library's boxed multi-line errors are condensed)."""
 
 from __future__ import annotations
 

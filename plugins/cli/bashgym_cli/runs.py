@@ -168,10 +168,10 @@ def _finite(value: Any, item: str) -> Any:
 def _with_default_environment(
     spec: RunSpec, item: str, default: Callable[[], str] | None
 ) -> RunSpec:
-    if spec.executor is None:
+    if spec.executor is None and spec.router is None:
         raise RunConfigError(
-            f"--set {item!r}: only a run with an executor (-x) has an environment: it is where "
-            "the executor's tasks run"
+            f"--set {item!r}: only a run with an executor (-x) or a router has an environment: "
+            "it is where the executor's tasks run"
         )
     if default is None:
         return spec
@@ -210,9 +210,10 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
     """The entry points a run of `spec` uses, by the catalogue `cat` (`bashgym_cli.index`): every
     plugin with a hook other than registrations and commands (observers, settings tables, model
     access, scrubbing, task running); every one registering a kind no role names (runners: a
-    pipeline names its own; runtimes, routers, scrubbers: settings choose them); each role's
-    plugin (every owner of the name: two are a conflict to report); every environment when the
-    run has an executor (the default one is chosen among them); every plugin that failed when
+    pipeline names its own; runtimes, scrubbers: settings choose them); each role's plugin
+    (every owner of the name: two are a conflict to report); every environment when the run has
+    an executor or a router (the default one is chosen among them), and every executor when it
+    has a router (its options name them); every plugin that failed when
     the index was built (the run warns about it, as before, or finds it mended). The default
     plugins are loaded by the host anyway. Also the (kind, name)s the catalogue does not know."""
     needed: set[str] = set(DEFAULT_PLUGINS)
@@ -224,7 +225,8 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
     unknown: list[tuple[str, str]] = []
     for role, kind in ROLES.items():
         names = owners_by_name(cat, kind)
-        if role == "environment" and spec.executor is not None:
+        tasks_run = spec.executor is not None or spec.router is not None
+        if (role == "environment" and tasks_run) or (role == "executor" and spec.router):
             needed.update(p for owners in names.values() for p in owners)
         for step in spec.steps(role):
             owners = names.get(step.plugin) or _config_file_owners(cat, role, step.plugin)

@@ -39,6 +39,16 @@ def run_command(
             autocompletion=names_of("executors"),
         ),
     ] = None,
+    router: Annotated[
+        str | None,
+        typer.Option(
+            "--router",
+            help="Router name: picks an executor per task and says why (instead of one -x), "
+            "e.g. --router confidence --set router.student=student "
+            "--set router.teacher=claude-cli.",
+            autocompletion=names_of("routers"),
+        ),
+    ] = None,
     environment: Annotated[
         str | None,
         typer.Option(
@@ -132,6 +142,8 @@ def run_command(
 
       bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl
 
+      bashgym run -s files --set source.path=tasks.csv --router confidence -k nemo-jsonl
+
       bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5
 
       bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet
@@ -146,6 +158,7 @@ def run_command(
             update["source"] = StepSpec(plugin=source)
         for role, name in (
             ("executor", executor),
+            ("router", router),
             ("environment", environment),
             ("pipeline", pipeline),
         ):

@@ -44,6 +44,7 @@ def _catalogue_names(kind: str) -> list[str] | None:
 ROLE_PARAMS = {
     "source": "source",
     "executor": "executor",
+    "router": "router",
     "environment": "environment",
     "pipeline": "pipeline",
     "judge": "judge",
@@ -81,7 +82,7 @@ def set_targets(params: dict[str, Any]) -> list[str]:
     for role, kind in ROLES.items():
         names = owners_by_name(cat, kind)
         plugins = steps.get(role, [])
-        if role == "environment" and not plugins and steps.get("executor"):
+        if role == "environment" and not plugins and (steps.get("executor") or steps.get("router")):
             # the default environment is chosen at run time: any environment's options
             fields = sorted({f for n in names for f in _options(cat, kind, n, names)})
             targets += [f"{role}.{f}=" for f in fields]

@@ -44,3 +44,6 @@ class TasksSettings(SettingsTable):
     budget_usd: Limit | None = Field(
         default=None, description="Cost cap of the whole run's executor work."
     )
+    check_timeout_s: Limit | None = Field(
+        default=300, description="Deadline of a task's check (its row's `check` command)."
+    )

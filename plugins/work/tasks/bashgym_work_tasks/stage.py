@@ -1,5 +1,9 @@
 """The executor step of a run: every task through the run store, `concurrency` at once.
 
+A run with a router asks it per task which executor runs it (`routing.py`: the decision, the
+task's check, escalation and run.json's `routing` section); a task's escalated attempt is an
+item of its own in the store, so each attempt runs exactly once across resumes.
+
 Tasks are added to the store's `tasks` namespace, so a resumed run keeps the ones that
 finished and runs only the rest; each runs through `run_task` (deadline, budget
 and crashes become statuses) in a fresh workspace inside the run's environment. Each row is
@@ -15,16 +19,27 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import bashgym_procs as procs
 
-from bashgym.contracts import Budget, InputError, RunContext, TaskContext
-from bashgym.events import RowsGenerated
-from bashgym.records import Task, trace_to_row
+from bashgym.contracts import Budget, EnvironmentSession, InputError, Route, RunContext, TaskContext
+from bashgym.events import Reported, RowsGenerated
+from bashgym.records import Task, WorkerResult, trace_to_row
+from bashgym_work_tasks.routing import (
+    ESCALATED,
+    Attempt,
+    TaskChecked,
+    TaskRouted,
+    Verdict,
+    check_of,
+    escalation,
+    route_columns,
+    routing_report,
+)
 from bashgym_work_tasks.running import finished, run_task, work_through
 from bashgym_work_tasks.settings import TasksSettings, WorkspaceSettings
 from bashgym_work_tasks.tasks import tasks_from_rows
@@ -33,7 +48,7 @@ from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bashgym.runspec import ResolvedRun
+    from bashgym.runspec import ResolvedRun, Step
     from bashgym.store import Item
 
 NAMESPACE = "tasks"
@@ -75,14 +90,16 @@ class AgentRuns:
         store.add(NAMESPACE, [(t.id, t.model_dump(mode="json")) for t in tasks])
         step = self.resolved.executor
         assert step is not None, "the stage runs only for a run with an executor"
+        self.escalate_left_over()  # a run killed between an attempt and its escalation
         counts = store.counts(NAMESPACE)
         if counts.get("pending", 0) + counts.get("running", 0):  # a task is left to run
-            step.obj.preflight(step.options, run)  # one line, no task started, when none could
+            for pick in self.picks.values():  # one line, no task started, when none could run
+                pick.obj.preflight(pick.options, run)
         # what earlier attempts of this run charged counts against its cap too
         budget = Budget(self.limits.budget_usd, spent_usd=run.tally.task_cost_usd)
         run.emit(
             RowsGenerated(
-                step="executor", n=store.counts(NAMESPACE).get("done", 0), total=len(tasks)
+                step="executor", n=store.counts(NAMESPACE).get("done", 0), total=self.total
             )
         )
 
@@ -92,12 +109,12 @@ class AgentRuns:
             gate = asyncio.Condition()
 
             async def one(item: Item) -> None:
-                task = Task.model_validate(item.payload)
+                task, route, attempt = await self.decide(item)
                 if (allowance := await self.allot(budget, task, gate)) is None:
                     store.fail(NAMESPACE, item.key, BUDGET_SPENT)  # never started
                     return
                 try:
-                    await self.run_one(task, allowance)
+                    await self.run_one(task, allowance, route=route, attempt=attempt)
                 finally:
                     async with gate:
                         self._in_flight = [b for b in self._in_flight if b is not allowance]
@@ -110,7 +127,85 @@ class AgentRuns:
             run.drop(item.error or "failed", by=f"executor {step.name}", row_id=item.key)
         done = [item.result for item in store.items(NAMESPACE, "done")]
         run.count("tasks", len(done))
+        if (router := self.resolved.router) is not None:
+            # the teacher: the router's `teacher` option, else where its routes escalate
+            teacher = getattr(router.options, "teacher", None) or next(
+                (r["escalate_to"] for r in done if r.get("escalate_to")), None
+            )
+            report = routing_report(done, router.name, teacher)
+            run.emit(Reported(section="routing", data=report))
         return pd.DataFrame(done)  # failed tasks too: their status and reason go with them
+
+    @cached_property
+    def picks(self) -> dict[str, Step]:
+        """The executors this run may use, by name: the run's, and each its router names (with
+        their default options; the run's own `executor` keeps its options)."""
+        own = self.resolved.executor
+        assert own is not None, "resolve() gives a routed run an executor"
+        out = {own.name: own}
+        router = self.resolved.router
+        for name in router.obj.executors(router.options) if router else []:
+            if name not in out:
+                registered = self.run.registry.get("executors", name)  # type: ignore[union-attr]
+                out[name] = replace(own, registered=registered, options=registered.obj.Options())
+        return out
+
+    @property
+    def total(self) -> int:
+        return sum(self.run.store.counts(NAMESPACE).values())
+
+    async def decide(self, item: Item) -> tuple[Task, Route | None, Attempt]:
+        """The task of `item` and who runs it: the router's choice for a first attempt (asked
+        in a thread: a router may block on a probe), the escalation's for an escalated one."""
+        router = self.resolved.router
+        if "route" in item.payload:  # an escalated attempt (see `escalate`)
+            task, route = Task.model_validate(item.payload["task"]), Route(**item.payload["route"])
+            attempt: Attempt = "escalated"
+        else:
+            task, attempt = Task.model_validate(item.payload), "first"
+            if router is None:
+                return task, None, attempt
+            route = await asyncio.to_thread(router.obj.route, task, router.options, self.run)
+            if not isinstance(route, Route):
+                raise TypeError(
+                    f"router {router.name!r} returned {type(route).__name__}, not a Route"
+                )
+        if (
+            route.executor not in self.picks
+            or (route.escalate_to or route.executor) not in self.picks
+        ):
+            raise ValueError(
+                f"router {router.name!r} chose executor {route.executor!r} / escalation "  # type: ignore[union-attr]
+                f"{route.escalate_to!r}; this run's executors: {', '.join(self.picks)}"
+            )
+        self.run.emit(
+            TaskRouted(task_id=task.id, executor=route.executor, reason=route.reason,
+                       score=route.score, escalate_to=route.escalate_to, attempt=attempt)
+        )  # fmt: skip
+        return task, route, attempt
+
+    def escalate(self, task: Task, row: dict[str, object], route: Route | None) -> None:
+        """Add `task`'s escalated attempt when its first attempt failed verification and its
+        route escalates (a key already there is left as it is: exactly once)."""
+        if route is None or route.escalate_to is None or row.get("verified") is not False:
+            return
+        if task.id.endswith(ESCALATED) or row.get("attempt") == "escalated":
+            return
+        if self.run.store.add(NAMESPACE, [escalation(task, row, route)]):
+            self.run.emit(RowsGenerated(step="executor", n=0, total=self.total))
+
+    def escalate_left_over(self) -> None:
+        """Escalations a killed attempt of this run decided but did not add (resume)."""
+        for item in self.run.store.items(NAMESPACE, "done"):
+            row = item.result or {}
+            if row.get("escalate_to") and row.get("attempt") == "first":
+                route = Route(
+                    row["executor"],
+                    row.get("route_reason") or "",
+                    row.get("route_score"),
+                    row["escalate_to"],
+                )
+                self.escalate(Task.model_validate(item.payload), row, route)
 
     def free_usd(self, budget: Budget) -> float | None:
         """What is left of the run's budget less what the tasks in flight may still spend."""
@@ -142,12 +237,16 @@ class AgentRuns:
             self._in_flight.append(allowance)
             return allowance
 
-    async def run_one(self, task: Task, budget: Budget) -> None:
-        """Run `task`, then keep its row and mark it done in one store transaction, and only
-        then say it finished: a kill between never runs a finished (paid for) task again."""
+    async def run_one(
+        self, task: Task, budget: Budget, *, route: Route | None = None, attempt: Attempt = "first"
+    ) -> None:
+        """Run `task` (on `route`'s executor, else the run's) and its check, then keep its row
+        and mark it done in one store transaction, and only then say it finished: a kill
+        between never runs a finished (paid for) task again."""
         import pandas as pd  # (see run_all)
 
-        step, env = self.resolved.executor, self.resolved.environment
+        step = self.picks[route.executor] if route else self.resolved.executor
+        env = self.resolved.environment
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
         workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
         await prepare_workspace(workspace, self.workspace_settings)
@@ -160,6 +259,14 @@ class AgentRuns:
                     self.run.note(f"environment {env.name}: {note}")
             ctx = TaskContext(run=self.run, env=session, budget=budget, deadline=deadline)
             result = await run_task(step.obj, step.name, task, step.options, ctx, announce=False)
+            verdict = await self.check(task, result, session)
+        if verdict.verified is False and result.success:  # the agent's claim did not hold
+            why = f"check failed (exit {verdict.check_exit}): {check_of(task)}"
+            outcome = {"success": False, "error_kind": "check_failed", "error_message": why}
+            trace = result.trace.model_copy(
+                update={"outcome": result.trace.outcome.model_copy(update=outcome)}
+            )
+            result = result.model_copy(update={"status": "failed", "reason": why, "trace": trace})
         files = await changed_files(workspace)
         keep = self.workspace_settings.keep
         if keep == "all" or (keep == "failed" and not result.success):
@@ -168,9 +275,16 @@ class AgentRuns:
             shutil.rmtree(workspace, ignore_errors=True)
         row = {
             **trace_to_row(result.trace),
+            "task_id": task.id.removesuffix(ESCALATED) if attempt == "escalated" else task.id,
             "prompt": task.prompt,
             "status": result.status,
             "reason": result.reason,
+            "executor": step.name,
+            "final_text": result.final_text,
+            "verified": verdict.verified,
+            "check_exit": verdict.check_exit,
+            "check_output": verdict.check_output or None,
+            **route_columns(route, attempt),
             "workspace": result.workspace,
             "workspace_files": files,
         }
@@ -179,6 +293,20 @@ class AgentRuns:
         self.run.store.complete(NAMESPACE, task.id, row)  # the result and `done`, one commit
         self.run.emit(finished(result))
         self.run.emit(RowsGenerated(step="executor", n=1))
+        self.escalate(task, row, route)
+
+    async def check(self, task: Task, result: WorkerResult, session: EnvironmentSession) -> Verdict:
+        """Verify `result`: False when its executor failed; else its task's check, run in its
+        workspace through its environment (exit 0: True); None when the task has no check."""
+        command = check_of(task)
+        if not result.success:
+            return Verdict(False)
+        if command is None:
+            return Verdict(None)
+        done = await session.run(command, timeout=self.limits.check_timeout_s)
+        passed = done.exit_code == 0
+        self.run.emit(TaskChecked(task_id=task.id, passed=passed, exit_code=done.exit_code))
+        return Verdict(passed, done.exit_code, done.output[-4000:] if not passed else "")
 
 
 async def check_workspace(spec: WorkspaceSettings) -> None:
