@@ -1,0 +1,340 @@
+"""A fitted router: the model, its features, the threshold and the target it came from, the
+counts it was fitted on and how well calibrated it is — one small JSON file (`bashgym router
+fit` writes it, the `confidence` router and `bashgym router show` read it).
+
+Also the prior: what the router uses with no file. Its coefficients are set by hand, not
+fitted (there are no outcomes yet); they encode the obvious — longer prompts, more files,
+more estimated turns and words such as "refactor" or "concurrency" lower the student's
+chances; words such as "typo" or "rename" raise them — and the threshold is 0.5. Replace it
+with `bashgym router fit` as soon as a run has verified outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sklearn
+
+from bashgym.contracts import InputError
+from bashgym_routers_confidence.features import BASE_FEATURES, PROBE_FEATURE, vector
+from bashgym_routers_confidence.model import StudentModel, _logistic, fit_student
+from bashgym_routers_confidence.outcomes import Outcome
+from bashgym_routers_confidence.thresholds import Estimate, Target, choose, estimate
+
+FORMAT = "bashgym-router/1"
+
+# the prior's logit of p(student passes), per feature, on the raw values (see the docstring)
+PRIOR_INTERCEPT = 4.0
+PRIOR_COEF = {
+    "log_prompt_chars": -0.45,  # 150 chars: -2.3; 3,000 chars: -3.6
+    "code_blocks": 0.0,
+    "log_code_lines": -0.15,
+    "inline_code": 0.0,
+    "file_refs": -0.35,
+    "log_est_turns": -0.6,  # 5 turns: -1.1; 30 turns: -2.1
+    "has_est_turns": 0.0,
+    "hard_words": -0.8,
+    "easy_words": 0.6,
+    "depends_on": -0.2,
+}
+PRIOR_THRESHOLD = 0.5
+
+
+@dataclass
+class Summary:
+    """One executor's verified outcomes in the fit data."""
+
+    outcomes: int = 0
+    passed: int = 0
+    cost_usd: float | None = None  # mean over the outcomes with a known cost
+    turns: float | None = None  # mean over the outcomes with known turns
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.outcomes if self.outcomes else None
+
+    @classmethod
+    def of(cls, outcomes: Sequence[Outcome]) -> Summary:
+        costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+        turns = [o.turns for o in outcomes if o.turns is not None]
+        return cls(
+            outcomes=len(outcomes),
+            passed=sum(o.passed for o in outcomes),
+            cost_usd=round(float(np.mean(costs)), 6) if costs else None,
+            turns=round(float(np.mean(turns)), 3) if turns else None,
+        )
+
+
+@dataclass
+class FittedRouter:
+    """What `bashgym router fit` wrote (or the prior): `p(features)` and the threshold."""
+
+    model: StudentModel
+    threshold: float
+    target: str | None = None  # e.g. "teacher-share=0.3"; None: the prior
+    student: str = "student"
+    teacher: str = "claude-cli"
+    expected: dict[str, Any] = field(default_factory=dict)
+    training: dict[str, Any] = field(default_factory=dict)
+    calibration: dict[str, Any] = field(default_factory=dict)
+    fitted_at: str | None = None
+    path: Path | None = None
+
+    @property
+    def features(self) -> list[str]:
+        return self.model.features
+
+    @property
+    def is_prior(self) -> bool:
+        return self.target is None
+
+    def p(self, features: dict[str, float]) -> float:
+        """p(student passes) for one task's features (ValueError naming a missing one)."""
+        return float(self.model.predict([vector(features, self.features)])[0])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "target": self.target,
+            "threshold": self.threshold,
+            "student": self.student,
+            "teacher": self.teacher,
+            "model": self.model.to_json(),
+            "expected": self.expected,
+            "training": self.training,
+            "calibration": self.calibration,
+            "fitted_at": self.fitted_at,
+            "scikit_learn": sklearn.__version__,
+        }
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        tmp.replace(path)
+        self.path = path
+        return path
+
+
+def prior() -> FittedRouter:
+    """The router with no fitted file (see the module docstring)."""
+    from sklearn.preprocessing import StandardScaler
+
+    names = list(BASE_FEATURES)
+    scaler = StandardScaler()
+    scaler.mean_, scaler.scale_ = np.zeros(len(names)), np.ones(len(names))
+    scaler.var_, scaler.n_features_in_, scaler.n_samples_seen_ = scaler.scale_, len(names), 0
+    coef = np.array([PRIOR_COEF[n] for n in names])
+    model = StudentModel(names, scaler, _logistic(coef, PRIOR_INTERCEPT))
+    return FittedRouter(model, PRIOR_THRESHOLD)
+
+
+def load(path: Path) -> FittedRouter:
+    """The fitted router in `path` (InputError, one line, for anything that is not one)."""
+    path = Path(path).expanduser()
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError(f"router file {str(path)!r} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"router file {str(path)!r} cannot be read: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InputError(
+            f"{path} is not a fitted router ({FORMAT}); write one with `bashgym router fit`"
+        )
+    try:
+        model = StudentModel.from_json(data["model"])
+        threshold = float(data["threshold"])
+        unknown = set(model.features) - {*BASE_FEATURES, PROBE_FEATURE}
+        if unknown:
+            raise ValueError(f"features this version does not compute: {sorted(unknown)}")
+        if not math.isfinite(threshold):
+            raise ValueError("the threshold is not a number")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: a broken router file: {exc}") from None
+    return FittedRouter(
+        model,
+        threshold,
+        target=data.get("target"),
+        student=str(data.get("student", "student")),
+        teacher=str(data.get("teacher", "claude-cli")),
+        expected=data.get("expected") or {},
+        training=data.get("training") or {},
+        calibration=data.get("calibration") or {},
+        fitted_at=data.get("fitted_at"),
+        path=path,
+    )
+
+
+def fit(
+    outcomes: Sequence[Outcome],
+    target: Target,
+    *,
+    student: str = "student",
+    teacher: str = "claude-cli",
+    teacher_success: float | None = None,
+    runs: Sequence[str] = (),
+    skipped: dict[str, int] | None = None,
+    seed: int = 0,
+) -> FittedRouter:
+    """Fit p(student passes) on the student's verified outcomes and set the threshold `target`
+    asks for over every task's score (FitError / TargetError, one line, when it cannot)."""
+    mine = [o for o in outcomes if o.executor == student]
+    theirs = [o for o in outcomes if o.executor == teacher]
+    names = list(BASE_FEATURES)
+    if mine and all(PROBE_FEATURE in o.features for o in mine):
+        names.append(PROBE_FEATURE)  # every student outcome was routed with a probe
+    x = np.array([vector(o.features, names) for o in mine]).reshape(-1, len(names))
+    y = np.array([int(o.passed) for o in mine])
+    if not mine:
+        executors = sorted({o.executor for o in outcomes}) or ["none"]
+        from bashgym_routers_confidence.model import FitError
+
+        raise FitError(
+            f"no verified outcome of the student {student!r} (executors in these runs: "
+            f"{', '.join(executors)}): name it with --student"
+        )
+    model, calibration = fit_student(x, y, names, seed=seed)
+    # every task once (a task both executors ran counts once): the scores the target sets on
+    tasks: dict[tuple[str, str], Outcome] = {}
+    for o in outcomes:
+        if all(n in o.features for n in names):
+            tasks.setdefault((o.run, o.task_id), o)
+    scores = model.predict([vector(o.features, names) for o in tasks.values()])
+    summary_t = Summary.of(theirs)
+    rate = teacher_success if teacher_success is not None else summary_t.rate
+    chosen = choose(scores, target, rate)
+    summary_s = Summary.of(mine)
+    return FittedRouter(
+        model,
+        chosen.threshold,
+        target=str(target),
+        student=student,
+        teacher=teacher,
+        expected=expected(chosen, scores, summary_s, summary_t, rate),
+        training={
+            "runs": list(runs),
+            "tasks": len(tasks),
+            "student": summary_s.__dict__,
+            "teacher": summary_t.__dict__,
+            "teacher_success": rate,
+            "teacher_success_from": _rate_from(teacher_success, theirs),
+            "skipped": dict(skipped or {}),
+        },
+        calibration=calibration.to_json(),
+        fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _rate_from(given: float | None, theirs: Sequence[Outcome]) -> str | None:
+    """Where the teacher's pass rate came from (None: nowhere, it is unknown)."""
+    return "--teacher-success" if given is not None else ("outcomes" if theirs else None)
+
+
+def expected(
+    chosen: Estimate,
+    scores: np.ndarray,
+    student: Summary,
+    teacher: Summary,
+    teacher_rate: float | None,
+) -> dict[str, Any]:
+    """What routing the fit data at the threshold is estimated to give, beside all-teacher:
+    teacher share, success, cost per task (mean costs per executor; None where unknown)."""
+    out: dict[str, Any] = {
+        "teacher_share": round(chosen.teacher_share, 4),
+        "success": None if math.isnan(chosen.success) else round(chosen.success, 4),
+        "all_student_success": round(float(np.mean(scores)), 4),
+        "all_teacher_success": teacher_rate,
+    }
+    if student.cost_usd is not None and teacher.cost_usd is not None:
+        share = chosen.teacher_share
+        cost = share * teacher.cost_usd + (1 - share) * student.cost_usd
+        out["cost_per_task_usd"] = round(cost, 6)
+        out["all_teacher_cost_per_task_usd"] = teacher.cost_usd
+        if teacher.cost_usd > 0:
+            out["saved_vs_all_teacher"] = round(1 - cost / teacher.cost_usd, 4)
+    if out["success"] is not None and teacher_rate:
+        out["retained_vs_all_teacher"] = round(out["success"] / teacher_rate, 4)
+    return out
+
+
+def describe(router: FittedRouter) -> list[str]:
+    """What a fitted router is and what its threshold means, in lines for a terminal."""
+    t = router.threshold
+    cut = "every task to the teacher" if t > 1 else f"{t:.4f}"
+    where = f" ({router.path})" if router.path else ""
+    if router.is_prior:
+        return [
+            f"the prior{where}: hand-set coefficients, not fitted; threshold {cut}",
+            "  a task goes to the student when p(student passes) >= the threshold",
+        ]
+    lines = [f"fitted router{where}, {router.fitted_at or 'date unknown'}"]
+    lines.append(f"  student {router.student!r}, teacher {router.teacher!r}")
+    lines.append(f"  target {router.target}: threshold {cut}")
+    lines.append("  a task goes to the student when p(student passes) >= the threshold;")
+    lines.append(f"  {meaning(router)}")
+    exp = router.expected
+    if exp:
+        parts = [f"teacher share {exp.get('teacher_share')}", f"success {exp.get('success')}"]
+        if exp.get("all_teacher_success") is not None:
+            parts.append(f"all-teacher success {exp['all_teacher_success']:.4f}")
+        if "saved_vs_all_teacher" in exp:
+            parts.append(f"cost saved vs all-teacher {exp['saved_vs_all_teacher']:.1%}")
+        if "retained_vs_all_teacher" in exp:
+            parts.append(f"success retained {exp['retained_vs_all_teacher']:.1%}")
+        lines.append("  on the fit data (estimated): " + ", ".join(parts))
+    tr = router.training
+    if tr:
+        s, th = tr.get("student") or {}, tr.get("teacher") or {}
+        lines.append(
+            f"  fitted on {tr.get('tasks')} tasks from {len(tr.get('runs') or [])} run(s): "
+            f"student {s.get('passed')}/{s.get('outcomes')} passed, "
+            f"teacher {th.get('passed')}/{th.get('outcomes')} passed (verified)"
+        )
+        skipped = {k: v for k, v in (tr.get("skipped") or {}).items() if v}
+        if skipped:
+            lines.append("  left out: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))
+    cal = router.calibration
+    if cal:
+        figures = (
+            f"Brier {cal['brier']}, log loss {cal['log_loss']}, ROC AUC {cal['roc_auc']} "
+            f"({cal['folds']}-fold, out of fold)"
+            if cal.get("brier") is not None
+            else "too few outcomes to measure"
+        )
+        lines.append(f"  calibration {cal.get('method')}: {figures}")
+        for p, rate, n in cal.get("reliability") or []:
+            lines.append(f"    predicted {p:.2f} -> passed {rate:.2f} ({n} outcomes)")
+    lines.append(f"  features: {', '.join(router.features)}")
+    return lines
+
+
+def meaning(router: FittedRouter) -> str:
+    """The target in words: what the threshold was chosen to achieve."""
+    target = router.target or ""
+    kind, _, value = target.partition("=")
+    if kind == "teacher-share":
+        return (
+            f"the threshold is the {float(value):g}-quantile of p over the fit data's tasks, so "
+            f"about {float(value):.0%} of tasks like them go to the teacher"
+        )
+    if kind == "success":
+        return (
+            "the threshold is the lowest at which the routed tasks' estimated success "
+            f"(student: p; teacher: its verified rate) is at least {float(value):g}"
+        )
+    return "threshold set by hand"
+
+
+def rescore(router: FittedRouter, features: Sequence[dict[str, float]]) -> Estimate:
+    """What `router` would do over these tasks (for reports): share and estimated success."""
+    scores = router.model.predict([vector(f, router.features) for f in features])
+    rate = (router.training or {}).get("teacher_success")
+    return estimate(scores, router.threshold, rate)

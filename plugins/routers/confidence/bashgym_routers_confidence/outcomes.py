@@ -1,0 +1,183 @@
+"""Verified outcomes, read back from earlier runs: what `bashgym router fit` learns from.
+
+An agent run (bashgym-work-tasks) keeps each task in its store's `tasks` namespace: the Task as
+the item's payload and the task's row as its result. A row says which executor ran it
+(`executor`; older rows only in the trace's provenance), what it cost (`cost_usd`), and, for a
+task with a check, whether the work was VERIFIED (`verified`: the check command exited 0 after
+the executor succeeded; False when the check failed or the executor gave up). Only tasks with a
+check give outcomes: for a task without one, `verified` would hold only the failures the agent
+admitted, never a success, and the student's pass rate would be learned wrong. The agent's own
+claim (`status`, `success`) is never read as success. An attempt that ended in `error` (the
+executor broke: a missing binary, a model that did not answer) says nothing about the task and
+is left out too.
+
+A routed run's task that failed on the student and ran again on the teacher has a second item
+(its key ends in `.escalated`; payload `{"task", "of", "route"}`): an outcome of the teacher on
+the ORIGINAL task (`of`), with the original task's features. Features are the ones the router
+recorded at route time (FEATURES_NAMESPACE) where it routed the run, else computed from the
+stored Task: the same code either way.
+
+Reading is tolerant: a run without routing info (a plain `-x student` or `-x claude-cli` run with
+checks) gives its executor's outcomes; everything left out is counted by reason, and `fit` says
+so; only when no run holds a single verified outcome is it an error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bashgym.contracts import InputError
+from bashgym.records import Task
+from bashgym.store import RunStore
+from bashgym_routers_confidence.features import FEATURES_NAMESPACE, task_features
+
+TASKS_NAMESPACE = "tasks"  # where bashgym-work-tasks keeps each task and its row
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One executor's verified attempt at one task."""
+
+    task_id: str
+    executor: str
+    features: dict[str, float]
+    passed: bool  # verified by a check or a judge
+    cost_usd: float | None = None
+    turns: int | None = None
+    run: str = ""
+
+
+@dataclass
+class Read:
+    """What a set of run dirs gave: outcomes, and rows left out, counted by reason."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    runs: list[str] = field(default_factory=list)
+
+
+def read_runs(run_dirs: Iterable[Path]) -> Read:
+    """Every verified outcome in `run_dirs` (InputError when a path is not a run dir, or when
+    none of them holds a verified outcome)."""
+    read = Read()
+    for run_dir in run_dirs:
+        run_dir = Path(run_dir)
+        if not (run_dir / "state.db").is_file():
+            why = "no state.db" if run_dir.is_dir() else "not a folder"
+            raise InputError(f"{run_dir} is not a run directory of an agent run ({why})")
+        read.runs.append(str(run_dir))
+        store = RunStore(run_dir / "state.db")
+        try:
+            recorded = {i.key: i.result for i in store.items(FEATURES_NAMESPACE, "done")}
+            items = store.items(TASKS_NAMESPACE)
+        finally:
+            store.close()
+        if not items:
+            read.skipped["runs without tasks"] += 1
+        firsts = {i.key: i.payload for i in items if not _escalated(i.payload)}
+        for item in items:
+            if item.state != "done" or not isinstance(item.result, Mapping):
+                read.skipped["tasks not finished"] += 1
+                continue
+            try:  # an escalated attempt is an outcome on the task it escalates
+                of = str(item.payload["of"]) if _escalated(item.payload) else item.key
+                task = Task.model_validate(firsts.get(of) or item.payload.get("task"))
+            except (ValueError, TypeError, KeyError):
+                read.skipped["tasks not readable"] += 1
+                continue
+            features = recorded.get(of)
+            if not isinstance(features, Mapping):
+                features = task_features(task)
+            outcome = _outcome(task, item.result, dict(features), str(run_dir))
+            if isinstance(outcome, str):
+                read.skipped[outcome] += 1
+            else:
+                read.outcomes.append(outcome)
+    if not read.outcomes:
+        left = ", ".join(f"{n} {why}" for why, n in read.skipped.items()) or "no tasks"
+        raise InputError(
+            f"no verified outcomes in {', '.join(read.runs)} ({left}): the router learns only "
+            "from tasks whose success a check or a judge verified; give tasks a check (e.g. a "
+            "`check` column of commands) and run them first"
+        )
+    return read
+
+
+def _escalated(payload: Any) -> bool:
+    """An escalated attempt's item (`{"task", "of", "route"}`), not a Task."""
+    return isinstance(payload, Mapping) and "of" in payload and "task" in payload
+
+
+def has_check(task: Task) -> bool:
+    """The task has a check command (its row's `check` column), so `verified` is a verdict."""
+    check = task.metadata.get("check")
+    return isinstance(check, str) and bool(check.strip())
+
+
+def _outcome(
+    task: Task, row: Mapping[str, Any], features: dict[str, float], run: str
+) -> Outcome | str:
+    """The Outcome `row` records, or why it is not one (a skipped-count reason)."""
+    verified = row.get("verified")
+    if not has_check(task):
+        return "attempts of tasks without a check"
+    if not isinstance(verified, bool):
+        return "attempts without a verdict (a run from before checks)"
+    if row.get("status") == "error":
+        return "attempts that ended in an executor error"
+    executor = row.get("executor") or _trace_executor(row)
+    if not executor:
+        return "attempts without an executor"
+    return Outcome(
+        task_id=task.id,
+        executor=str(executor),
+        features=features,
+        passed=verified,
+        cost_usd=_number(row.get("cost_usd")),
+        turns=_turns(row),
+        run=run,
+    )
+
+
+def _trace_executor(row: Mapping[str, Any]) -> str | None:
+    """The executor named in the row's Trace (a plain, unrouted run's rows)."""
+    try:
+        trace = json.loads(row.get("trace") or "{}")
+    except (TypeError, ValueError):
+        return None
+    prov = trace.get("provenance") if isinstance(trace, dict) else None
+    return prov.get("executor") if isinstance(prov, dict) else None
+
+
+def _turns(row: Mapping[str, Any]) -> int | None:
+    """The model's turns: the Trace's `outcome.num_turns`, else its assistant messages (None:
+    no trace)."""
+    try:
+        trace = json.loads(row.get("trace") or "null")
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(trace, dict):
+        return None
+    said = (trace.get("outcome") or {}).get("num_turns")
+    if isinstance(said, int) and not isinstance(said, bool):
+        return said
+    messages = trace.get("messages")
+    if not isinstance(messages, list):
+        return None
+    return sum(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
