@@ -159,8 +159,9 @@ def load_spec(path: Path) -> Spec:
         raise SpecError(f"{path}: no such spec file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: cannot read the spec ({exc})") from None
+    problems: list[str] = []
     if suffix in MARKDOWN_SUFFIXES:
-        data = _markdown(text, path)
+        data, problems = _markdown(text, path)
     elif suffix in TOML_SUFFIXES:
         try:
             data = tomllib.loads(text)
@@ -178,15 +179,16 @@ def load_spec(path: Path) -> Spec:
     else:
         allowed = ", ".join(MARKDOWN_SUFFIXES + TOML_SUFFIXES + YAML_SUFFIXES)
         raise SpecError(f"{path}: a spec file ends in one of {allowed}")
-    spec = _validate(data, path)
+    spec = _validate(data, path, problems)
     if spec.repository is not None:
         repo = spec.repository.expanduser()
         spec.repository = repo if repo.is_absolute() else (path.parent / repo).resolve()
     return spec
 
 
-def _validate(data: dict[str, Any], path: Path) -> Spec:
-    problems = [
+def _validate(data: dict[str, Any], path: Path, problems: list[str]) -> Spec:
+    """`data` as a Spec; SpecError with `problems` (found before) and every key's."""
+    problems = problems + [
         f"unknown key {str(key)!r} (allowed: {', '.join(FIELDS)})"
         for key in data
         if key not in FIELDS
@@ -218,10 +220,12 @@ _HEADING = re.compile(r"^(#{1,2})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+(.*)$")
 
 
-def _markdown(text: str, path: Path) -> dict[str, Any]:
-    """A Markdown spec as the flat mapping of keys `_validate` takes."""
+def _markdown(text: str, path: Path) -> tuple[dict[str, Any], list[str]]:
+    """A Markdown spec as the flat mapping of keys `_validate` takes, and the problems of its
+    layout (reported with those of its keys)."""
     lines = text.splitlines()
     data: dict[str, Any] = {}
+    problems: list[str] = []
     if lines and lines[0].strip() == "+++":
         end = next((i for i in range(1, len(lines)) if lines[i].strip() == "+++"), None)
         if end is None:
@@ -232,18 +236,18 @@ def _markdown(text: str, path: Path) -> dict[str, Any]:
             raise SpecError(f"{path}: the front matter is not valid TOML ({exc})") from None
         misplaced = [key for key in data if key in TEXT_KEYS]
         if misplaced:
-            raise SpecError(
-                f"{path}: {', '.join(misplaced)} belong in the Markdown body, not the front "
-                f"matter (front matter keys: {', '.join(SETTINGS_KEYS)})"
+            problems.append(
+                f"{', '.join(misplaced)}: written in the Markdown body (the title, the "
+                f"sections), not the front matter (its keys: {', '.join(SETTINGS_KEYS)})"
             )
+            data = {key: value for key, value in data.items() if key not in TEXT_KEYS}
         lines = [""] * (end + 1) + lines[end + 1 :]  # keep line numbers for messages
 
-    problems: list[str] = []
     title: str | None = None
     sections: dict[str, list[str]] = {}
     current: list[str] | None = None  # where body lines go now
     preamble: list[str] = []
-    fenced = False
+    fenced = stray = False
     for number, line in enumerate(lines, 1):
         if _FENCE.match(line):
             fenced = not fenced
@@ -251,7 +255,8 @@ def _markdown(text: str, path: Path) -> dict[str, Any]:
         if heading is None:
             if current is not None:
                 current.append(line)
-            elif line.strip() and title is None:
+            elif line.strip() and title is None and not stray:
+                stray = True  # said once, at its first line
                 problems.append(f"line {number}: text before the '# Title' heading")
             continue
         level, name = len(heading.group(1)), heading.group(2)
@@ -279,8 +284,7 @@ def _markdown(text: str, path: Path) -> dict[str, Any]:
             current = sections[key] = []
     if title is None:
         problems.append("no '# Title' heading")
-    if problems:
-        raise SpecError(f"{path}: " + "; ".join(problems))
+        title = "-"  # reported above: the keys are still checked
     description = "\n\n".join(
         part for part in (_block(preamble), _block(sections.get("description", []))) if part
     )
@@ -288,7 +292,7 @@ def _markdown(text: str, path: Path) -> dict[str, Any]:
     for key in ("constraints", "acceptance"):
         if key in sections:
             data[key] = _items(sections[key])
-    return data
+    return data, problems
 
 
 def _block(lines: list[str]) -> str:

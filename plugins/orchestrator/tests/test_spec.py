@@ -169,7 +169,7 @@ def test_spec_text_is_what_the_planner_reads(tmp_path: Path):
         (
             "bad.md",
             "+++\ntitle = 'x'\n+++\n# T\n",
-            ["bad.md: title belong in the Markdown body, not the front matter"],
+            ["bad.md: title: written in the Markdown body (the title, the sections), not the"],
         ),
         (
             "bad.md",
@@ -213,3 +213,22 @@ def test_a_missing_spec_file(tmp_path: Path):
 def test_help_sentence_names_the_grammar():
     for word in ("# Title", "## Acceptance criteria", "+++", "TOML/YAML", "budget_usd"):
         assert word in SPEC_HELP
+
+
+def test_layout_and_key_problems_are_reported_together(tmp_path: Path):
+    path = tmp_path / "spec.md"
+    path.write_text("+++\nbudget = 3\ndescription = 'x'\n+++\nwords\nmore words\n## Notes\n")
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    problems = str(caught.value).removeprefix(f"{path}: ").split("; ")
+    assert problems == [
+        "description: written in the Markdown body (the title, the sections), not the front "
+        "matter (its keys: repository, base_branch, setup, copy, verify, check, budget_usd, "
+        "workers)",
+        "line 5: text before the '# Title' heading",
+        "line 7: unknown section '## Notes' (allowed: Description, Constraints, Acceptance "
+        "criteria)",
+        "no '# Title' heading",
+        "unknown key 'budget' (allowed: title, description, constraints, acceptance, "
+        "repository, base_branch, setup, copy, verify, check, budget_usd, workers)",
+    ]
