@@ -1,0 +1,160 @@
+"""A job end to end on real git repositories and real processes (the `shell` test executor runs
+each task's ```sh block in the `local` environment): DAG order, retries with the failure in
+the prompt, conflicts kept and reported, verify, budgets, traces read back as a source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from bashgym_orchestrator.job import Job
+
+RUN = ("-x", "shell", "-e", "local")
+
+
+def test_dag_retry_conflict_verify_and_traces(
+    bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    flag = tmp_path / "failed-once"
+    tasks = [
+        orch.shell_task("a", "echo A > a.txt", priority="high"),
+        orch.shell_task("b", "echo from-b >> shared.txt"),
+        orch.shell_task("c", "echo from-c >> shared.txt"),
+        orch.shell_task("d", "cat a.txt > d.txt", deps=("a",)),
+        # fails its check once (writes `bad`), passes on the retry
+        orch.shell_task(
+            "e",
+            f"if [ -f {flag} ]; then echo good > e.txt; else touch {flag}; echo bad > e.txt; fi",
+            deps=("d",),
+            check="grep -q good e.txt",
+        ),  # fmt: skip
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks, verify="test -f a.txt && test -f e.txt")
+    head = orch.git(repo, "rev-parse", "HEAD")
+
+    done = bashgym_cli(
+        "orchestrate",
+        "run",
+        job.dir,
+        *RUN,
+        "--plugin",
+        orch.shell_plugin,
+        "--workers",
+        "3",
+        "-k",
+        "nemo-jsonl",
+    )
+
+    assert done.exit_code == 0, done.output
+    result = job.result()
+    assert result is not None and result["status"] == "done"
+    states = {tid: t["state"] for tid, t in result["tasks"].items()}
+    conflicted = [tid for tid, s in states.items() if s == "conflicted"]
+    assert len(conflicted) == 1 and conflicted[0] in ("b", "c"), states  # the later of b, c
+    assert sum(s == "merged" for s in states.values()) == 4
+    loser = result["tasks"][conflicted[0]]
+    assert (
+        loser["conflicts"] == ["shared.txt"] and loser["branch"] == f"bashgym/job/{conflicted[0]}"
+    )
+    assert (job.worktrees / conflicted[0]).is_dir()  # kept for a look, and reported
+    assert f"conflict {conflicted[0]}: shared.txt" in done.output
+    # the retry: two attempts, the failed one's branch kept, its check output in the prompt
+    assert result["tasks"]["e"]["attempts"] == 2
+    branches = orch.git(repo, "branch", "--format=%(refname:short)").split()
+    assert "bashgym/job/e-attempt-1" in branches and "bashgym/job/integration" in branches
+    # the integration branch: every merged task's work, dependencies first (d read a's file)
+    files = orch.git(repo, "ls-tree", "--name-only", "bashgym/job/integration").split()
+    assert {"a.txt", "d.txt", "e.txt"} <= set(files)
+    assert orch.git(repo, "show", "bashgym/job/integration:d.txt") == "A"
+    assert orch.git(repo, "show", "bashgym/job/integration:e.txt") == "good"
+    assert result["verify"]["ok"] is True
+    # the user's checkout is untouched: same branch, same commit, uncommitted change kept
+    assert orch.git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    assert orch.git(repo, "rev-parse", "HEAD") == head
+    assert "not committed" in (repo / "README.md").read_text()
+    # worktrees of merged tasks are gone
+    assert not (job.worktrees / "a").exists() and not (job.worktrees / "d").exists()
+    # each task ended exactly once; the job's events
+    assert orch.finished_counts(job) == {t.id: 1 for t in tasks}
+    kinds = [e["type"] for e in orch.events(job)]
+    for kind in ("task_started", "task_completed", "task_failed", "merge_result",
+                 "verify_result", "traces_ingested"):  # fmt: skip
+        assert kind in kinds, kind
+    retry = next(e for e in orch.events(job) if e["type"] == "task_failed")
+    assert retry["task_id"] == "e" and retry["final"] is False
+    # traces: every successful attempt and the plan as SFT lines, the failed attempt a negative
+    sft = job.dir / "nemo-jsonl"
+    lines = [json.loads(x) for f in ("train.jsonl", "val.jsonl")
+             for x in (sft / f).read_text().splitlines()]  # fmt: skip
+    assert len(lines) == 6
+    negatives = (sft / "negatives.jsonl").read_text().splitlines()
+    assert len(negatives) == 1
+    retry_prompt = next(m["content"] for x in lines for m in x["messages"]
+                        if m["role"] == "user" and "Task e:" in m["content"])  # fmt: skip
+    assert "An earlier attempt" in retry_prompt and "grep -q good e.txt" in retry_prompt
+
+    # the finished job read as a source: one row per attempt with its orchestrator facts
+    read = bashgym_cli("run", "-s", "orchestrator", "--set", f"source.job={job.dir}",
+                       "-k", "parquet", "-o", tmp_path / "read")  # fmt: skip
+    assert read.exit_code == 0, read.output
+    rows = pd.read_parquet(next((tmp_path / "read").rglob("*.parquet")))
+    workers = rows[rows["kind"] == "worker"]
+    assert len(workers) == 6 and (rows["kind"] == "plan").sum() == 1
+    e_rows = workers[workers["task_id"] == "e"].sort_values("attempt")
+    assert list(e_rows["check_passed"]) == [False, True]
+    assert list(e_rows["branch"]) == ["bashgym/job/e-attempt-1", "bashgym/job/e"]
+    assert e_rows.iloc[1]["merge"] == "merged"
+    trace = json.loads(e_rows.iloc[1]["trace"])
+    assert trace["extra"]["orchestrator"]["merge"] == "merged"
+    assert trace["provenance"]["git_branch"] == "bashgym/job/e"
+    loser_row = workers[workers["task_id"] == conflicted[0]].iloc[0]
+    assert loser_row["merge"] == "conflicted"
+
+
+def test_budget_stops_dispatch(bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any) -> None:
+    tasks = [
+        orch.shell_task("a", "echo a > a.txt", cost=0.5, budget_usd=0.5, priority="critical"),
+        orch.shell_task("b", "echo b > b.txt", cost=0.5, budget_usd=0.5, priority="high"),
+        orch.shell_task("c", "echo c > c.txt", cost=0.5, budget_usd=0.5),
+        orch.shell_task("d", "echo d > d.txt", deps=("c",), budget_usd=0.1),
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+
+    done = bashgym_cli(
+        "orchestrate",
+        "run",
+        job.dir,
+        *RUN,
+        "--plugin",
+        orch.shell_plugin,
+        "--workers",
+        "1",
+        "--budget",
+        "1.0",
+    )
+
+    assert done.exit_code == 0, done.output
+    result = job.result()
+    assert result is not None
+    states = {tid: t["state"] for tid, t in result["tasks"].items()}
+    assert states == {"a": "merged", "b": "merged", "c": "blocked", "d": "blocked"}
+    assert result["tasks"]["c"]["attempts"] == 0  # never started
+    assert "budget" in result["tasks"]["c"]["reason"]
+    assert "'c'" in result["tasks"]["d"]["reason"]
+    started = [e["task_id"] for e in orch.events(job) if e["type"] == "task_started"]
+    assert started == ["a", "b"]
+    assert result["cost_usd"] == 1.0
+
+
+def test_unapproved_plan_does_not_run(
+    bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", "true")], approved=False)
+    done = bashgym_cli("orchestrate", "run", job.dir, *RUN)
+    assert done.exit_code == 2
+    assert "not approved" in done.output and "orchestrate approve" in done.output
+    assert not (job.dir / "events.jsonl").exists()
+    approved = bashgym_cli("orchestrate", "approve", job.dir)
+    assert approved.exit_code == 0 and Job.at(job.dir).plan().approved

@@ -1,0 +1,127 @@
+"""A job in another process: `status` and `cancel` from here while it runs, `kill -9` in the
+middle, then `resume`: every task ends exactly once, and nothing of a stopped worker lives on."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BASHGYM = shutil.which("bashgym") or str(Path(sys.executable).with_name("bashgym"))
+
+
+def start(env: Any, job: Path, plugin: str, *more: str) -> subprocess.Popen[bytes]:
+    argv = [BASHGYM, "orchestrate", "run", str(job), "-x", "shell", "--plugin", plugin,
+            "-e", "local", "-k", "nemo-jsonl", *more]  # fmt: skip
+    return subprocess.Popen(argv, env={**os.environ, **env.env()}, cwd=env.workdir,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # fmt: skip
+
+
+def wait_for(what: Any, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        if proc.poll() is not None:
+            raise AssertionError(f"the job ended early: {proc.stdout.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.1)
+
+
+def count(orch: Any, job: Any, kind: str) -> int:
+    if not (job.dir / "events.jsonl").is_file():
+        return 0
+    return sum(e["type"] == kind for e in orch.events(job))
+
+
+def living(marker: str) -> list[int]:
+    """Pids of live processes whose command line holds `marker` (a worker's command runs in a
+    PID namespace, so its own `$$` says nothing here)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z" and int(proc.name) != os.getpid():
+                    found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+def test_kill_9_mid_job_then_resume_ends_each_task_once(
+    bashgym_cli: Any, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    tasks = [
+        orch.shell_task("a", "sleep 0.5; echo a > a.txt"),
+        orch.shell_task("b", "sleep 3; echo b > b.txt"),
+        orch.shell_task("c", "sleep 0.5; echo c > c.txt", deps=("a",)),
+        orch.shell_task("d", "echo d > d.txt", deps=("b", "c")),
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks, verify="test -f d.txt")
+    proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2")
+    # mid-job: a task has ended and another is still running
+    wait_for(lambda: count(orch, job, "task_finished") >= 1, proc)
+    assert count(orch, job, "task_started") > count(orch, job, "task_finished")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    status = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
+    assert status["status"] == "running"  # run.json as the kill left it ...
+    assert "interrupted" in {t["state"] for t in status["tasks"].values()}  # ... no one holds it
+    done = bashgym_cli("orchestrate", "resume", job.dir)
+
+    assert done.exit_code == 0, done.output
+    assert orch.finished_counts(job) == {"a": 1, "b": 1, "c": 1, "d": 1}
+    result = job.result()
+    assert result is not None and result["counts"] == {"merged": 4}
+    assert result["verify"]["ok"] is True
+    assert orch.git(repo, "show", "bashgym/job/integration:d.txt") == "d"
+    merges = orch.git(repo, "log", "--merges", "--format=%s", "bashgym/job/integration")
+    assert sorted(merges.splitlines()) == [f"Merge task {t}: task {t}" for t in "abcd"]
+    run = json.loads((job.dir / "run.json").read_text())
+    assert run["status"] == "ok" and run["attempt"] == 2
+
+
+@pytest.mark.slow
+def test_status_and_cancel_from_another_process_then_resume(
+    bashgym_cli: Any, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    hold = tmp_path / "hold"
+    hold.touch()
+    slow = f"echo $$ > {tmp_path}/%s.pid; if [ -f {hold} ]; then sleep 120; fi; echo %s > %s.txt"
+    tasks = [orch.shell_task(t, slow % (t, t, t)) for t in ("a", "b")]
+    tasks.append(orch.shell_task("c", "echo c > c.txt", deps=("a", "b")))
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+    proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2")
+    pids = [tmp_path / "a.pid", tmp_path / "b.pid"]
+    wait_for(lambda: all(p.is_file() and p.read_text().strip() for p in pids), proc)
+
+    status = bashgym_cli("orchestrate", "status", job.dir, "--json")
+    seen = json.loads(status.stdout)
+    assert seen["status"] == "running" and seen["pid"] == proc.pid
+    assert {t: s["state"] for t, s in seen["tasks"].items()} == {
+        "a": "running", "b": "running", "c": "pending"}  # fmt: skip
+    cancelled = bashgym_cli("orchestrate", "cancel", job.dir)
+    assert cancelled.exit_code == 0, cancelled.output
+    assert proc.wait(timeout=60) == 130
+    assert living(str(hold)) == [], "a worker outlived the cancel"
+    assert count(orch, job, "task_finished") == 0
+    after = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
+    assert after["status"] == "interrupted"
+    assert {s["state"] for s in after["tasks"].values()} == {"pending"}
+
+    hold.unlink()
+    done = bashgym_cli("orchestrate", "resume", job.dir)
+    assert done.exit_code == 0, done.output
+    assert orch.finished_counts(job) == {"a": 1, "b": 1, "c": 1}
+    assert job.result()["counts"] == {"merged": 3}  # type: ignore[index]
