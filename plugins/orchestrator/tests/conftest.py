@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from bashgym_orchestrator.job import Job
 from bashgym_orchestrator.plan import Plan, PlannedTask
 from bashgym_orchestrator.spec import Spec
@@ -52,8 +51,10 @@ def orch() -> type[Helpers]:
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 
@@ -77,12 +78,18 @@ def shell_task(
 ) -> PlannedTask:
     """A task the `shell` executor does by running `command`, charging `cost` USD."""
     charge = "" if cost is None else f"cost: {cost}\n"
-    return PlannedTask(id=tid, title=f"task {tid}", depends_on=list(deps),
-                       prompt=f"do {tid}\n```sh\n{command}\n```\n{charge}", **fields)  # fmt: skip
+    return PlannedTask(
+        id=tid,
+        title=f"task {tid}",
+        depends_on=list(deps),
+        prompt=f"do {tid}\n```sh\n{command}\n```\n{charge}",
+        **fields,
+    )
 
 
-def make_job(folder: Path, repo: Path, tasks: list[PlannedTask], *, approved: bool = True,
-             **spec: Any) -> Job:  # fmt: skip
+def make_job(
+    folder: Path, repo: Path, tasks: list[PlannedTask], *, approved: bool = True, **spec: Any
+) -> Job:
     folder.mkdir(parents=True, exist_ok=True)
     job = Job(folder.absolute())
     job.save_spec(Spec(title="demo job", repository=repo, **spec))

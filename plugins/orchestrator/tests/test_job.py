@@ -29,7 +29,7 @@ def test_dag_retry_conflict_verify_and_traces(
             f"if [ -f {flag} ]; then echo good > e.txt; else touch {flag}; echo bad > e.txt; fi",
             deps=("d",),
             check="grep -q good e.txt",
-        ),  # fmt: skip
+        ),
     ]
     job = orch.make_job(tmp_path / "job", repo, tasks, verify="test -f a.txt && test -f e.txt")
     head = orch.git(repo, "rev-parse", "HEAD")
@@ -79,25 +79,47 @@ def test_dag_retry_conflict_verify_and_traces(
     # each task ended exactly once; the job's events
     assert orch.finished_counts(job) == {t.id: 1 for t in tasks}
     kinds = [e["type"] for e in orch.events(job)]
-    for kind in ("task_started", "task_completed", "task_failed", "merge_result",
-                 "verify_result", "traces_ingested"):  # fmt: skip
+    for kind in (
+        "task_started",
+        "task_completed",
+        "task_failed",
+        "merge_result",
+        "verify_result",
+        "traces_ingested",
+    ):
         assert kind in kinds, kind
     retry = next(e for e in orch.events(job) if e["type"] == "task_failed")
     assert retry["task_id"] == "e" and retry["final"] is False
     # traces: every successful attempt and the plan as SFT lines, the failed attempt a negative
     sft = job.dir / "nemo-jsonl"
-    lines = [json.loads(x) for f in ("train.jsonl", "val.jsonl")
-             for x in (sft / f).read_text().splitlines()]  # fmt: skip
+    lines = [
+        json.loads(x)
+        for f in ("train.jsonl", "val.jsonl")
+        for x in (sft / f).read_text().splitlines()
+    ]
     assert len(lines) == 6
     negatives = (sft / "negatives.jsonl").read_text().splitlines()
     assert len(negatives) == 1
-    retry_prompt = next(m["content"] for x in lines for m in x["messages"]
-                        if m["role"] == "user" and "Task e:" in m["content"])  # fmt: skip
+    retry_prompt = next(
+        m["content"]
+        for x in lines
+        for m in x["messages"]
+        if m["role"] == "user" and "Task e:" in m["content"]
+    )
     assert "An earlier attempt" in retry_prompt and "grep -q good e.txt" in retry_prompt
 
     # the finished job read as a source: one row per attempt with its orchestrator facts
-    read = bashgym_cli("run", "-s", "orchestrator", "--set", f"source.job={job.dir}",
-                       "-k", "parquet", "-o", tmp_path / "read")  # fmt: skip
+    read = bashgym_cli(
+        "run",
+        "-s",
+        "orchestrator",
+        "--set",
+        f"source.job={job.dir}",
+        "-k",
+        "parquet",
+        "-o",
+        tmp_path / "read",
+    )
     assert read.exit_code == 0, read.output
     rows = pd.read_parquet(next((tmp_path / "read").rglob("*.parquet")))
     workers = rows[rows["kind"] == "worker"]

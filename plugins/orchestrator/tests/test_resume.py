@@ -19,11 +19,29 @@ BASHGYM = shutil.which("bashgym") or str(Path(sys.executable).with_name("bashgym
 
 
 def start(env: Any, job: Path, plugin: str, *more: str) -> subprocess.Popen[bytes]:
-    argv = [BASHGYM, "orchestrate", "run", str(job), "-x", "shell", "--plugin", plugin,
-            "-e", "local", "-k", "nemo-jsonl", *more]  # fmt: skip
-    return subprocess.Popen(argv, env={**os.environ, **env.env()}, cwd=env.workdir,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
+    argv = [
+        BASHGYM,
+        "orchestrate",
+        "run",
+        str(job),
+        "-x",
+        "shell",
+        "--plugin",
+        plugin,
+        "-e",
+        "local",
+        "-k",
+        "nemo-jsonl",
+        *more,
+    ]
+    return subprocess.Popen(
+        argv,
+        env={**os.environ, **env.env()},
+        cwd=env.workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def wait_for(what: Any, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
@@ -110,7 +128,10 @@ def test_status_and_cancel_from_another_process_then_resume(
     seen = json.loads(status.stdout)
     assert seen["status"] == "running" and seen["pid"] == proc.pid
     assert {t: s["state"] for t, s in seen["tasks"].items()} == {
-        "a": "running", "b": "running", "c": "pending"}  # fmt: skip
+        "a": "running",
+        "b": "running",
+        "c": "pending",
+    }
     cancelled = bashgym_cli("orchestrate", "cancel", job.dir)
     assert cancelled.exit_code == 0, cancelled.output
     assert proc.wait(timeout=60) == 130
