@@ -7,14 +7,13 @@ from typing import Annotated, Any
 
 import typer
 from bashgym_cli import fail, out
-from rich.markup import escape
-from rich.table import Table
 
 from bashgym.contracts import ROLES
 from bashgym.plugins import current_host
 from bashgym.registry import UnknownNameError
 from bashgym.runspec import toml_dumps
 from bashgym.settings import SettingsError, config_files, load_settings
+from bashgym_commands_inspect.listing import Field, print_listing
 from bashgym_commands_inspect.masking import mask_secrets
 
 
@@ -39,18 +38,24 @@ def plugins_command(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
     else:
-        table = Table("plugin", "distribution", "version", "registers", "hooks")
-        for row in rows:
-            regs = "; ".join(f"{k}: {', '.join(v)}" for k, v in row["registers"].items())
-            regs = regs if "error" not in row else f"[red]failed: {row['error']}[/]"
-            table.add_row(
-                row["name"],
-                row["distribution"] or "-",
-                row["version"] or "-",
-                regs,
-                ", ".join(row["hooks"]),
-            )
-        out.print(table)
+        fields = [Field("plugin", name=True), Field("distribution", name=True), Field("version"),
+                  Field("registers"), Field("hooks")]  # fmt: skip
+        print_listing(
+            out,
+            fields,
+            [
+                [
+                    row["name"],
+                    row["distribution"] or "-",
+                    row["version"] or "-",
+                    f"failed: {row['error']}"
+                    if "error" in row
+                    else "; ".join(f"{k}: {', '.join(v)}" for k, v in row["registers"].items()),
+                    ", ".join(row["hooks"]),
+                ]
+                for row in rows
+            ],
+        )
     if registry.conflicts:
         raise fail("\n".join(registry.conflicts), code=1)
 
@@ -89,11 +94,12 @@ def options_command(
     out.print(
         f"[bold]{role} {name}[/] (from plugin {registered.plugin}): {registered.obj.summary()}"
     )
-    table = Table("option", "type", "default", "description")
+    cells = []
     for row in rows:
         default = row["default"] if row["default"] == "required" else json.dumps(row["default"])
-        table.add_row(row["option"], escape(row["type"]), escape(default), row["description"])
-    out.print(table)
+        cells.append([row["option"], row["type"], default, row["description"]])
+    fields = [Field("option", name=True), Field("type"), Field("default"), Field("description")]
+    print_listing(out, fields, cells)
 
 
 def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
@@ -130,5 +136,8 @@ def config_show(
     out.print(
         f"# files read: {', '.join(files) or 'none (defaults and BASHGYM_* env only)'}",
         highlight=False,
+        markup=False,
+        soft_wrap=True,
     )
-    out.print(toml_dumps(data), highlight=False, markup=False)
+    # soft_wrap: a long value stays on its line (a wrapped TOML line is no longer TOML)
+    out.print(toml_dumps(data), highlight=False, markup=False, soft_wrap=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from bashgym_commands_inspect import mask_secrets
 
 from bashgym import hookimpl
@@ -98,3 +100,67 @@ def test_config_show_masks_and_lists_files(bashgym_cli, bashgym_env):
     (bashgym_env.workdir / "bashgym.toml").write_text("models = 3\n")
     bad = bashgym_cli("config", "show")
     assert bad.exit_code == 2 and "models" in bad.output
+
+
+def whole(name: str, text: str) -> bool:
+    """`name` appears unbroken, as a word of its own, on some line of `text`."""
+    return re.search(rf"(^|[\s│]){re.escape(name)}($|[\s│])", text, re.MULTILINE) is not None
+
+
+def options_whole(bashgym_cli, role: str, name: str) -> int:
+    """Check `bashgym options ROLE NAME` at the current width; return how many options."""
+    text = bashgym_cli("options", role, name)
+    assert text.exit_code == 0, text.output
+    assert "…" not in text.stdout, (role, name)
+    assert all(len(line) <= 80 for line in text.stdout.splitlines())
+    doc = json.loads(bashgym_cli("options", role, name, "--json").stdout)
+    for option in doc["options"]:
+        assert whole(option["option"], text.stdout), (name, option["option"])
+    return len(doc["options"])
+
+
+def test_options_never_cut_a_name_at_80_columns(bashgym_cli, monkeypatch):
+    """Piped (`| cat`: no terminal, 80 columns) the options with the longest names and
+    defaults come out whole, one name a line; descriptions wrap instead."""
+    monkeypatch.setenv("COLUMNS", "80")
+    for role, name in (("sink", "nemo-jsonl"), ("source", "claude-code"), ("sink", "parquet")):
+        assert options_whole(bashgym_cli, role, name)
+    text = bashgym_cli("options", "sink", "nemo-jsonl").stdout  # a long name, a long default
+    assert "sink.default_system_prompt" in text.splitlines()
+
+
+@pytest.mark.slow  # loads every installed plugin (~15 s on a busy 2-core machine)
+def test_listings_never_cut_a_name_at_80_columns(bashgym_cli, monkeypatch):
+    """Piped (`| cat`: no terminal, 80 columns), every option of every registered plugin and
+    every plugin and distribution name comes out whole; descriptions wrap instead."""
+    monkeypatch.setenv("COLUMNS", "80")
+    listed = json.loads(bashgym_cli("plugins", "--json").stdout)
+    plugins = bashgym_cli("plugins")
+    assert plugins.exit_code == 0, plugins.output
+    for row in listed:
+        assert whole(row["name"], plugins.stdout), row["name"]
+        assert whole(row["distribution"], plugins.stdout), row["distribution"]
+    assert "…" not in plugins.stdout
+    roles = {"sources": "source", "pipelines": "pipeline", "judges": "judge", "sinks": "sink",
+             "executors": "executor", "environments": "environment"}  # fmt: skip
+    checked = 0
+    for row in listed:
+        for kind, names in row["registers"].items():
+            for name in names if kind in roles else []:
+                checked += options_whole(bashgym_cli, roles[kind], name)
+    assert checked > 50
+
+
+def test_a_wide_table_still_shows_when_it_fits(bashgym_cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    text = bashgym_cli("options", "source", "files").stdout
+    assert "┃ option" in text and whole("source.provenance", text)
+
+
+def test_config_show_never_wraps_a_line(bashgym_cli, bashgym_env, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    deep = bashgym_env.workdir / ("a-rather-long-folder-name-" * 5) / "cache"
+    monkeypatch.setenv("BASHGYM_CACHE_DIR", str(deep))
+    text = bashgym_cli("config", "show")
+    assert text.exit_code == 0, text.output
+    assert f'cache_dir = "{deep}"' in text.stdout.splitlines()  # one line: still TOML
