@@ -4,15 +4,28 @@ what each plugin registers, `bashgym options ROLE NAME` shows the options a plug
 
 They read the kernel's plugin host, registry and settings and change nothing, so they are a
 plugin like any other; they load by default so a narrowed BASHGYM_LOAD_PLUGINS keeps them.
-Declared API: `mask_secrets`.
+Declared API: `mask_secrets`, and `print_listing` / `Field` for any command that lists names a
+user types (a table when the names fit whole, else one block per item; see `listing`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from bashgym import hookimpl
 from bashgym_commands_inspect.masking import mask_secrets
 
-__all__ = ["mask_secrets"]
+__all__ = ["Field", "mask_secrets", "print_listing"]
+
+
+def __getattr__(name: str) -> Any:
+    # rich's table and text (part of the ~0.19 s below): loaded by a command that lists, not by
+    # every process that loads this default plugin
+    if name in ("Field", "print_listing"):
+        from bashgym_commands_inspect import listing
+
+        return getattr(listing, name)
+    raise AttributeError(name)
 
 
 @hookimpl
