@@ -166,7 +166,7 @@ def _answer(done: Completion) -> tuple[Any, list[str]]:
     message = done.message
     calls = message.get("tool_calls") or []
     call = next((c for c in calls if c.get("function", {}).get("name") == TOOL_NAME), None)
-    text = call["function"].get("arguments") or "" if call else message.get("content") or ""
+    text = (call["function"].get("arguments") if call else message.get("content")) or ""
     cut = " (the answer was cut off at the token limit)" if done.finish_reason == "length" else ""
     if not text.strip():
         return None, [f"the answer holds no plan{cut}"]

@@ -80,8 +80,9 @@ def plan_text(plan: Plan, *, cap_usd: float | None = None) -> str:
 
 
 def plan_table(plan: Plan) -> Table:
+    """The tasks as a rich table; every cell is plain text (a `[x]` in a title is not markup)."""
     table = Table(
-        title=f"{plan.title} — {len(plan.tasks)} tasks, planned by {plan.planner}",
+        title=Text(f"{plan.title} — {len(plan.tasks)} tasks, planned by {plan.planner}"),
         title_justify="left",
     )
     table.add_column("id", style="bold", no_wrap=True)
@@ -92,12 +93,12 @@ def plan_table(plan: Plan) -> Table:
     table.add_column("title")
     for task in plan.tasks:
         table.add_row(
-            task.id,
+            Text(task.id),
             Text(task.priority, style=PRIORITY_STYLE.get(task.priority, "")),
-            ", ".join(task.depends_on) or "-",
+            Text(", ".join(task.depends_on) or "-"),
             str(task.estimated_turns),
             f"${task.budget_usd:.2f}",
-            task.title,
+            Text(task.title),
         )
     return table
 

@@ -187,7 +187,10 @@ def test_show_plain_text_when_not_a_terminal():
 
 def test_show_a_table_on_a_terminal():
     out = io.StringIO()
-    show(approval_plan(), console=Console(file=out, force_terminal=True, width=120))
+    shown = approval_plan()
+    shown.tasks[2].title = "document [bold]--verbose[/bold]"  # text, never markup
+    show(shown, console=Console(file=out, force_terminal=True, width=120))
     text = out.getvalue()
     assert "┃" in text and "Critical path: core -> cli" in text
+    assert "document [bold]--verbose[/bold]" in text
     assert "Not approved yet" in text and "Problems" not in text
