@@ -229,8 +229,8 @@ def _api_routes(app: FastAPI) -> None:
         """The job's events after byte `offset` (what the WebSocket streams), at once."""
         from bashgym_api.tail import read_from
 
-        job_dir = state(request).jobs.dir(job_id)
-        path = job_dir / EVENTS_FILE
+        jobs = state(request).jobs
+        path = jobs.run_dir(jobs.dir(job_id)) / EVENTS_FILE
         if not at_line_start(path, offset):
             raise JobError(422, f"offset {offset} is not the start of a line of events.jsonl")
         lines, end = await asyncio.to_thread(read_from, path, offset)
@@ -249,7 +249,7 @@ def _api_routes(app: FastAPI) -> None:
         except JobError as exc:
             await websocket.close(code=4404, reason=exc.message[:120])
             return
-        path = job_dir / EVENTS_FILE
+        path = st.jobs.run_dir(job_dir) / EVENTS_FILE
         if offset < 0 or not at_line_start(path, offset):
             await websocket.close(code=4422, reason=f"offset {offset} is not a line start")
             return

@@ -30,6 +30,7 @@ CANCEL_FILE = "cancelled"
 LOG_FILE = "job.log"
 EVENTS_FILE = "events.jsonl"
 DROPPED_FILE = "dropped.jsonl"
+ORCHESTRATOR_DIR = "job"  # an orchestration job's own directory, inside the API's
 JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 LIVE = ("pending", "starting", "running", "cancelling")
 RESUMABLE = ("interrupted", "failed", "cancelled")
@@ -126,8 +127,15 @@ class Jobs:
         return [p for p in dict.fromkeys(pids) if isinstance(p, int) and procs.alive(p, marker)]
 
     @staticmethod
-    def _lock_pid(job_dir: Path) -> int | None:
-        pid = read_json(job_dir / "run.lock").get("pid")
+    def run_dir(job_dir: Path) -> Path:
+        """Where the job's run writes (run.json, events.jsonl, run.lock): the job's directory,
+        or for an orchestration job the orchestrator's own job directory inside it."""
+        if read_json(job_dir / JOB_FILE).get("kind") == "orchestration":
+            return job_dir / ORCHESTRATOR_DIR
+        return job_dir
+
+    def _lock_pid(self, job_dir: Path) -> int | None:
+        pid = read_json(self.run_dir(job_dir) / "run.lock").get("pid")
         return pid if isinstance(pid, int) else None
 
     def running(self, job_dir: Path) -> bool:

@@ -2,10 +2,12 @@
 approved (`approve`), carried out (`run --yes`), cancelled, resumed, a task retried, each
 command a child process of the server, as for run jobs.
 
-An orchestration job's directory is the orchestrator's job directory (plan.json, spec.json,
-job.json) and its run directory (events.jsonl, run.json): what the dashboard shows of each
-task (state, worker, branch, cost, merge, output tail) is read from plan.json and the
-orchestrator's events, never from memory. A command this installation lacks is a 501 naming it.
+An orchestration job's directory holds the API's files (job.json, launch.json, job.log, the
+spec as submitted) and, in `job/`, the orchestrator's job directory (plan.json, spec.json, its
+result) which is also its run directory (events.jsonl, run.json, the run's lock): what the
+dashboard shows of each task (state, worker, branch, cost, merge, output tail) is read from
+plan.json and the orchestrator's events, never from memory. A command this installation lacks
+is a 501 naming it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from bashgym_api.jobs import (
     JOB_FILE,
     LAUNCH_FILE,
     LOG_FILE,
+    ORCHESTRATOR_DIR,
     JobError,
     log_tail,
     read_json,
@@ -60,9 +63,10 @@ def routes(app: FastAPI) -> None:
         st.commands.require(["orchestrate", "plan"])
         title = _title(text)
         job_dir = st.jobs.new_dir(title, "orchestration", {"spec_format": fmt})
-        spec_file = job_dir.parent / f".{job_dir.name}.spec{SUFFIXES[fmt]}"
+        spec_file = job_dir / f"spec{SUFFIXES[fmt]}"
         spec_file.write_text(text)
-        argv = [*procs.bashgym_argv(), "orchestrate", "plan", str(spec_file), "--out", str(job_dir)]
+        odir = job_dir / ORCHESTRATOR_DIR
+        argv = [*procs.bashgym_argv(), "orchestrate", "plan", str(spec_file), "--job", str(odir)]
         st.jobs.launch(job_dir, argv)
         return {"id": job_dir.name, "status": "planning", "url": f"/api/jobs/{job_dir.name}"}
 
@@ -83,8 +87,8 @@ def routes(app: FastAPI) -> None:
         problems = dag_problems(tasks)
         if problems:
             raise JobError(422, "; ".join(problems))
-        old = read_json(job_dir / PLAN_FILE)
-        write_json(job_dir / PLAN_FILE, {**old, **plan, "approved": False})
+        plan_file = job_dir / ORCHESTRATOR_DIR / PLAN_FILE
+        write_json(plan_file, {**read_json(plan_file), **plan, "approved": False})
         return detail(st, job_id)
 
     @app.post("/api/orchestrations/{job_id}/approve", tags=["orchestration"])
@@ -94,15 +98,16 @@ def routes(app: FastAPI) -> None:
         job_dir = _orchestration_dir(st, job_id)
         if _status(st, job_dir) != "awaiting_approval":
             raise JobError(409, f"job {job_id!r} has no plan waiting for approval")
-        problems = dag_problems(read_json(job_dir / PLAN_FILE).get("tasks"))
+        odir = job_dir / ORCHESTRATOR_DIR
+        problems = dag_problems(read_json(odir / PLAN_FILE).get("tasks"))
         if problems:
             raise JobError(422, "the plan cannot run: " + "; ".join(problems))
         st.commands.require(["orchestrate", "approve"])
         st.commands.require(["orchestrate", "run"])
         bashgym = " ".join(_quote(a) for a in procs.bashgym_argv())
         script = (
-            f"{bashgym} orchestrate approve {_quote(str(job_dir))} && "
-            f"exec {bashgym} orchestrate run {_quote(str(job_dir))} --yes"
+            f"{bashgym} orchestrate approve {_quote(str(odir))} && "
+            f"exec {bashgym} orchestrate run {_quote(str(odir))} --yes"
         )
         (job_dir / CANCEL_FILE).unlink(missing_ok=True)
         st.jobs.launch(job_dir, ["/bin/sh", "-c", script])
@@ -117,7 +122,8 @@ def routes(app: FastAPI) -> None:
         if not st.jobs.running(job_dir):
             raise JobError(409, f"job {job_id!r} is not running ({_status(st, job_dir)})")
         (job_dir / CANCEL_FILE).write_text(str(time.time()))
-        argv = [*procs.bashgym_argv(), "orchestrate", "cancel", str(job_dir)]
+        odir = str(job_dir / ORCHESTRATOR_DIR)
+        argv = [*procs.bashgym_argv(), "orchestrate", "cancel", odir, "--wait", "0"]
         procs.start(argv, job_dir / LOG_FILE, env=st.config.child_env)
         return {"id": job_id, "status": "cancelling"}
 
@@ -131,7 +137,8 @@ def routes(app: FastAPI) -> None:
             raise JobError(409, f"job {job_id!r} is {status}: nothing to resume")
         st.commands.require(["orchestrate", "resume"])
         (job_dir / CANCEL_FILE).unlink(missing_ok=True)
-        st.jobs.launch(job_dir, [*procs.bashgym_argv(), "orchestrate", "resume", str(job_dir)])
+        odir = str(job_dir / ORCHESTRATOR_DIR)
+        st.jobs.launch(job_dir, [*procs.bashgym_argv(), "orchestrate", "resume", odir])
         return {"id": job_id, "status": "running"}
 
     @app.post("/api/orchestrations/{job_id}/tasks/{task_id}/retry", tags=["orchestration"])
@@ -139,14 +146,15 @@ def routes(app: FastAPI) -> None:
         """Run a failed or blocked task again (`orchestrate retry JOB TASK`)."""
         st = state(request)
         job_dir = _orchestration_dir(st, job_id)
-        ids = [t.get("id") for t in read_json(job_dir / PLAN_FILE).get("tasks") or []]
+        odir = job_dir / ORCHESTRATOR_DIR
+        ids = [t.get("id") for t in read_json(odir / PLAN_FILE).get("tasks") or []]
         if task_id not in ids:
             known = ", ".join(map(str, ids))
             raise JobError(404, f"job {job_id!r} has no task {task_id!r} (tasks: {known})")
         if st.jobs.running(job_dir):
             raise JobError(409, f"job {job_id!r} is running: cancel it first, or wait")
         st.commands.require(["orchestrate", "retry"])
-        argv = [*procs.bashgym_argv(), "orchestrate", "retry", str(job_dir), task_id]
+        argv = [*procs.bashgym_argv(), "orchestrate", "retry", str(odir), task_id]
         st.jobs.launch(job_dir, argv)
         return {"id": job_id, "task": task_id, "status": "running"}
 
@@ -176,7 +184,8 @@ def _orchestration_dir(st: State, job_id: str) -> Path:
 def _status(st: State, job_dir: Path) -> str:
     """From disk: planning (the planner runs), awaiting_approval, running, cancelling,
     cancelled, and the job's result (job.json's status) or the run's when it ended."""
-    plan = read_json(job_dir / PLAN_FILE)
+    odir = job_dir / ORCHESTRATOR_DIR
+    plan = read_json(odir / PLAN_FILE)
     running = st.jobs.running(job_dir)
     cancelled = (job_dir / CANCEL_FILE).is_file()
     if running:
@@ -187,7 +196,7 @@ def _status(st: State, job_dir: Path) -> str:
         return "failed" if (job_dir / LAUNCH_FILE).is_file() else "pending"
     if not plan.get("approved"):
         return "awaiting_approval"
-    run = read_status(job_dir).get("status")
+    run = read_status(odir).get("status")
     if cancelled and run in (None, "running", "interrupted", "failed"):
         return "cancelled"
     if run is None:
@@ -198,12 +207,13 @@ def _status(st: State, job_dir: Path) -> str:
 def detail(st: State, job_id: str) -> dict[str, Any]:
     """The job: status, plan, each task's live state from the events, merges and verify."""
     job_dir = _orchestration_dir(st, job_id)
+    odir = job_dir / ORCHESTRATOR_DIR
     job = read_json(job_dir / JOB_FILE)
-    plan = read_json(job_dir / PLAN_FILE)
-    run = read_status(job_dir)
+    plan = read_json(odir / PLAN_FILE)
+    run = read_status(odir)
     status = _status(st, job_dir)
-    tasks, merges, verify = task_states(plan.get("tasks") or [], job_dir / EVENTS_FILE)
-    result = job.get("result")
+    tasks, merges, verify = task_states(plan.get("tasks") or [], odir / EVENTS_FILE)
+    result = read_json(odir / JOB_FILE) or None  # the orchestrator's result of the job
     error = None
     if status == "failed":
         error = run.get("error") or log_tail(job_dir / LOG_FILE, 5) or "the job's process ended"
@@ -222,7 +232,8 @@ def detail(st: State, job_id: str) -> dict[str, Any]:
         "cost_usd": run.get("cost_usd"),
         "counts": run.get("counts"),
         "error": error,
-        "run_dir": str(job_dir),
+        "run_dir": str(odir),
+        "report_url": None,
     }
 
 

@@ -1,0 +1,111 @@
+"""A real uvicorn on 127.0.0.1 (a free port, in a thread) serving the API over a jobs root in
+the test's tmp dir; the jobs it starts are real `bashgym run` child processes, which inherit
+the test's working directory and environment (so `scripted_models` points them at the
+scripted model server)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from bashgym_api import ServerConfig, create_app
+from bashgym_procs import free_port
+from websockets.sync.client import connect
+
+
+@dataclass
+class Served:
+    """One running server: its base URL, an httpx client, and how to stop it."""
+
+    url: str
+    server: uvicorn.Server
+    thread: threading.Thread
+    client: httpx.Client
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http://", "ws://")
+
+    def stop(self) -> None:
+        self.client.close()
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+    def events(self, job_id: str, offset: int = 0, until: Callable[[dict], bool] | None = None):
+        """Messages of the job's WebSocket from `offset`: until the end message, or until
+        `until(event)` holds for an event (then the socket is closed)."""
+        got: list[dict[str, Any]] = []
+        last = offset
+        with connect(f"{self.ws_url}/ws/jobs/{job_id}?offset={offset}", open_timeout=30) as ws:
+            for raw in ws:
+                msg = json.loads(raw)
+                if msg.get("end"):
+                    return got, msg
+                assert msg["offset"] > last  # offsets only grow: nothing sent twice
+                last = msg["offset"]
+                got += [{**event, "_offset": msg["offset"]} for event in msg["events"]]
+                if until is not None and any(until(event) for event in msg["events"]):
+                    return got, None  # whole messages: the next connect starts after this one
+        raise AssertionError("the WebSocket closed without an end message")
+
+    def wait_status(self, job_id: str, wanted: set[str], timeout: float = 120) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.client.get(f"/api/jobs/{job_id}").json()
+            if job["status"] in wanted:
+                return job
+            if time.monotonic() > deadline:
+                raise AssertionError(f"job {job_id} still {job['status']}: {job}")
+            time.sleep(0.3)
+
+
+def start_server(config: ServerConfig, host: str = "127.0.0.1") -> Served:
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config), host=host, port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
+    return Served(url, server, thread, httpx.Client(base_url=url, timeout=60, headers=headers))
+
+
+@pytest.fixture
+def jobs_root(tmp_path: Path) -> Path:
+    return tmp_path / "jobs"
+
+
+@pytest.fixture
+def api(bashgym_env: Any, jobs_root: Path) -> Iterator[Callable[..., Served]]:
+    """`api(**config)` starts a server over `jobs_root`; every one started is stopped after,
+    and every job still running is stopped too (no child outlives the test)."""
+    started: list[Served] = []
+
+    def start(**config: Any) -> Served:
+        served = start_server(ServerConfig(jobs_root=jobs_root, cancel_grace_s=5, **config))
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.stop()
+    from bashgym_api.jobs import Jobs
+
+    jobs = Jobs(jobs_root)
+    for job_id in jobs.ids():
+        if jobs.running(jobs.dir(job_id)):
+            jobs.cancel(job_id)
