@@ -3,9 +3,11 @@
 Answers arrive normalized (`answers.normalize`). Agreement is decided in two passes, as the
 triangulation design asks: first by exact hash of the canonical form (identical answers group
 at no cost), then with tolerances between the groups:
-- numbers: within `float_tolerance` (absolute, default 0.1) or `relative_tolerance`; a number
-  under a p-value key (`p`, `pvalue`, `p_value`, `p-value`, `..._p`) or a whole answer declared
-  a p-value, within `p_value_tolerance` (default 0.002) instead;
+- numbers: of the same sign, and within `relative_tolerance` of the larger (default 1%) or
+  within `float_tolerance` (absolute, default 0.005: what rounding to two decimals moves); a
+  number under a p-value key (`p`, `pvalue`, `p_value`, `p-value`, `..._p`) or a whole answer
+  declared a p-value, within `p_value_tolerance` (default 0.002) instead. Why relative and
+  signed: an absolute 0.1 "confirmed" a correlation of 0.047 by five runs answering -0.047;
 - text: equal after case folding and collapsing white space; bool only equals bool;
 - lists: same length, item by item, in order (a ranking is an ordered answer);
 - dicts: the same keys (case-folded), value by value;
@@ -58,12 +60,15 @@ class MatchOptions(Options):
     model_config = ConfigDict(json_schema_extra=nested_schema)
 
     float_tolerance: float = Field(
-        default=0.1, ge=0, description="Numbers agree within this absolute difference."
+        default=0.005,
+        ge=0,
+        description="Numbers of the same sign agree within this absolute difference (the "
+        "rounding of two decimals).",
     )
     relative_tolerance: float = Field(
-        default=0.0,
+        default=0.01,
         ge=0,
-        description="Numbers also agree within this fraction of the larger one (0: off).",
+        description="Numbers of the same sign also agree within this fraction of the larger.",
     )
     p_value_tolerance: float = Field(
         default=0.002,
@@ -98,6 +103,8 @@ def _numbers_match(a: float, b: float, options: MatchOptions, p_value: bool) -> 
     slack = _EPS * max(1.0, abs(a), abs(b))
     if p_value:
         return abs(a - b) <= options.p_value_tolerance + slack
+    if a * b < 0:  # opposite signs are opposite findings, however close to zero
+        return False
     if abs(a - b) <= options.float_tolerance + slack:
         return True
     return abs(a - b) <= options.relative_tolerance * max(abs(a), abs(b)) + slack

@@ -157,7 +157,7 @@ def row(gold, answers, *, match=None, messages=True, answer_type="number"):
 
 def test_the_judge_keeps_verified_rows_and_says_why_it_drops_the_others():
     rows = [
-        row(4.0, [4.0, 4.05, 3.0]),
+        row(4.0, [4.0, 4.03, 3.0]),  # 4.03 is within 1% of 4.0
         row(4.0, [3.0, 3.0, 4.0]),
         row(4.0, [4.0, None, None]),
         row(None, []),
@@ -174,11 +174,21 @@ def test_the_judge_keeps_verified_rows_and_says_why_it_drops_the_others():
     ]
 
 
+def test_numbers_agree_relative_to_their_scale_and_only_with_the_same_sign():
+    """Measured on the embedded model: a gold correlation of 0.047 was "confirmed" by five runs
+    answering -0.047 under an absolute tolerance of 0.1."""
+    assert judged([row(0.047, [-0.047] * 5)]) == ["gold answer disagrees with the majority"]
+    assert judged([row(0.047, [0.0471, 0.047, 0.0468])]) == [None]  # within 1%, or rounding
+    assert judged([row(0.047, [0.012] * 3)]) == ["gold answer disagrees with the majority"]
+    assert judged([row(1200.0, [1210.0] * 3)]) == [None]  # 0.8%: the same total
+    assert judged([row(1200.0, [1260.0] * 3)]) == ["gold answer disagrees with the majority"]
+
+
 def test_the_judge_uses_the_rows_tolerances_unless_given_its_own():
     loose = row(4.0, [4.4, 4.4, 4.4], match={"float_tolerance": 0.5})
     assert judged([loose]) == [None]  # the pipeline verified it at 0.5
     assert judged([loose], float_tolerance=0.1) == ["gold answer disagrees with the majority"]
-    unverified = row(4.0, [4.4, 4.4, 4.4], messages=False)  # made at the default 0.1
+    unverified = row(4.0, [4.4, 4.4, 4.4], messages=False)  # made at the defaults
     assert judged([unverified], float_tolerance=0.5) == [NO_MESSAGES]
     assert judged([unverified], float_tolerance=0.5, require_messages=False) == [None]
 
