@@ -31,6 +31,12 @@ class Helpers:
         return shell_task(tid, command, deps, **fields)
 
     @staticmethod
+    def plan_task(tid: str, prompt: str, deps: list[str] | None = None, **fields: Any) -> Any:
+        return PlannedTask(
+            id=tid, title=f"task {tid}", prompt=prompt, depends_on=deps or [], **fields
+        )
+
+    @staticmethod
     def make_job(folder: Path, repo: Path, tasks: list[Any], **fields: Any) -> Job:
         return make_job(folder, repo, tasks, **fields)
 
