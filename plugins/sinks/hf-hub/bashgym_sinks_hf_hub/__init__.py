@@ -12,3 +12,11 @@ from bashgym_sinks_hf_hub.sink import HfHubSink
 @hookimpl
 def register_sinks(register: Any) -> None:
     register("hf-hub", HfHubSink())
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    # typer and bashgym_cli only when the CLI builds its commands
+    from bashgym_sinks_hf_hub.cli import push_command
+
+    app.command("push")(push_command)

@@ -23,10 +23,13 @@ from bashgym_sinks_hf_hub.options import HfHubOptions
 
 FORMAT_NOTES = {
     "traces": (
-        "Each row is one coding-agent run. `trace` holds the whole normalized BashGym Trace as "
-        "JSON: the system prompt, OpenAI-style messages with `tool_calls` and `tool` results, "
-        "the tool schemas, token usage, cost, timing, outcome and provenance. The other columns "
-        "are flat summaries to filter on. `bashgym.records.trace_from_row(row)` rebuilds it."
+        "Each row is one coding-agent run as a tool-use SFT conversation that TRL's SFTTrainer "
+        "and HF chat templates take as it is: `messages` (OpenAI chat shape: the system prompt "
+        "first, assistant `tool_calls`, `tool` results, the assistant's answer last) and `tools` "
+        "(the function schemas offered). Tool-call `arguments` and tool `parameters` are "
+        "`datasets.Json` values (objects when loaded). Runs that failed or ended on an error "
+        "are not rows. The other columns are flat summaries to filter on (ids, source, model, "
+        "success, tokens, cost)."
     ),
     "chat": "Each row holds `messages` in OpenAI chat shape, the assistant's turn last.",
     "dpo": "Each row is a preference pair: `prompt`, `chosen`, `rejected`.",

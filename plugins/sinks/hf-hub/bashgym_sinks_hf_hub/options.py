@@ -27,7 +27,26 @@ class HfHubOptions(Options):
         default=10_000, ge=1, description="Rows per data file; more rows make more shards."
     )
     val_fraction: float = Field(
-        default=0.05, ge=0, le=1, description="Share of records in the validation split."
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Share of records in the validation split; with 2 or more rows neither split "
+        "is left empty, with 1 (or 0 here) there is no validation split.",
+    )
+    tool_arguments: Literal["object", "openai-string"] = Field(
+        default="object",
+        description="Trace rows: tool_calls[].function.arguments as a JSON object (what TRL and "
+        "HF chat templates render) or openai-string: JSON text, as OpenAI's format has it.",
+    )
+    success_only: bool = Field(
+        default=True,
+        description="Trace rows: only traces that succeeded are rows; a failed or errored one "
+        "(e.g. a session ending on an API error) is dropped with its reason.",
+    )
+    include_trace: bool = Field(
+        default=False,
+        description="Trace rows: also keep the whole normalized Trace as JSON text in a `trace` "
+        "column (lossless; bashgym.records.trace_from_row reads it back).",
     )
     seed: int | None = Field(default=None, description="Split seed; default: the run's seed.")
     id_field: str | None = Field(

@@ -23,12 +23,14 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from bashgym_split import record_key, split_of
+from bashgym_split import loadable, record_key, score, split_of
 
 from bashgym.contracts import RunContext, Sink, Written
+from bashgym.records import TRACE_COLUMN
 from bashgym.text import plain
 from bashgym_sinks_hf_hub.card import render
 from bashgym_sinks_hf_hub.options import HfHubOptions
+from bashgym_sinks_hf_hub.rows import features, trace_rows
 
 NAME = "hf-hub"
 SPLITS = ("train", "validation")
@@ -50,34 +52,58 @@ class HfHubSink(Sink[HfHubOptions]):
         data_dir = folder / "data"
         data_dir.mkdir(parents=True, exist_ok=True)
         seed = run.seed if options.seed is None else options.seed
-        sides: list[str] = []
+        rows = dataset.to_dict(orient="records")
+        traces = TRACE_COLUMN in dataset.columns
+        if traces:  # rows carry a Trace: Hub rows carry its conversation, ready for TRL
+            kept, hub_rows = [], []
+            for row, out in trace_rows(rows, options):
+                if isinstance(out, str):
+                    run.drop(f"{NAME}: {out}")
+                    continue
+                kept.append(row)
+                hub_rows.append(out)
+            rows = kept
         key_from: Counter[str] = Counter()
-        for row in dataset.to_dict(orient="records"):
+        keys = []
+        for row in rows:
             key, where = record_key(row, options.id_field)
             key_from[where] += 1
-            sides.append(split_of(key, seed, options.val_fraction))
-        # One Arrow schema for every shard: a column that is all null in one split would
-        # otherwise get type null there and clash with the other split's files on load.
-        table = pa.Table.from_pandas(dataset, preserve_index=False)
+            keys.append(key)
+        sides = loadable(
+            [split_of(k, seed, options.val_fraction) for k in keys],
+            [score(k, seed) for k in keys],
+            options.val_fraction,
+        )
         ext = options.file_format
+        if traces:
+            parts = {s: [r for r, side in zip(hub_rows, sides, strict=True) if side == s]
+                     for s in SPLITS}  # fmt: skip
+            writer = _TraceShards(hub_rows, options)
+        else:
+            # One Arrow schema for every shard: a column that is all null in one split would
+            # otherwise get type null there and clash with the other split's files on load.
+            table = pa.Table.from_pandas(dataset, preserve_index=False)
+            mask = {s: pa.array([x == s for x in sides], type=pa.bool_()) for s in SPLITS}
+            parts = {s: table.filter(mask[s]) for s in SPLITS}
+            writer = _TableShards()
         written: list[Path] = []
         splits: dict[str, int] = {}
         for split in SPLITS:
-            part = table.filter(pa.array([s == split for s in sides], type=pa.bool_()))
-            if split != "train" and part.num_rows == 0:
-                continue  # no empty validation config: load_dataset would fail on it
-            splits[split] = part.num_rows
-            run.count(f"{NAME}.{split}", part.num_rows)
-            shards = max(1, math.ceil(part.num_rows / options.max_shard_rows))
+            n = len(parts[split]) if traces else parts[split].num_rows
+            if n == 0:
+                continue  # no empty split: load_dataset fails on an empty file
+            splits[split] = n
+            run.count(f"{NAME}.{split}", n)
+            shards = max(1, math.ceil(n / options.max_shard_rows))
             for i in range(shards):
-                chunk = part.slice(i * options.max_shard_rows, options.max_shard_rows)
                 target = data_dir / f"{split}-{i:05d}-of-{shards:05d}.{ext}"
-                written.append(_write(chunk, target, ext))
+                lo = i * options.max_shard_rows
+                written.append(writer.write(parts[split], lo, options.max_shard_rows, target, ext))
         _remove_stale(data_dir, written)
         card = render(
             options,
             run,
-            output_format,
+            "traces" if traces else output_format,
             splits,
             {s: f"data/{s}-*.{ext}" for s in splits},
             dict(key_from),
@@ -87,6 +113,37 @@ class HfHubSink(Sink[HfHubOptions]):
         _atomic_text(readme, card)
         _push_or_say(folder, options, run, written)
         return Written([*written, readme], sum(splits.values()))
+
+
+class _TableShards:
+    """Slices of an Arrow table (rows as the pipeline made them)."""
+
+    def write(self, part: pa.Table, lo: int, n: int, target: Path, ext: str) -> Path:
+        return _write(part.slice(lo, n), target, ext)
+
+
+class _TraceShards:
+    """Slices of Hub rows with `messages` / `tools`, typed once for every shard (rows.py)."""
+
+    def __init__(self, rows: list[dict], options: HfHubOptions) -> None:
+        self.rows, self.options, self._features = rows, options, None
+
+    def write(self, part: list[dict], lo: int, n: int, target: Path, ext: str) -> Path:
+        chunk = part[lo : lo + n]
+        tmp = target.with_name(f".{target.name}.tmp")
+        if ext == "jsonl":  # `datasets`' JSON reader types differing objects as Json itself
+            with tmp.open("w", encoding="utf-8") as out:
+                for row in chunk:
+                    out.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        else:
+            import datasets  # ~0.6 s (measured): only when trace rows are written as Parquet
+
+            if self._features is None:
+                self._features = features(self.rows, self.options)
+            table = datasets.Dataset.from_list(chunk, features=self._features).data.table
+            pq.write_table(table, tmp, compression="zstd")  # its schema carries the features
+        tmp.replace(target)
+        return target
 
 
 def _write(table: pa.Table, target: Path, ext: str) -> Path:

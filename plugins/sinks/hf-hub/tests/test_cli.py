@@ -10,7 +10,6 @@ from bashgym_split import split_of
 
 from bashgym import hookimpl
 from bashgym.contracts import Source
-from bashgym.records import trace_from_row
 
 
 def test_run_writes_a_loadable_hub_folder_and_pushes(
@@ -56,7 +55,10 @@ def test_run_writes_a_loadable_hub_folder_and_pushes(
     val_ids = [t.id for t in traces if split_of(t.id, 0, 0.25) == "validation"]
     assert ds["validation"]["trace_id"] == val_ids
     assert len(ds["train"]) == 8 - len(val_ids)
-    assert trace_from_row(ds["train"][0]) in traces
+    first = ds["train"][0]["messages"]
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "tool", "assistant"]
+    assert first[2]["tool_calls"][0]["function"]["arguments"] == {"command": "pytest"}
+    assert "trace" not in ds["train"].column_names
 
     run = json.loads((out / "run.json").read_text())
     assert run["status"] == "ok"

@@ -46,7 +46,7 @@ def load(folder: Path, tmp_path: Path) -> datasets.DatasetDict:
 
 def test_folder_loads_back_with_the_right_splits_and_rows(run_ctx, make_trace, tmp_path):
     traces = [make_trace(i) for i in range(20)]
-    paths = write(run_ctx, [trace_to_row(t) for t in traces], val_fraction=0.25)
+    paths = write(run_ctx, [trace_to_row(t) for t in traces], val_fraction=0.25, include_trace=True)
     folder = default_folder(run_ctx.run_dir)
     assert [p.relative_to(folder).as_posix() for p in paths] == [
         "data/train-00000-of-00001.parquet",
@@ -64,7 +64,7 @@ def test_folder_loads_back_with_the_right_splits_and_rows(run_ctx, make_trace, t
     by_id = {t.id: t for t in traces}
     for split in ds:
         for row in ds[split]:
-            assert trace_from_row(row) == by_id[row["trace_id"]]
+            assert trace_from_row(row) == by_id[row["trace_id"]]  # include_trace: lossless
     assert run_ctx.counts["hf-hub.train"] == len(expected["train"])
     assert not list(folder.rglob(".*.tmp"))
 
@@ -102,7 +102,7 @@ def test_card_front_matter_and_body(run_ctx, make_trace):
     assert "- source: `claude-code` (2 options)" in body and "- sink: `hf-hub`" in body
     assert 'path = ".../projects"' in body and "max_files = 10" in body
     assert "alice" not in readme.read_text()  # local paths shortened, `out` left out
-    assert "Output format: `traces`" in body and "trace_from_row" in body
+    assert "Output format: `traces`" in body and "TRL's SFTTrainer" in body
     assert "| dropped: judge ruff: lint errors | 2 |" in body
     assert "ids from `trace_id` (5)" in body and "seed 3" in body
 

@@ -1,0 +1,156 @@
+"""`bashgym push RUN_DIR --repo ID`: publish a finished run's written rows to the Hub.
+
+Why a command of its own: a run's rows are already written and scrubbed; publishing them must
+not run the model again (the API's push endpoint runs this command as a child process, so every
+error is one line and a non-zero exit). What is published, first found wins:
+1. the run's hf-hub folder (data shards and card), as the sink wrote it;
+2. else its nemo-jsonl split files, laid out as a Hub folder `RUN_DIR/hf-<run dir name>` with a
+   generated card (the same layout the hf-hub sink writes, JSONL shards).
+The token is read from the env var named by `--token-env` and handed to huggingface_hub only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bashgym.contracts import RunContext
+from bashgym.settings import Settings
+from bashgym_sinks_hf_hub.card import render
+from bashgym_sinks_hf_hub.options import HfHubOptions
+from bashgym_sinks_hf_hub.sink import SPLITS, default_folder
+
+NEMO_SPLITS = {"train": "train", "val": "validation"}
+
+
+class PushError(Exception):
+    """Why nothing was published; its text is the one line the command prints."""
+
+
+@dataclass
+class Published:
+    folder: Path
+    rows: dict[str, int]
+    url: str
+
+
+def find_folder(
+    run_dir: Path, run: dict[str, Any], repo: str, private: bool
+) -> tuple[Path, dict[str, int]]:
+    """The Hub folder to upload and its rows per split (building it from nemo-jsonl files)."""
+    outputs = run.get("outputs") or {}
+    hub = [Path(p) for p in outputs.get("hf-hub") or [] if Path(p).name == "README.md"]
+    if hub and hub[0].is_file():
+        folder = hub[0].parent
+        rows = {s: _count(sorted((folder / "data").glob(f"{s}-*"))) for s in SPLITS}
+        return folder, {s: n for s, n in rows.items() if n}
+    manifests = [
+        Path(p) for p in outputs.get("nemo-jsonl") or [] if Path(p).name == "manifest.json"
+    ]
+    if manifests and manifests[0].is_file():
+        return _from_nemo_jsonl(run_dir, manifests[0], repo, private)
+    wrote = ", ".join(sorted(outputs)) or "nothing"
+    raise PushError(
+        f"{run_dir} has no Hub-ready rows: it wrote {wrote}, not hf-hub or nemo-jsonl "
+        "(run it with --sink hf-hub or --sink nemo-jsonl)"
+    )
+
+
+def _finished(run_dir: Path) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise PushError(f"{run_dir} is not a run directory")
+    try:
+        run = json.loads((run_dir / "run.json").read_text())
+    except FileNotFoundError:
+        raise PushError(f"{run_dir} is not a run directory (no run.json)") from None
+    except ValueError:
+        raise PushError(f"{run_dir}/run.json is not valid JSON") from None
+    if run.get("status") != "ok":
+        raise PushError(
+            f"run {run_dir.name} is not finished with rows (status {run.get('status')!r}); "
+            "only a run with status 'ok' is published"
+        )
+    return run
+
+
+def _count(paths: list[Path]) -> int:
+    total = 0
+    for path in paths:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            total += pq.read_metadata(path).num_rows
+        else:
+            with path.open("rb") as lines:
+                total += sum(1 for line in lines if line.strip())
+    return total
+
+
+def _from_nemo_jsonl(
+    run_dir: Path, manifest_path: Path, repo: str, private: bool
+) -> tuple[Path, dict[str, int]]:
+    manifest = json.loads(manifest_path.read_text())
+    folder = default_folder(run_dir)
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, int] = {}
+    for key, split in NEMO_SPLITS.items():
+        name = (manifest.get("files") or {}).get(key)
+        for old in data.glob(f"{split}-*"):
+            old.unlink()
+        if name and (manifest_path.parent / name).is_file():
+            target = data / f"{split}-00000-of-00001.jsonl"
+            shutil.copyfile(manifest_path.parent / name, target)
+            rows[split] = _count([target])
+    if not rows:
+        raise PushError(f"{manifest_path.parent} holds no written lines to publish")
+    split_info = manifest.get("split") or {}
+    options = HfHubOptions(
+        repo_id=repo,
+        private=private,
+        file_format="jsonl",
+        val_fraction=split_info.get("val_fraction", 0.05),
+    )
+    run = RunContext(run_dir=run_dir, settings=Settings(), seed=split_info.get("seed") or 0)
+    shape = "traces" if manifest.get("input") == "traces" else str(manifest.get("format"))
+    card = render(
+        options,
+        run,
+        shape,
+        rows,
+        {s: f"data/{s}-*.jsonl" for s in rows},
+        split_info.get("key") or {},
+        run.seed,
+    )
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    return folder, rows
+
+
+def push(run_dir: Path, repo: str, *, private: bool, token_env: str) -> Published:
+    """Upload the run's Hub folder to dataset repo `repo`; PushError says why not."""
+    run = _finished(run_dir)
+    token = os.environ.get(token_env)
+    if not token:
+        raise PushError(f"${token_env} is not set: export a Hub token there (or --token-env NAME)")
+    folder, rows = find_folder(run_dir, run, repo, private)
+    from huggingface_hub import HfApi  # ~0.18 s (measured): only when pushing
+    from huggingface_hub.errors import HfHubHTTPError
+
+    api = HfApi()
+    try:
+        api.create_repo(repo, repo_type="dataset", private=private, exist_ok=True, token=token)
+        api.upload_folder(
+            repo_id=repo,
+            folder_path=str(folder),
+            repo_type="dataset",
+            token=token,
+            commit_message=f"BashGym run {run_dir.name}",
+        )
+    except (HfHubHTTPError, OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PushError(f"the Hub refused the upload to {repo}: {first}") from None
+    return Published(folder, rows, f"https://huggingface.co/datasets/{repo}")
