@@ -12,9 +12,23 @@ from typing import Any
 from bashgym import hookimpl
 from bashgym.hookspecs import Register
 from bashgym_models_embedded.assemble import MODEL_ID, ensure_default_model
-from bashgym_models_embedded.runtime import EmbeddedOptions, EmbeddedRuntime
+from bashgym_models_embedded.runtime import (
+    ADAPTER_META,
+    Adapter,
+    EmbeddedOptions,
+    EmbeddedRuntime,
+    find_adapter,
+)
 
-__all__ = ["MODEL_ID", "EmbeddedOptions", "EmbeddedRuntime", "ensure_default_model"]
+__all__ = [
+    "ADAPTER_META",
+    "MODEL_ID",
+    "Adapter",
+    "EmbeddedOptions",
+    "EmbeddedRuntime",
+    "ensure_default_model",
+    "find_adapter",
+]
 
 
 @hookimpl

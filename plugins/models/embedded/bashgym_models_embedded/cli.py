@@ -54,6 +54,14 @@ def serve_command(
     engine: Annotated[
         Engine, typer.Option("--engine", "-e", help="llama (CPU, GGUF) or vllm (GPU, hub id).")
     ] = Engine.llama,
+    adapter: Annotated[
+        str | None,
+        typer.Option(
+            "--adapter",
+            help="A LoRA adapter to serve with: `bashgym train`'s OUT/adapter folder (llama: "
+            "its GGUF on the base it names; vllm: its PEFT folder), or a LoRA .gguf (llama).",
+        ),
+    ] = None,
 ) -> None:
     """Serve a model on 127.0.0.1 with an OpenAI-compatible API until Ctrl-C.
 
@@ -67,6 +75,8 @@ def serve_command(
       bashgym serve --model ~/models/other.gguf --port 8080 --parallel 2
 
       bashgym serve --engine vllm --model Qwen/Qwen2.5-Coder-7B-Instruct   # needs a GPU
+
+      bashgym serve --adapter runs/r1/train-trl/adapter     # the student after bashgym train
 
       curl http://127.0.0.1:PORT/v1/chat/completions -H 'content-type: application/json' \\
         -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 32}'
@@ -83,9 +93,12 @@ def serve_command(
                     "pip install bashgym-models-vllm"
                 ) from None
             extra = ["--max-model-len", str(ctx), "--max-num-seqs", str(parallel)]
-            served = runtime.launch(model, runtime.Options(port=port, extra_args=extra))
+            options = runtime.Options(port=port, extra_args=extra, adapter=adapter)
+            served = runtime.launch(model, options)
         else:
-            fields: dict[str, Any] = {"port": port, "ctx": ctx, "parallel": parallel}
+            fields: dict[str, Any] = {
+                "port": port, "ctx": ctx, "parallel": parallel, "adapter": adapter,
+            }  # fmt: skip
             if threads:
                 fields["threads"] = threads
             if model and Path(model).suffix != ".gguf":

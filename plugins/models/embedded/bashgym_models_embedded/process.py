@@ -27,12 +27,14 @@ SERVER_MODULE = "bashgym_models_embedded.server"
 
 
 def embedded_command(
-    model: Path, *, port: int, model_id: str, threads: int, ctx: int, parallel: int, batch: int
-) -> list[str]:
+    model: Path, *, port: int, model_id: str, threads: int, ctx: int, parallel: int, batch: int,
+    lora: Path | None = None,
+) -> list[str]:  # fmt: skip
     return [
         sys.executable, "-m", SERVER_MODULE, "--model", str(model), "--model-id", model_id,
         "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads), "--ctx", str(ctx),
         "--parallel", str(parallel), "--batch", str(batch), "--parent-pid", str(os.getpid()),
+        *(["--lora", str(lora)] if lora else []),
     ]  # fmt: skip
 
 

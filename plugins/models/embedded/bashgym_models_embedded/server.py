@@ -96,8 +96,9 @@ class Engine:
     """Owns the model and context; runs the batch loop on its own thread."""
 
     def __init__(
-        self, model_path: str, *, n_ctx: int, parallel: int, threads: int, n_batch: int
-    ) -> None:
+        self, model_path: str, *, n_ctx: int, parallel: int, threads: int, n_batch: int,
+        lora: str | None = None, lora_scale: float = 1.0,
+    ) -> None:  # fmt: skip
         self.parallel = parallel
         self.n_ctx = n_ctx  # per slot
         self.n_batch = n_batch
@@ -117,6 +118,8 @@ class Engine:
         self.ctx = llama_cpp.llama_init_from_model(self.model.model, params)
         if self.ctx is None:
             raise RuntimeError("llama.cpp could not create a context (out of memory?)")
+        if lora:
+            self._apply_lora(lora, lora_scale)
         self.memory = llama_cpp.llama_get_memory(self.ctx)
         self.vocab = self.model.vocab
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
@@ -144,6 +147,19 @@ class Engine:
         self.thread.start()
 
     # --- helpers -----------------------------------------------------------------------------
+    def _apply_lora(self, path: str, scale: float) -> None:
+        """Serve the model with a LoRA adapter GGUF (what `llama-server --lora` does): llama.cpp
+        checks each tensor against the base's and refuses an adapter of another model."""
+        adapter = llama_cpp.llama_adapter_lora_init(self.model.model, path.encode())
+        if not adapter:
+            raise RuntimeError(f"llama.cpp could not load the LoRA adapter {path} (not a LoRA "
+                               "GGUF, or trained on another base model)")  # fmt: skip
+        self.lora = adapter  # freed with the model when the process exits
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+        scales = (ctypes.c_float * 1)(scale)
+        if llama_cpp.llama_set_adapters_lora(self.ctx, adapters, 1, scales) != 0:
+            raise RuntimeError(f"llama.cpp could not apply the LoRA adapter {path}")
+
     def _piece(self, token: int, special: bool = False) -> bytes:
         buf = ctypes.create_string_buffer(64)
         n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, 64, 0, special)
@@ -643,6 +659,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--batch", type=int, default=512, help="Tokens per llama_decode call.")
     p.add_argument("--parent-pid", type=int, default=None, help="Exit when this process exits.")
+    p.add_argument("--lora", default=None, help="A llama.cpp LoRA adapter GGUF to serve with.")
+    p.add_argument("--lora-scale", type=float, default=1.0, help="The adapter's scale.")
     args = p.parse_args(argv)
     if args.parent_pid:
         _die_with_parent(args.parent_pid)
@@ -653,11 +671,14 @@ def main(argv: list[str] | None = None) -> None:
         parallel=args.parallel,
         threads=args.threads,
         n_batch=max(args.batch, args.parallel),
+        lora=args.lora,
+        lora_scale=args.lora_scale,
     )
     model_id = args.model_id or os.path.basename(args.model).removesuffix(".gguf")
     print(
         f"bashgym embedded server: {model_id} on http://{args.host}:{args.port}/v1 "
-        f"({args.parallel} slots x {args.ctx} ctx, {args.threads} threads)",
+        f"({args.parallel} slots x {args.ctx} ctx, {args.threads} threads"
+        f"{', LoRA ' + args.lora if args.lora else ''})",
         file=sys.stderr,
         flush=True,
     )

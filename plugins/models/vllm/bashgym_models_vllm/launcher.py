@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bashgym_procs import free_port
@@ -36,6 +38,45 @@ class VllmOptions(Options):
         default_factory=list, description="More `vllm serve` flags, e.g. --max-model-len 8192."
     )
     start_timeout: float = Field(default=900.0, gt=0, description="Seconds to wait (downloads).")
+    adapter: str | None = Field(
+        default=None,
+        description="A PEFT LoRA folder (`bashgym train`'s OUT/adapter) served on the model "
+        "with --enable-lora; requests name it as the model.",
+    )
+
+
+LORA_NAME = "adapter"  # the name requests use for the model-with-adapter (--lora-modules)
+ADAPTER_META = "bashgym-adapter.json"  # what `bashgym train` writes beside its adapter
+
+
+def lora_args(adapter: str) -> list[str]:
+    """vLLM's flags to serve a PEFT LoRA folder: --enable-lora, --lora-modules NAME=PATH and a
+    --max-lora-rank that fits it (vLLM's default, 16, refuses a larger rank at start)."""
+    folder = Path(adapter).expanduser()
+    config = folder / "adapter_config.json"
+    if not config.is_file():
+        raise InputError(f"adapter {adapter!r} is not a PEFT folder (no adapter_config.json)")
+    try:
+        rank = int(json.loads(config.read_text(encoding="utf-8"))["r"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{config} is not a PEFT LoRA config: {exc}") from None
+    max_rank = next(r for r in (8, 16, 32, 64, 128, 256, 512) if r >= rank)
+    return [
+        "--enable-lora", "--lora-modules", f"{LORA_NAME}={folder.resolve()}",
+        "--max-lora-rank", str(max_rank),
+    ]  # fmt: skip
+
+
+def adapter_base(adapter: str) -> str | None:
+    """The hub id an adapter folder says it was trained on (`hf_base` in bashgym-adapter.json)."""
+    meta = Path(adapter).expanduser() / ADAPTER_META
+    if not meta.is_file():
+        return None
+    try:
+        base = json.loads(meta.read_text(encoding="utf-8")).get("hf_base")
+    except ValueError:
+        return None
+    return base if isinstance(base, str) else None
 
 
 def gpu_present() -> bool:
@@ -75,11 +116,12 @@ def vllm_command(model: str, port: int, extra_args: list[str] | None = None) -> 
 def launch(model: str, options: VllmOptions | None = None) -> Iterator[ServedModel]:
     """Run vLLM for `model` until the block ends; stop its whole process group after."""
     opts = options or VllmOptions()
+    extra = [*opts.extra_args, *(lora_args(opts.adapter) if opts.adapter else [])]
     check_available()
     port = opts.port or free_port()
     url = f"http://127.0.0.1:{port}/v1"
     server = ManagedProcess(
-        "vllm", vllm_command(model, port, opts.extra_args), f"{url}/models",
+        "vllm", vllm_command(model, port, extra), f"{url}/models",
         start_timeout=opts.start_timeout,
     )  # fmt: skip
     try:
@@ -87,7 +129,7 @@ def launch(model: str, options: VllmOptions | None = None) -> Iterator[ServedMod
     except ServerStartError as exc:
         raise InputError(str(exc)) from None
     try:
-        yield ServedModel(base_url=url, model=model)
+        yield ServedModel(base_url=url, model=LORA_NAME if opts.adapter else model)
     finally:
         server.stop(grace=30.0)  # vLLM frees GPU memory on SIGTERM; give it the time
 
@@ -98,9 +140,14 @@ class VllmRuntime(Runtime[VllmOptions]):
     def serve(
         self, alias: ModelAlias, settings: Settings
     ) -> contextlib.AbstractContextManager[ServedModel]:
-        if not alias.model:
+        # the alias's `adapter` (once the kernel's ModelAlias has the field), or its model
+        # naming an adapter folder, whose bashgym-adapter.json names the hub base
+        adapter, model = getattr(alias, "adapter", None), alias.model
+        if adapter is None and model and (Path(model).expanduser() / ADAPTER_META).is_file():
+            adapter, model = model, adapter_base(model)
+        if not model:
             raise InputError("the vllm runtime needs a model id (e.g. Qwen/Qwen2.5-Coder-7B)")
-        return launch(alias.model)
+        return launch(model, VllmOptions(adapter=adapter) if adapter else None)
 
     def launch(
         self, model: str, options: VllmOptions | None = None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from bashgym_models_vllm import launcher
 from bashgym_models_vllm.launcher import VllmRuntime, VllmUnavailable
@@ -44,3 +47,45 @@ def test_command_line() -> None:
         "-m", "vllm.entrypoints.openai.api_server", "--model", "org/model",
         "--host", "127.0.0.1", "--port", "8123", "--max-model-len", "4096",
     ]  # fmt: skip
+
+
+def peft_folder(folder: Path, rank: int, hf_base: str | None = None) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text(json.dumps({"r": rank, "lora_alpha": 16}))
+    meta = {"gguf": "adapter.gguf", "hf_base": hf_base}
+    (folder / launcher.ADAPTER_META).write_text(json.dumps(meta))
+    return folder
+
+
+def test_an_adapter_is_served_with_enable_lora_and_a_rank_that_fits(tmp_path: Path) -> None:
+    folder = peft_folder(tmp_path / "adapter", rank=24)
+    args = launcher.lora_args(str(folder))
+    assert args == ["--enable-lora", "--lora-modules", f"adapter={folder}", "--max-lora-rank", "32"]
+    with pytest.raises(InputError, match="not a PEFT folder"):
+        launcher.lora_args(str(tmp_path))
+
+
+def test_an_alias_naming_an_adapter_folder_serves_its_hub_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = peft_folder(tmp_path / "adapter", rank=8, hf_base="Qwen/Qwen2.5-Coder-0.5B-Instruct")
+    assert launcher.adapter_base(str(folder)) == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    seen: list[list[str]] = []
+    monkeypatch.setattr(launcher, "check_available", lambda: seen.append(["checked"]))
+
+    def no_start(self: object) -> None:
+        seen.append(list(self.cmd))  # type: ignore[attr-defined]
+        raise launcher.ServerStartError("not started in a test")
+
+    monkeypatch.setattr(launcher.ManagedProcess, "start", no_start)
+    alias = ModelAlias(provider="openai-compatible", model=str(folder))
+    with pytest.raises(InputError, match="not started"), VllmRuntime().serve(alias, Settings()):
+        pass
+    cmd = seen[1]
+    assert cmd[cmd.index("--model") + 1] == "Qwen/Qwen2.5-Coder-0.5B-Instruct"
+    assert "--enable-lora" in cmd and f"adapter={folder}" in cmd
+    no_base = peft_folder(tmp_path / "other", rank=8)
+    with pytest.raises(InputError, match="needs a model id"):
+        VllmRuntime().serve(
+            ModelAlias(provider="openai-compatible", model=str(no_base)), Settings()
+        )

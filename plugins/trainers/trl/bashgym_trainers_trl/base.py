@@ -19,6 +19,8 @@ from bashgym.contracts import InputError
 from bashgym.settings import Settings
 
 DEFAULT_ID = "qwen2.5-coder-0.5b-instruct"
+# the hub model the embedded GGUF was quantized from: what vLLM serves the PEFT adapter on
+DEFAULT_HF_ID = "Qwen/Qwen2.5-Coder-0.5B-Instruct"
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class Base:
     hf_dir: Path | None  # an HF folder to load from (None: only the GGUF, not yet cached)
     gguf: Path | None  # the GGUF llama.cpp serves the adapter on (None: an HF base only)
     model_id: str  # the id the adapter's metadata names
+    hf_id: str | None  # what vLLM loads as the base (a hub id or a folder); None: unknown
 
 
 def default_gguf(settings: Settings) -> Path:
@@ -45,17 +48,17 @@ def default_gguf(settings: Settings) -> Path:
 def find_base(base: str | None, settings: Settings) -> Base:
     if base is None:
         path = default_gguf(settings)
-        return Base(_cached(path, settings), path, DEFAULT_ID)
+        return Base(_cached(path, settings), path, DEFAULT_ID, DEFAULT_HF_ID)
     path = Path(base).expanduser().resolve()
     if path.suffix == ".gguf":
         if not path.is_file():
             raise InputError(f"base GGUF {str(path)!r} does not exist")
-        return Base(_cached(path, settings), path, path.stem)
+        return Base(_cached(path, settings), path, path.stem, None)
     if not (path / "config.json").is_file():
         raise InputError(
             f"trainer.base {base!r} is neither a .gguf file nor a model folder with config.json"
         )
-    return Base(path, None, str(path))
+    return Base(path, None, str(path), str(path))
 
 
 def _cache_dir(gguf: Path, settings: Settings) -> Path:

@@ -190,6 +190,7 @@ def save_adapter(peft_model: Any, out_dir: Path, base: Any, config: Any) -> Path
     meta = {
         "base": base.model_id,
         "base_gguf": str(base.gguf) if base.gguf else None,
+        "hf_base": base.hf_id,
         "gguf": ADAPTER_GGUF,
         "rank": lora["r"],
         "alpha": lora["lora_alpha"],

@@ -4,7 +4,11 @@ BPE trained on a few lines, a ChatML template): no download, trains in seconds o
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+from bashgym_trainers_trl import EXTRA
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -64,3 +68,17 @@ def fake_run(run_dir: Path, n: int = 8) -> Path:
         json.dumps({"status": "done", "outputs": {"nemo-jsonl": paths}})
     )
     return run_dir
+
+
+@pytest.fixture(scope="session")
+def make_run() -> Callable[..., Path]:
+    """`make_run(path, n=8)`: a run dir with n trainable conversations (and one bad line)."""
+    return fake_run
+
+
+@pytest.fixture(scope="session")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Qwen2 model folder (skips, naming the extra, without torch)."""
+    for module in ("torch", "transformers", "peft", "trl", "gguf"):
+        pytest.importorskip(module, reason=f"{module} is not installed: {EXTRA}")
+    return tiny_model(tmp_path_factory.mktemp("tiny") / "base")
