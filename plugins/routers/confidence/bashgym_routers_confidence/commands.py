@@ -18,8 +18,8 @@ THRESHOLD_HELP = (
     "like them).\n\n"
     "--target success=0.95: the threshold is the lowest at which the routed tasks' estimated "
     "success is at least 0.95 (a student-routed task counts its p, a teacher-routed one the "
-    "teacher's verified pass rate in these runs): the most work for the student that keeps "
-    "95% success.\n"
+    "teacher's verified pass rate on the tasks of these runs it would get): the most work for "
+    "the student that keeps 95% success.\n"
 )
 
 app = typer.Typer(

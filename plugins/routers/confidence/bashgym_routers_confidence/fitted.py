@@ -202,15 +202,19 @@ def fit(
             f"{', '.join(executors)}): name it with --student"
         )
     model, calibration = fit_student(x, y, names, seed=seed)
-    # every task once (a task both executors ran counts once): the scores the target sets on
-    tasks: dict[tuple[str, str], Outcome] = {}
+    # every task once (one both executors ran, or several runs ran, counts once): the scores
+    # the target sets the threshold on, and per task the teacher's verified pass rate there
+    tasks: dict[tuple[Any, ...], Outcome] = {}
     for o in outcomes:
         if all(n in o.features for n in names):
-            tasks.setdefault((o.run, o.task_id), o)
+            tasks.setdefault(_identity(o), o)
     scores = model.predict([vector(o.features, names) for o in tasks.values()])
     summary_t = Summary.of(theirs)
-    rate = teacher_success if teacher_success is not None else summary_t.rate
-    chosen = choose(scores, target, rate)
+    if teacher_success is not None:  # assumed by the user: one rate for every task
+        rate, per_task = teacher_success, None
+    else:
+        rate, per_task = summary_t.rate, _per_task(tasks, theirs)
+    chosen = choose(scores, target, rate, per_task)
     summary_s = Summary.of(mine)
     return FittedRouter(
         model,
@@ -233,6 +237,20 @@ def fit(
     )
 
 
+def _identity(o: Outcome) -> tuple[Any, ...]:
+    """The same task across runs: its id and what it looks like (its base features), so two
+    runs' `row-1` that are different tasks stay two."""
+    return (o.task_id, *(round(o.features[n], 9) for n in BASE_FEATURES if n in o.features))
+
+
+def _per_task(tasks: dict[tuple[Any, ...], Outcome], theirs: Sequence[Outcome]) -> np.ndarray:
+    """Per task (in `tasks`' order) the teacher's verified pass rate on it; NaN: not run."""
+    runs: dict[tuple[Any, ...], list[bool]] = {}
+    for o in theirs:
+        runs.setdefault(_identity(o), []).append(o.passed)
+    return np.array([np.mean(runs[k]) if k in runs else np.nan for k in tasks])
+
+
 def _rate_from(given: float | None, theirs: Sequence[Outcome]) -> str | None:
     """Where the teacher's pass rate came from (None: nowhere, it is unknown)."""
     return "--teacher-success" if given is not None else ("outcomes" if theirs else None)
@@ -252,6 +270,8 @@ def expected(
         "success": None if math.isnan(chosen.success) else round(chosen.success, 4),
         "all_student_success": round(float(np.mean(scores)), 4),
         "all_teacher_success": teacher_rate,
+        # the teacher's rate on the tasks it would get (see thresholds.estimate)
+        "teacher_success_on_its_tasks": chosen.teacher_rate,
     }
     if student.cost_usd is not None and teacher.cost_usd is not None:
         share = chosen.teacher_share
@@ -328,7 +348,8 @@ def meaning(router: FittedRouter) -> str:
     if kind == "success":
         return (
             "the threshold is the lowest at which the routed tasks' estimated success "
-            f"(student: p; teacher: its verified rate) is at least {float(value):g}"
+            "(student: p; teacher: its verified rate on the tasks it would get) is at least "
+            f"{float(value):g}"
         )
     return "threshold set by hand"
 

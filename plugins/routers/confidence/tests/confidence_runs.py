@@ -71,20 +71,23 @@ def row_of(a: Attempt) -> dict[str, Any]:
 def write_run(run_dir: Path, attempts: Iterable[Attempt], *, status: str = "ok") -> Path:
     """A run dir holding `attempts` in its store (state.db) and a run.json, as a run leaves
     them: first attempts keyed by task id, escalated ones by id + ESCALATED."""
+    items = []
+    for a in attempts:
+        if a.attempt == "escalated":
+            key = a.task.id + ESCALATED
+            again = a.task.model_copy(update={"id": key, "prompt": a.task.prompt + "\n---"})
+            route = {"executor": a.executor, "reason": "escalated"}
+            payload: Any = {"task": again.model_dump(mode="json"), "of": a.task.id}
+            payload["route"] = route
+        else:
+            key, payload = a.task.id, a.task.model_dump(mode="json")
+        items.append((key, payload, row_of(a)))
     store = RunStore(run_dir / "state.db")
     try:
-        for a in attempts:
-            if a.attempt == "escalated":
-                key = a.task.id + ESCALATED
-                again = a.task.model_copy(update={"id": key, "prompt": a.task.prompt + "\n---"})
-                route = {"executor": a.executor, "reason": "escalated"}
-                payload: Any = {"task": again.model_dump(mode="json"), "of": a.task.id}
-                payload["route"] = route
-            else:
-                key, payload = a.task.id, a.task.model_dump(mode="json")
-            store.add("tasks", [(key, payload)])
+        assert store.add("tasks", [(key, payload) for key, payload, _ in items]) == len(items)
+        for key, _, row in items:  # each claimed and completed, as the stage does
             assert store.claim("tasks", key) is not None
-            store.complete("tasks", key, row_of(a))
+            store.complete("tasks", key, row)
     finally:
         store.close()
     (run_dir / "run.json").write_text(json.dumps({"status": status}))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from bashgym_routers_confidence.features import BASE_FEATURES, task_features, vector
 
 from bashgym.records import Task
-from bashgym_routers_confidence.features import BASE_FEATURES, task_features, vector
 
 PROMPT = """Refactor the retry logic in src/net/client.py and fix the race in `Pool.get`.
 The tests in tests/test_client.py must still pass; see also setup.cfg.
