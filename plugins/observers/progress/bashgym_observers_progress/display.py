@@ -2,7 +2,11 @@
 
 On a terminal each step is a rich progress bar. When stderr is not a terminal (CI, a pipe, a
 log file) a line is printed when a step starts or ends and every `interval` seconds in between —
-even when no event arrives, so a long model call never looks like a hang.
+even when no event arrives, so a long model call never looks like a hang; never a line per row.
+
+A step's parts report as steps named under it (`pipeline column answer` while `pipeline` runs:
+the datadesigner runner's per-column progress inside a batch). They show as bars indented under
+their step on a terminal, and on the step's timed line otherwise, while they are under way.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class RunProgress:
         self.current: str | None = None
         self._bar: Progress | None = None
         self._tasks: dict[str, Any] = {}
+        self._parts: dict[str, list[str]] = {}  # step -> its parts' step names, in order
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
@@ -66,16 +71,38 @@ class RunProgress:
                 self._line(f"{event.step}: started")
         elif isinstance(event, RowsGenerated) and self._bar is not None:
             task = self._tasks.get(event.step)
+            parent = self._parent(event.step)
+            if task is None and parent is not None:
+                part = event.step[len(parent) + 1 :]
+                task = self._bar.add_task(f"  {part}", total=event.total, extra="")
+                self._tasks[event.step] = task
+                self._parts.setdefault(parent, []).append(event.step)
             if task is not None:
-                self._bar.update(task, advance=event.n, total=event.total, extra=self._extra())
+                extra = "" if parent is not None else self._extra()
+                self._bar.update(task, advance=event.n, total=event.total, extra=extra)
         elif isinstance(event, StepFinished):
             done = self.tally.progress.get(event.step, [0, None])[0] or 0
             if self._bar is not None and event.step in self._tasks:
                 self._bar.update(self._tasks[event.step], total=done, completed=done)
+                for part in self._parts.pop(event.step, []):  # the step's own line says it all
+                    self._bar.remove_task(self._tasks.pop(part))
             elif self._bar is None:
                 ended = "done" if event.ok else "failed"
                 self._line(f"{event.step}: {ended} in {event.duration_s:.1f}s ({done} done)")
             self.current = None
+
+    def _parent(self, step: str) -> str | None:
+        """The running step `step` is a part of (`pipeline` for `pipeline column x`), if any."""
+        current = self.current
+        return current if current is not None and step.startswith(current + " ") else None
+
+    def _parts_text(self, step: str) -> str:
+        """The parts of `step` under way, e.g. `column answer 7/12, column quality 3/12`."""
+        parts = []
+        for name, (done, total) in list(self.tally.progress.items()):
+            if name.startswith(step + " ") and total and (done or 0) < total:
+                parts.append(f"{name[len(step) + 1 :]} {done or 0}/{total}")
+        return ", ".join(parts)
 
     def _extra(self) -> str:
         parts = []
@@ -102,7 +129,7 @@ class RunProgress:
                 continue
             done, total = self.tally.progress.get(step, [0, None])
             of = f"/{total}" if total else ""
-            extra = self._extra()
+            extra = " · ".join(x for x in (self._parts_text(step), self._extra()) if x)
             self._line(f"{step}: {done or 0}{of} done" + (f" · {extra}" if extra else ""))
 
     def _line(self, text: str) -> None:

@@ -43,3 +43,42 @@ def test_a_run_shows_its_steps_on_stderr_and_closes_its_display(bashgym_cli, bas
     assert any(line.endswith("source: started") for line in lines)
     assert any("sink parquet: done in" in line and "(2 done)" in line for line in lines)
     assert not bashgym_observers_progress._open  # closed at RunFinished
+
+
+def feed(progress: RunProgress, tally: Tally, *events) -> None:
+    for event in events:
+        tally(event)
+        progress(event)
+
+
+def test_plain_lines_show_the_columns_under_way_on_the_steps_timed_line():
+    buffer = io.StringIO()
+    tally = Tally()
+    progress = RunProgress(Console(file=buffer, width=120), tally, interval=0.05)
+    with progress:
+        feed(progress, tally, StepStarted(step="pipeline", total=12),
+             RowsGenerated(step="pipeline column answer", n=7, total=12),
+             RowsGenerated(step="pipeline column quality", n=12, total=12))  # fmt: skip
+        time.sleep(0.3)
+        feed(progress, tally, StepFinished(step="pipeline", duration_s=0.3))
+    lines = buffer.getvalue().splitlines()
+    ticks = [line for line in lines if "pipeline: 0/12 done" in line]
+    assert ticks and all("column answer 7/12" in line for line in ticks)
+    assert not any("column quality" in line for line in lines)  # finished: not under way
+    assert len(lines) < 20  # timed lines, not one per event
+
+
+def test_a_terminal_shows_each_column_as_a_bar_under_its_step():
+    buffer = io.StringIO()
+    tally = Tally()
+    console = Console(file=buffer, width=100, force_terminal=True, color_system=None)
+    progress = RunProgress(console, tally)
+    with progress:
+        feed(progress, tally, StepStarted(step="pipeline", total=12),
+             RowsGenerated(step="pipeline column answer", n=5, total=12))  # fmt: skip
+        progress._bar.refresh()
+        shown = buffer.getvalue()
+        assert "  column answer" in shown and "5/12" in shown
+        feed(progress, tally, RowsGenerated(step="pipeline", n=12),
+             StepFinished(step="pipeline", duration_s=1.0))  # fmt: skip
+        assert len(progress._bar.tasks) == 1  # the column bars go with their step

@@ -24,6 +24,7 @@ from bashgym.contracts import (
     RunContext,
     Runner,
 )
+from bashgym_runners_datadesigner.progress import column_progress
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,6 +54,7 @@ class DataDesignerRunner(Runner[NoOptions]):
             step = SimpleNamespace(  # duck-types the Step fields generate_round uses
                 obj=PassThrough(), options=PipelineOptions(num_records=n), name="passthrough"
             )
-        generated = generate_round(step, judges, run, seed, n, number=round, resume=resume)
+        with column_progress(run, round):  # per-column progress inside a batch (see `progress`)
+            generated = generate_round(step, judges, run, seed, n, number=round, resume=resume)
         generated.summary["buffer_size"] = designer_settings(run.settings).buffer_size
         return generated

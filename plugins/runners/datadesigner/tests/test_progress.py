@@ -1,0 +1,50 @@
+"""DataDesigner's per-column progress reaches the run as events while it generates."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import data_designer.config as dd
+import pytest
+
+
+@pytest.mark.slow  # a whole DataDesigner run: ~10 s quiet, far more on a busy machine
+def test_a_run_reports_each_llm_column_as_it_advances(bashgym_cli, scripted_models, tmp_path):
+    builder = dd.DataDesignerConfigBuilder(
+        [dd.ModelConfig(alias="default", model="scripted-default", provider="default")]
+    )
+    builder.add_column(
+        dd.SamplerColumnConfig(
+            name="topic", sampler_type="category",
+            params=dd.CategorySamplerParams(values=["parsers", "caches"]),
+        )
+    )  # fmt: skip
+    for name in ("question", "answer"):
+        builder.add_column(
+            dd.LLMTextColumnConfig(name=name, prompt=f"Write a {name} on {{{{ topic }}}}",
+                                   model_alias="default")
+        )  # fmt: skip
+    config = tmp_path / "qa.yaml"
+    builder.write_config(config)
+    out = tmp_path / "run"
+    result = bashgym_cli(
+        "run", "--pipeline", str(config), "-n", "6", "-k", "parquet", "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    columns = Counter()
+    totals = {}
+    for e in events:
+        if e["type"] == "rows_generated" and e["step"].startswith("pipeline column "):
+            columns[e["step"]] += e["n"]
+            totals[e["step"]] = e["total"]
+    # each LLM column's cells, counted once each; samplers are instant and not reported
+    assert columns == {"pipeline column question": 6, "pipeline column answer": 6}
+    assert totals == {"pipeline column question": 6, "pipeline column answer": 6}
+    finished = next(i for i, e in enumerate(events) if e["type"] == "step_finished"
+                    and e["step"] == "pipeline")  # fmt: skip
+    column_events = [
+        i for i, e in enumerate(events) if str(e.get("step", "")).startswith("pipeline column")
+    ]
+    assert column_events and max(column_events) < finished  # while the step ran
