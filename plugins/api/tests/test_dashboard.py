@@ -1,7 +1,7 @@
 """The dashboard in a real browser: Debian's headless Chromium driven through its chromedriver by
 Selenium (both from the system: nothing is downloaded). Open the dashboard, start a run from
 the form, watch it finish live, open its rows; a screenshot is kept as the test's artifact
-(its path printed; BASHGYM_API_SCREENSHOT=PATH copies it there too, e.g. for the README)."""
+(its path printed; API_DASHBOARD_SCREENSHOT=PATH copies it there too, e.g. for the README)."""
 
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ def test_start_a_run_watch_it_and_read_its_rows(api, browser, tmp_path):
     shot = tmp_path / "api-dashboard.png"
     browser.save_screenshot(str(shot))
     print(f"dashboard screenshot: {shot}")
-    if os.environ.get("BASHGYM_API_SCREENSHOT"):
-        shutil.copyfile(shot, os.environ["BASHGYM_API_SCREENSHOT"])
+    if os.environ.get("API_DASHBOARD_SCREENSHOT"):
+        shutil.copyfile(shot, os.environ["API_DASHBOARD_SCREENSHOT"])
 
     browser.get(served.url + "/")  # the list shows the job, its status and kept / requested
     listed = browser.find_element(By.CSS_SELECTOR, f'#jobs tr[data-id="{job_id}"]').text
