@@ -69,6 +69,7 @@ class Attempt:
     status: str
     reason: str | None
     executor: str
+    route: str = "configured"  # why this executor (a router's reason)
     check: dict[str, Any] | None = None
     files: list[str] = field(default_factory=list)
     insertions: int = 0
@@ -149,7 +150,7 @@ async def run_attempt(
     """Run attempt `number` of `task` from commit `start` (see the module docstring)."""
     run, spec, repo = bench.run, bench.spec, bench.repo
     branch = task_branch(bench.job.name, task.id)
-    attempt = Attempt(task.id, number, branch, start, "error", None, chosen.name)
+    attempt = Attempt(task.id, number, branch, start, "error", None, chosen.name, chosen.why)
     tree = await repo.add_worktree(bench.job.worktrees / task.id, branch, start)
     copied = copy_files(repo.root, tree.path, spec.copy_files)
     prompt = task_prompt(task, bench.job, branch, earlier)
@@ -229,14 +230,14 @@ def _tail(result: WorkerResult | None) -> str:
 
 
 def trace_row(
-    run: RunContext, result: WorkerResult, attempt: Attempt, chosen: Chosen, prompt: str
+    run: RunContext, result: WorkerResult, attempt: Attempt, chosen: Chosen | None, prompt: str
 ) -> dict[str, Any]:
     """The attempt's trace as a dataset row, scrubbed before the store keeps it (the merge
     outcome is added when the job's traces are read: it is known only later)."""
     trace = result.trace.model_copy(deep=True)
     trace.provenance.git_branch = attempt.branch
     trace.provenance.git_commit = attempt.commit
-    trace.provenance.executor = trace.provenance.executor or chosen.name
+    trace.provenance.executor = trace.provenance.executor or attempt.executor or None
     row = {
         **trace_to_row(trace),
         "prompt": prompt,

@@ -28,7 +28,7 @@ from bashgym_work_tasks import run_task
 
 from bashgym.contracts import Budget, InputError, TaskContext
 from bashgym.events import TaskFinished
-from bashgym.records import Task
+from bashgym.records import Task, WorkerResult
 from bashgym.text import one_line
 from bashgym_orchestrator.attempt import (
     Attempt,
@@ -215,7 +215,11 @@ class JobRunner:
 
     def _attempts(self, tid: str) -> list[dict[str, Any]]:
         found = [i for i in self.store.items(ATTEMPTS, "done") if i.key.startswith(f"{tid}#")]
-        records = [i.result for i in found if isinstance(i.result, dict) and "number" in i.result]
+        records = [
+            i.result
+            for i in found
+            if isinstance(i.result, dict) and i.result.get("kind") != "merge-resolution"
+        ]
         return sorted(records, key=lambda r: r["number"])
 
     async def _work(self, tid: str, slot: int, budget: Budget) -> None:
@@ -234,7 +238,7 @@ class JobRunner:
             self.store.claim(ATTEMPTS, key)
             attempt = await self._attempt(task, number, slot, budget, earlier)
             final = not attempt.success and number > self.retries
-            if not attempt.success and not final:  # its branch kept for a look, renamed
+            if not attempt.success and not final and attempt.branch:  # kept, renamed
                 kept = f"{attempt.branch}-attempt-{number}"
                 await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)
                 try:
@@ -272,8 +276,11 @@ class JobRunner:
             attempt = await run_attempt(
                 self.bench, task, number, chosen, budget, slot, start, earlier
             )
-        except (GitError, InputError, OSError) as exc:
-            attempt = Attempt(task.id, number, "", "", "error", one_line(exc), "")
+        except (GitError, InputError, OSError) as exc:  # the worker never ran: a status too
+            reason = f"could not start the worker: {one_line(exc)}"
+            attempt = Attempt(task.id, number, "", "", "error", reason, "")
+            failed = WorkerResult.failed(Task(id=task.id, prompt=task.prompt), "", "error", reason)
+            attempt.row = trace_row(self.bench.run, failed, attempt, None, task.prompt)
         attempt.row.setdefault("duration_s", round(time.monotonic() - started, 3))
         return attempt
 
@@ -383,7 +390,7 @@ class JobRunner:
         self.store.add(ATTEMPTS, [key])
         self.store.claim(ATTEMPTS, key)
         chosen = await asyncio.to_thread(self.choose, task, 0, [])
-        work = Task(id=f"{tid}-merge", prompt=prompt, metadata={"job": bench.job.name})
+        work = Task(id=tid, prompt=prompt, metadata={"job": bench.job.name, "merge": branch})
         async with bench.environment.open(self.integration.path, env_options(bench, slot)) as s:
             ctx = TaskContext(run=bench.run, env=s, budget=budget)
             result = await run_task(

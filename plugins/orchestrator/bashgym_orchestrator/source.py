@@ -225,6 +225,7 @@ def _attempt_row(job: Job, record: dict[str, Any], task: Any) -> dict[str, Any]:
         "attempt": record["number"],
         "branch": record["branch"] or None,
         "executor": record["executor"],
+        "route": record.get("route"),
         "check": record.get("check"),
         "merge": merge,
         "conflicts": (task.result or {}).get("conflicts", []) if merged else [],

@@ -12,14 +12,16 @@ from bashgym.contracts import Executor, NoOptions, TaskContext
 from bashgym.records import Message, Outcome, Provenance, Task, ToolCall, Trace, Usage, WorkerResult
 
 BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
+RESOLVE = re.compile(r"```resolve\n(.*?)```", re.DOTALL)  # run when asked to resolve a conflict
 COST = re.compile(r"^cost: ([0-9.]+)$", re.MULTILINE)
 
 
 class ShellExecutor(Executor[NoOptions]):
-    """Runs the prompt's ```sh block; success when it exits 0."""
+    """Runs the prompt's ```sh block (```resolve for a merge conflict); success: exit 0."""
 
     async def run(self, task: Task, options: NoOptions, ctx: TaskContext) -> WorkerResult:
-        found = BLOCK.search(task.prompt)
+        block = RESOLVE if task.prompt.startswith("Resolve a git merge conflict") else BLOCK
+        found = block.search(task.prompt)
         command = found.group(1) if found else "true"
         done = await ctx.env.run(command, timeout=120)
         cost = float(m.group(1)) if (m := COST.search(task.prompt)) else 0.0

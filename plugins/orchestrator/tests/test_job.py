@@ -180,3 +180,44 @@ def test_unapproved_plan_does_not_run(
     assert not (job.dir / "events.jsonl").exists()
     approved = bashgym_cli("orchestrate", "approve", job.dir)
     assert approved.exit_code == 0 and Job.at(job.dir).plan().approved
+
+
+def test_resolve_conflicts_gives_the_conflict_to_a_worker(
+    bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    both = "printf 'first line\\nfrom-b\\nfrom-c\\n' > shared.txt"
+    tasks = [
+        orch.plan_task(
+            t,
+            f"append\n```sh\n{wait}echo from-{t} >> shared.txt\n```\n```resolve\n{both}\n```\n",
+            priority=p,
+        )
+        for t, p, wait in (("b", "high", ""), ("c", "normal", "sleep 2; "))
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+
+    done = bashgym_cli(
+        "orchestrate",
+        "run",
+        job.dir,
+        *RUN,
+        "--plugin",
+        orch.shell_plugin,
+        "--workers",
+        "2",
+        "--resolve-conflicts",
+    )
+
+    assert done.exit_code == 0, done.output
+    result = job.result()
+    assert result is not None
+    assert {t: s["outcome"] for t, s in result["tasks"].items()} == {"b": "merged", "c": "resolved"}
+    assert orch.git(repo, "show", "bashgym/job/integration:shared.txt").splitlines() == [
+        "first line",
+        "from-b",
+        "from-c",
+    ]
+    assert result["tasks"]["c"]["attempts"] == 1
+    assert orch.finished_counts(job) == {"b": 1, "c": 1}
+    merges = [e for e in orch.events(job) if e["type"] == "merge_result"]
+    assert [(m["task_id"], m["outcome"]) for m in merges] == [("b", "merged"), ("c", "resolved")]

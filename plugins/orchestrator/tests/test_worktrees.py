@@ -1,0 +1,79 @@
+"""The job's git, on real repositories: a worktree a task made hostile is still committed on
+the right branch with nothing of the task's run, hooks never run, a conflict is aborted and
+named, and copied files stay out of the task's commit."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bashgym.contracts import InputError
+from bashgym_orchestrator.worktrees import Repository, copy_files
+
+
+def test_hostile_worktree_commits_on_its_own_branch(repo: Path, tmp_path: Path, orch: Any) -> None:
+    ran = tmp_path / "hook-ran"
+    hook = repo / ".git" / "hooks" / "post-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    orch.git(evil, "init", "-q")
+    (evil / ".git" / "config").write_text(f"[core]\n\tfsmonitor = touch {ran}\n")
+
+    async def scenario() -> tuple[bool, str, Any]:
+        git = Repository(repo)
+        base = await git.commit_of("main")
+        tree = await git.add_worktree(tmp_path / "wt" / "t1", "bashgym/job/t1", base)
+        # the task rewrites its .git file to point elsewhere, and adds files
+        (tree.path / ".git").write_text(f"gitdir: {evil / '.git'}\n")
+        (tree.path / "new.txt").write_text("new\n")
+        (tree.path / ".env").write_text("SECRET=1\n")
+        committed = await git.commit_all(tree, "t1", keep_out=[".env"])
+        return committed, await git.tip(tree), await git.diff(tree, base)
+
+    committed, tip, diff = asyncio.run(scenario())
+    assert committed and diff.files == ["new.txt"]  # .env (a copied file) is not committed
+    assert orch.git(repo, "rev-parse", "bashgym/job/t1") == tip
+    assert orch.git(repo, "show", "bashgym/job/t1:new.txt") == "new"
+    assert not ran.exists(), "a hook or the task's git config ran on the host"
+    assert orch.git(evil, "rev-parse", "--all") == ""  # nothing went to the repo it pointed at
+    assert orch.git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+def test_conflict_is_aborted_and_named(repo: Path, tmp_path: Path, orch: Any) -> None:
+    async def scenario() -> Any:
+        git = Repository(repo)
+        base = await git.commit_of("main")
+        into = await git.open_worktree(tmp_path / "wt" / "integration", "bashgym/j/integration",
+                                       base)  # fmt: skip
+        results = []
+        for name in ("one", "two"):
+            tree = await git.add_worktree(tmp_path / "wt" / name, f"bashgym/j/{name}", base)
+            (tree.path / "shared.txt").write_text(f"{name}\n")
+            await git.commit_all(tree, name, keep_out=[])
+            results.append(await git.merge(into, f"bashgym/j/{name}", f"Merge {name}"))
+        return into, results
+
+    into, (first, second) = asyncio.run(scenario())
+    assert first.outcome == "merged" and first.commit
+    assert second.outcome == "conflicted" and second.conflicts == ["shared.txt"]
+    assert orch.git(repo, "rev-parse", "bashgym/j/integration") == first.commit
+    assert (into.path / "shared.txt").read_text() == "one\n"  # the merge was aborted cleanly
+    assert not any(os.scandir(into.admin)) or not (into.admin / "MERGE_HEAD").exists()
+    assert orch.git(repo, "rev-parse", "bashgym/j/two")  # the conflicting branch is kept
+
+
+def test_copy_files_stay_inside(repo: Path, tmp_path: Path) -> None:
+    (repo / ".env").write_text("X=1\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    assert copy_files(repo, tree, [".env", "missing.txt"]) == [".env"]
+    assert (tree / ".env").read_text() == "X=1\n"
+    with pytest.raises(InputError, match="not a path inside"):
+        copy_files(repo, tree, ["../outside"])
