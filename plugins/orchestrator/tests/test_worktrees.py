@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bashgym_orchestrator.worktrees import Repository, copy_files
 
 from bashgym.contracts import InputError
-from bashgym_orchestrator.worktrees import Repository, copy_files
 
 
 def test_hostile_worktree_commits_on_its_own_branch(repo: Path, tmp_path: Path, orch: Any) -> None:
