@@ -77,7 +77,7 @@ def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
     try:
         spec = load_spec(spec_file)
         spec.repository = _repository(repo, spec.repository)
-        Repository(spec.repository)  # a clear error now, not after the planner answered
+        repository = Repository(spec.repository)  # a clear error now, not after planning
         host = current_host()
         settings = load_settings(host.registry.settings_tables)
         if job_dir is not None:
@@ -94,6 +94,7 @@ def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
             plan = asyncio.run(make_plan(spec, spec.repository, model, cap_usd=spec.budget_usd))
     except (InputError, SettingsError) as exc:
         raise fail(str(exc)) from None
+    job.set_name(asyncio.run(repository.unused_job_name(job.dir.name)))
     job.save_spec(spec)
     job.save_plan(plan)
     err.print(f"planned in {time.monotonic() - started:.1f}s by {plan.planner}", highlight=False)

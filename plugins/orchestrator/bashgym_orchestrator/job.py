@@ -2,6 +2,7 @@
 
     JOB/spec.json     the spec as planned (repository made absolute)
     JOB/plan.json     the task DAG; editable by hand, validated again when used
+    JOB/name          the job's name in its branches, unique in the repository
     JOB/job.json      the job's result: merged / conflicted / failed / blocked, verify, cost
     JOB/worktrees/    one git worktree per task (and `integration`), removed at the end
                       except those of failed or conflicted tasks
@@ -28,7 +29,7 @@ from bashgym_orchestrator.plan import Plan, read_plan, write_plan
 from bashgym_orchestrator.spec import Spec
 
 SPEC_FILE, PLAN_FILE, RESULT_FILE, CANCEL_FILE = "spec.json", "plan.json", "job.json", "cancel"
-WORKTREES = "worktrees"
+WORKTREES, NAME_FILE = "worktrees", "name"
 
 
 def _slug(text: str) -> str:
@@ -68,8 +69,16 @@ class Job:
 
     @property
     def name(self) -> str:
-        """The job's name in branch names (`bashgym/<name>/<task>`)."""
-        return self.dir.name
+        """The job's name in branch names (`bashgym/<name>/<task>`): chosen when it was planned
+        so that no other job's branches in the repository share it (NAME_FILE), else the
+        folder's name."""
+        try:
+            return (self.dir / NAME_FILE).read_text(encoding="utf-8").strip() or self.dir.name
+        except OSError:
+            return self.dir.name
+
+    def set_name(self, name: str) -> None:
+        (self.dir / NAME_FILE).write_text(name + "\n", encoding="utf-8")
 
     @property
     def plan_file(self) -> Path:

@@ -152,6 +152,23 @@ class Repository:
                 shutil.rmtree(path, ignore_errors=True)
         await git.run(self.main, "worktree", "prune")
 
+    async def unused_job_name(self, name: str) -> str:
+        """`name`, or `name-2`, `name-3`, ... : the first no branch `bashgym/<name>/...` uses
+        (two jobs never share branches, whatever their folders are called)."""
+        base, n = safe_name(name), 1
+        while True:
+            candidate = base if n == 1 else f"{base[:60]}-{n}"
+            refs = await git.run(
+                self.main,
+                "for-each-ref",
+                "--count=1",
+                "--format=%(refname)",
+                f"refs/heads/{branch_prefix(candidate)}/",
+            )
+            if refs.ok and not refs.output.strip():
+                return candidate
+            n += 1
+
     async def rename_branch(self, old: str, new: str) -> None:
         await self.git("branch", "-M", old, new)
 

@@ -77,3 +77,12 @@ def test_copy_files_stay_inside(repo: Path, tmp_path: Path) -> None:
     assert (tree / ".env").read_text() == "X=1\n"
     with pytest.raises(InputError, match="not a path inside"):
         copy_files(repo, tree, ["../outside"])
+
+
+def test_a_job_name_no_other_job_uses(repo: Path, orch: Any) -> None:
+    orch.git(repo, "branch", "bashgym/job/a")
+    names = (
+        asyncio.run(Repository(repo).unused_job_name("job")),
+        asyncio.run(Repository(repo).unused_job_name("other")),
+    )
+    assert names == ("job-2", "other")
