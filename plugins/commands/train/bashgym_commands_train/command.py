@@ -11,7 +11,7 @@ from bashgym_cli import fail, out
 from bashgym_cli.runs import parse_value
 from pydantic import BaseModel, ValidationError
 
-from bashgym.contracts import InputError, Trained
+from bashgym.contracts import InputError, RunStopped, Trained
 from bashgym.plugins import current_host
 from bashgym.registry import UnknownNameError
 from bashgym.settings import SettingsError, load_settings
@@ -81,6 +81,8 @@ def train_command(
         trained = found.obj.train(run_dir, target, options, settings)
     except (InputError, SettingsError) as exc:
         raise fail(one_line(exc)) from None
+    except RunStopped as exc:  # a remote job failed, or outlasted the wait: the same command
+        raise fail(one_line(exc), code=1) from None  # again follows it
     show(trained)
 
 

@@ -90,12 +90,22 @@ def load(base: Base, settings: Settings, dtype: Any) -> tuple[Any, Any]:
 def _save_cache(model: Any, tok: Any, folder: Path) -> None:
     """Write the HF form aside and rename: a killed save never leaves a half folder in use."""
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    from safetensors.torch import save_model
+
     try:
-        model.save_pretrained(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        # transformers refuses save_pretrained() on a model loaded from a GGUF ("quantized with
+        # gguf, not serializable"); its weights are plain float tensors once dequantized, so
+        # the config and safetensors are written directly (save_model handles tied weights)
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            del config.quantization_config
+        config.save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"))
         tok.save_pretrained(tmp)
         (tmp / "bashgym-cache.json").write_text(json.dumps({"from": "gguf"}))
         tmp.rename(folder)
-    except OSError:  # a full disk or a racing process: training goes on without the cache
+    except (OSError, ValueError):  # a full disk, a racing process: train on without the cache
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
