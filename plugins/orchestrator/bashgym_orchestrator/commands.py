@@ -162,7 +162,7 @@ def run_command(
             "--workers",
             "-w",
             min=1,
-            help="Tasks run at once (default: the spec's, else [orchestrator] workers, 3).",
+            help="Tasks run at once (default: the spec's, else \\[orchestrator] workers, 3).",
         ),
     ] = None,
     budget: Annotated[
@@ -176,7 +176,7 @@ def run_command(
         typer.Option(
             "--executor",
             "-x",
-            help="Executor of every task (default: [orchestrator] executor, claude-cli).",
+            help="Executor of every task (default: \\[orchestrator] executor, claude-cli).",
         ),
     ] = None,
     environment: Annotated[
