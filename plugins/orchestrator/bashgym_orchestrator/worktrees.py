@@ -181,11 +181,14 @@ class Repository:
         await self.git("add", "-A", "--", ".", repo=tree.repo)
         if keep_out:  # the copied files (.env, ...) go back to what the branch holds
             await git.run(tree.repo, "reset", "--quiet", "--", *keep_out)
-        staged = await git.run(tree.repo, "diff", "--cached", "--quiet")
-        if staged.ok:
+        done = await git.run(
+            tree.repo, "commit", "--quiet", "--no-verify", "-m", message, config=AUTHOR
+        )
+        if done.ok:
+            return True
+        if "nothing to commit" in done.output or "nothing added to commit" in done.output:
             return False
-        await self.git("commit", "--quiet", "--no-verify", "-m", message, repo=tree.repo)
-        return True
+        raise GitError(f"git commit failed: {' '.join(done.output.strip().splitlines()[-3:])}")
 
     async def diff(self, tree: Worktree, start: str) -> Diff:
         """Files changed on the worktree's branch since `start`, with line counts."""

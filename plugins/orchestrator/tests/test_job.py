@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 from bashgym_orchestrator.job import Job
 
 RUN = ("-x", "shell", "-e", "local")
 
 
+@pytest.mark.slow
 def test_dag_retry_conflict_verify_and_traces(
     bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any
 ) -> None:
