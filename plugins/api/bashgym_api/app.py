@@ -200,7 +200,11 @@ def _api_routes(app: FastAPI) -> None:
     @app.post("/api/jobs/{job_id}/resume", tags=["jobs"])
     async def resume_job(request: Request, job_id: str) -> dict[str, Any]:
         """Run a cancelled, interrupted or failed job again from where it stopped."""
-        return await asyncio.to_thread(state(request).jobs.resume, job_id)
+        jobs = state(request).jobs
+        if read_json(jobs.dir(job_id) / JOB_FILE).get("kind") == "orchestration":
+            raise JobError(409, f"job {job_id!r} is an orchestration: POST "
+                           f"/api/orchestrations/{job_id}/resume")  # fmt: skip
+        return await asyncio.to_thread(jobs.resume, job_id)
 
     @app.post("/api/jobs/{job_id}/push", status_code=202, tags=["jobs"])
     async def push_job(request: Request, job_id: str, body: JsonBody = None) -> dict[str, Any]:

@@ -180,6 +180,8 @@ class Jobs:
         """From disk only: a live child or lock holder is running (or cancelling); otherwise
         run.json's status, `cancelled` when a cancel was asked, `failed` when the child died
         without recording an end."""
+        if read_json(job_dir / JOB_FILE).get("kind") == "orchestration":
+            return self.orchestration_status(job_dir)
         run = read_status(job_dir).get("status")
         cancelled = (job_dir / CANCEL_FILE).is_file()
         if self.running(job_dir):
@@ -192,14 +194,36 @@ class Jobs:
             return "failed"  # the child ended before the run started, or was killed
         return str(run)
 
+    def orchestration_status(self, job_dir: Path) -> str:
+        """An orchestration job's: planning (the planner runs), awaiting_approval, running,
+        cancelling, cancelled, then its run's end (ok, empty, failed, interrupted)."""
+        odir = job_dir / ORCHESTRATOR_DIR
+        plan = read_json(odir / "plan.json")
+        cancelled = (job_dir / CANCEL_FILE).is_file()
+        if self.running(job_dir):
+            if cancelled:
+                return "cancelling"
+            return "running" if plan.get("approved") else "planning"
+        if not plan:
+            return "failed" if (job_dir / LAUNCH_FILE).is_file() else "pending"
+        if not plan.get("approved"):
+            return "awaiting_approval"
+        run = read_status(odir).get("status")
+        if cancelled and run in (None, "running", "interrupted", "failed"):
+            return "cancelled"
+        if run is None:
+            return "approved"
+        return "failed" if run == "running" else str(run)
+
     def summary(self, job_id: str) -> dict[str, Any]:
         """A row of the jobs list: id, kind, status, kept of requested, cost, age."""
         job_dir = self.dir(job_id)
         job = read_json(job_dir / JOB_FILE)
-        run = read_status(job_dir)
+        run_dir = self.run_dir(job_dir)
+        run = read_status(run_dir)
         counts = run.get("counts") or {}
-        if not counts and (job_dir / EVENTS_FILE).is_file():
-            counts = live_tally(job_dir / EVENTS_FILE).summary()["counts"]
+        if not counts and (run_dir / EVENTS_FILE).is_file():
+            counts = live_tally(run_dir / EVENTS_FILE).summary()["counts"]
         return {
             "id": job_id,
             "kind": job.get("kind", "run"),

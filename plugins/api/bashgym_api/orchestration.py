@@ -29,7 +29,6 @@ from bashgym_api.jobs import (
     CANCEL_FILE,
     EVENTS_FILE,
     JOB_FILE,
-    LAUNCH_FILE,
     LOG_FILE,
     ORCHESTRATOR_DIR,
     JobError,
@@ -182,26 +181,7 @@ def _orchestration_dir(st: State, job_id: str) -> Path:
 
 
 def _status(st: State, job_dir: Path) -> str:
-    """From disk: planning (the planner runs), awaiting_approval, running, cancelling,
-    cancelled, and the job's result (job.json's status) or the run's when it ended."""
-    odir = job_dir / ORCHESTRATOR_DIR
-    plan = read_json(odir / PLAN_FILE)
-    running = st.jobs.running(job_dir)
-    cancelled = (job_dir / CANCEL_FILE).is_file()
-    if running:
-        if cancelled:
-            return "cancelling"
-        return "running" if plan.get("approved") else "planning"
-    if not plan:
-        return "failed" if (job_dir / LAUNCH_FILE).is_file() else "pending"
-    if not plan.get("approved"):
-        return "awaiting_approval"
-    run = read_status(odir).get("status")
-    if cancelled and run in (None, "running", "interrupted", "failed"):
-        return "cancelled"
-    if run is None:
-        return "approved"
-    return "failed" if run == "running" else str(run)
+    return st.jobs.orchestration_status(job_dir)
 
 
 def detail(st: State, job_id: str) -> dict[str, Any]:
@@ -247,7 +227,7 @@ def task_states(
             "id": str(t.get("id")), "title": t.get("title"),
             "depends_on": t.get("depends_on") or [],
             "priority": t.get("priority"), "state": "pending", "worker": None, "branch": None,
-            "cost_usd": None, "merge": None, "reason": None, "attempts": 0,
+            "cost_usd": None, "merge": None, "reason": None, "attempts": 0, "output_tail": None,
         }
         for t in planned
     }  # fmt: skip
