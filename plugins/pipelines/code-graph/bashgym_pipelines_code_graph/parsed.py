@@ -29,6 +29,9 @@ class ParsedFile:
     bindings: dict[str, Target] = field(default_factory=dict)  # local name -> import target
     imports: list[Target] = field(default_factory=list)  # what the module imports
     error: str | None = None
+    # imports made inside a definition: its id -> (name -> import target), seen only there
+    # (last, so the positional fields a process hands another stay as they were)
+    scoped: dict[str, dict[str, Target]] = field(default_factory=dict)
 
 
 def failed(file: str, language: str, module_id: str, error: str) -> ParsedFile:

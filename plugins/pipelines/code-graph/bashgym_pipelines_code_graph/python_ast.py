@@ -28,12 +28,21 @@ _CHILDREN: dict[type, tuple[str, ...]] = {}  # ast class -> its _child_fields, f
 
 
 def module_id(path: str) -> str:
-    """`pkg/sub/mod.py` → `pkg.sub.mod`; a package's `__init__.py` is the package itself."""
+    """`pkg/sub/mod.py` → `pkg.sub.mod`; a package's `__init__.py` is the package itself. A
+    leading `src/` is the src layout's folder, not a package: `src/click/core.py` is
+    `click.core`, the name its users import."""
     stem = path[:-3] if path.endswith(".py") else path
     parts = [p for p in stem.split("/") if p]
+    if len(parts) > 1 and parts[0] == "src":
+        parts.pop(0)
     if len(parts) > 1 and parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
+
+
+def _overload(decorators: list[ast.expr]) -> bool:
+    """`@overload` / `@typing.overload`: a stub without a body, not the function callers reach."""
+    return any(dotted(d).rpartition(".")[2] == "overload" for d in decorators)
 
 
 def dotted(expr: ast.expr) -> str:
@@ -141,7 +150,7 @@ class _Walker:
                     self.definition(node, kind is ast.ClassDef, owner, owner_kind, cls, stack)
                     continue
                 if kind is ast.Import or kind is ast.ImportFrom:
-                    self.imports(node, kind is ast.Import)
+                    self.imports(node, kind is ast.Import, owner, owner_kind)
                     continue
                 fields = children[kind] = _child_fields(kind)
             for name in fields:
@@ -156,10 +165,12 @@ class _Walker:
     ) -> None:
         out, lines = self.out, self.lines
         ident = f"{owner}.{node.name}"  # type: ignore[attr-defined]
-        if ident in self.seen:  # a redefinition (e.g. under `if TYPE_CHECKING`): keep the first
+        decorators = node.decorator_list  # type: ignore[attr-defined]
+        # A redefinition (e.g. under `if TYPE_CHECKING`) keeps the first its plain id; an
+        # `@overload` stub never takes it, so calls land on the implementation, which has a body.
+        if ident in self.seen or (not is_class and _overload(decorators)):
             ident = f"{ident}@{node.lineno}"  # type: ignore[attr-defined]
         self.seen.add(ident)
-        decorators = node.decorator_list  # type: ignore[attr-defined]
         start = decorators[0].lineno if decorators else node.lineno  # type: ignore[attr-defined]
         end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
         doc, d0, d1 = _docstring(node)
@@ -173,6 +184,8 @@ class _Walker:
         stack.extend(decorators)  # walked in the owner, once the body is done
         if is_class:
             for base in node.bases:  # type: ignore[attr-defined]
+                if isinstance(base, ast.Subscript):  # `ParamType[bool]`: the generic's class
+                    base = base.value
                 name = dotted(base)
                 if name:
                     out.refs.append((ident, "inherits", name, cls))
@@ -183,17 +196,22 @@ class _Walker:
                 stack.extend(v for v in getattr(arguments, name) if v is not None)
             self.scan(node.body[::-1], ident, node_kind, cls)  # type: ignore[attr-defined]
 
-    def imports(self, node: ast.AST, plain: bool) -> None:
+    def imports(self, node: ast.AST, plain: bool, owner: str, owner_kind: str) -> None:
+        """An import binds its names where it stands: the module's, or a function's own (a
+        local import inside a method names what it imports there, not elsewhere)."""
         out = self.out
+        bindings = out.bindings
+        if owner_kind != "module":
+            bindings = out.scoped.setdefault(owner, {})
         if plain:
             for alias in node.names:  # type: ignore[attr-defined]
                 target: Target = (alias.name, "")
                 out.imports.append(target)
                 if alias.asname:
-                    out.bindings[alias.asname] = target
+                    bindings[alias.asname] = target
                 else:  # `import a.b` binds `a`
                     head = alias.name.partition(".")[0]
-                    out.bindings[head] = (head, "")
+                    bindings[head] = (head, "")
             return
         base = _absolute(self.package, node.level, node.module)  # type: ignore[attr-defined]
         for alias in node.names:  # type: ignore[attr-defined]
@@ -202,7 +220,7 @@ class _Walker:
                 continue
             target = (base, alias.name)
             out.imports.append(target)
-            out.bindings[alias.asname or alias.name] = target
+            bindings[alias.asname or alias.name] = target
 
 
 def parse_python(path: str, data: bytes, max_source_chars: int) -> ParsedFile:

@@ -42,6 +42,7 @@ def rehome(parsed: ParsedFile, prefix: str) -> None:
         node.node_id = move(node.node_id)
     parsed.contains = [(move(a), move(b)) for a, b in parsed.contains]
     parsed.refs = [(move(s), k, d, move(c) if c else c) for s, k, d, c in parsed.refs]
+    parsed.scoped = {move(owner): names for owner, names in parsed.scoped.items()}
     parsed.module_id = prefix
 
 
@@ -92,6 +93,8 @@ class Index:
         if language == "python":
             if ref in self.python:
                 return ref
+            if ref.startswith("src.") and ref[4:] in self.python:  # src layout, named whole
+                return ref[4:]
             found = self.suffixes.get(ref, [])
             return found[0] if len(found) == 1 else None
         for candidate in (ref, f"{ref}/index"):
@@ -149,17 +152,26 @@ class Index:
         return None
 
     def reference(self, parsed: ParsedFile, src: str, name: str, cls: str) -> str | None:
+        """Python's order: the enclosing definitions innermost first (what each defines or
+        imports), where a class body is no scope for the methods inside it; then the module."""
         head, _, rest = name.partition(".")
         if head in ("self", "cls", "this"):
             return self.member(cls, rest) if cls and rest else None
-        if name.rpartition(".")[2] in self.tails:
-            scope, mod = src, parsed.module_id
+        mod = parsed.module_id
+        local = bool(parsed.scoped)
+        if local or name.rpartition(".")[2] in self.tails:
+            scope = src
             while True:
                 candidate = f"{scope}.{name}"
-                if candidate in self.ids:
+                if (scope != cls or scope == src) and candidate in self.ids:
                     return candidate
                 if len(scope) <= len(mod):
                     break
+                bound = parsed.scoped.get(scope) if local else None
+                if bound is not None and head in bound:
+                    ref, member = bound[head]
+                    member = ".".join(p for p in (member, rest) if p)
+                    return self.target(parsed.language, (ref, member), module_fallback=False)
                 scope = scope.rpartition(".")[0]
         binding = parsed.bindings.get(head)
         if binding is None:
