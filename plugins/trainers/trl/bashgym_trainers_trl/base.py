@@ -83,8 +83,14 @@ def load(base: Base, settings: Settings, dtype: Any) -> tuple[Any, Any]:
     where, name = str(base.gguf.parent), base.gguf.name
     tok = AutoTokenizer.from_pretrained(where, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(where, gguf_file=name, dtype=dtype)
-    _save_cache(model, tok, _cache_dir(base.gguf, settings))
-    return model, tok
+    folder = _cache_dir(base.gguf, settings)
+    _save_cache(model, tok, folder)
+    del model
+    if not (folder / "bashgym-cache.json").is_file():
+        raise InputError(f"could not write the base model's HF form to {folder} (disk full?)")
+    # transformers refuses to train a model it loaded from a GGUF (its GGUF "quantizer" has no
+    # training support); the same weights loaded from the HF folder train as any model
+    return load(Base(folder, base.gguf, base.model_id, base.hf_id), settings, dtype)
 
 
 def _save_cache(model: Any, tok: Any, folder: Path) -> None:

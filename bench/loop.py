@@ -1,0 +1,375 @@
+"""Proof that the loop turns: the student's verified success on held-out coding tasks before and
+after `bashgym train` on its own (and a teacher's) verified work, then the held-out tasks routed
+between student and teacher by the fitted router, against sending everything to the teacher.
+
+The tasks: a family of small verifiable coding tasks, each with a check command run in the
+task's workspace (a file with given content; a Python function with a given result; a JSON file
+with a given value), deterministic from `--seed`, split train / held-out (even / odd index).
+
+The steps, each a real `bashgym` command in a fresh work folder (its bashgym.toml names the
+models):
+1. before: the student (the embedded Qwen2.5-Coder-0.5B, or `--student-model`) on the held-out
+   tasks: verified success (the check passed; the agent's own claim never counts);
+2. data: the student, then the teacher, on the train tasks with `-k nemo-jsonl`: only verified
+   successes become SFT lines (rejection sampling; a failed check is no training target);
+3. train: `bashgym train` (trl: LoRA SFT on CPU, or a GPU when there is one) on both runs' lines;
+4. after: the student served with the adapter (`model = "<adapter folder>"`) on the held-out
+   tasks: verified success again;
+5. routed: `bashgym router fit` on step 2's runs (`--target`), then the held-out tasks with
+   `--router confidence` between the adapted student and the teacher: run.json's routing
+   section (cost and success against all-teacher).
+The teacher is a scripted OpenAI-compatible server on 127.0.0.1 (bashgym_testing) that writes
+each task's right answer in one tool call: a perfect teacher, priced as `--teacher-model` in
+litellm's price list. Training needs torch (the trl plugin's `train` extra): run this with a
+Python that has it (e.g. a venv with `pip install torch==2.13.0` and the extra).
+
+    python bench/loop.py [--tasks 8] [--steps 30] [--max-turns 4] [--out DIR] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+KEY_ENV = "BENCH_LOOP_TEACHER_KEY"
+WORDS = ["apple", "river", "stone", "cloud", "ember", "maple", "orbit", "pixel", "quartz", "tulip"]
+
+
+# -- the task family ---------------------------------------------------------------------------
+
+
+def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
+    """`n` tasks, each {id, prompt, check, split, path, content} (path/content: the answer)."""
+    rng = random.Random(seed)
+    tasks = []
+    for i in range(n):
+        kind, word, k = i % 3, rng.choice(WORDS), rng.randint(2, 9)
+        name = f"{word}{i}"
+        if kind == 0:
+            prompt = f"Create a file named {name}.txt that contains exactly the text: {word}"
+            check = f'test "$(cat {name}.txt)" = "{word}"'
+            path, content = f"{name}.txt", word
+        elif kind == 1:
+            prompt = (
+                f"Create a Python file {name}.py with a function add_{k}(x) that returns "
+                f"x plus {k}."
+            )
+            check = f'python3 -c "import {name}; assert {name}.add_{k}(2) == {2 + k}"'
+            path, content = f"{name}.py", f"def add_{k}(x):\n    return x + {k}\n"
+        else:
+            prompt = (
+                f"Create a file named {name}.json holding a JSON object whose key "
+                f'"{word}" has the number {k} as its value.'
+            )
+            check = (
+                f"python3 -c \"import json; assert json.load(open('{name}.json')) == "
+                f"{{'{word}': {k}}}\""
+            )
+            path, content = f"{name}.json", json.dumps({word: k})
+        split = "train" if i % 2 == 0 else "held-out"
+        tasks.append(
+            {
+                "id": f"t{i:03d}",
+                "prompt": prompt,
+                "check": check,
+                "split": split,
+                "path": path,
+                "content": content,
+            }
+        )
+    return tasks
+
+
+def write_tasks(tasks: list[dict[str, Any]], path: Path) -> Path:
+    keep = ("id", "prompt", "check")
+    path.write_text("".join(json.dumps({k: t[k] for k in keep}) + "\n" for t in tasks))
+    return path
+
+
+# -- the perfect teacher -----------------------------------------------------------------------
+
+
+def start_teacher(tasks: list[dict[str, Any]]) -> Any:
+    """The scripted server: the task's answer in one write_file call, then a one-line summary."""
+    from bashgym_testing.server import RecordedRequest, Reply, ScriptedModelServer, ToolUse
+
+    by_prompt = {t["prompt"]: t for t in tasks}
+
+    def answer(request: RecordedRequest) -> Reply:
+        messages = request.messages
+        if messages and messages[-1].get("role") == "tool":
+            return Reply("Done: the file is written.")
+        text = request.last_user_text
+        task = next((t for p, t in by_prompt.items() if p in text), None)
+        if task is None:
+            return Reply("OK")  # the executor's preflight ("Reply with OK.")
+        call = ToolUse("write_file", {"path": task["path"], "content": task["content"]})
+        return Reply("", tool_calls=[call])
+
+    server = ScriptedModelServer().start()
+    server.add_rule(lambda r: True, answer)
+    return server
+
+
+# -- running bashgym ---------------------------------------------------------------------------
+
+
+def bashgym(args: list[str], cwd: Path, log: Path, timeout: float) -> float:
+    """Run `bashgym ARGS` with this Python; its output goes to `log`; seconds taken."""
+    started = time.monotonic()
+    env = {**os.environ, KEY_ENV: "bench-key", "PYTHONUNBUFFERED": "1"}
+    with log.open("a") as out:
+        out.write(f"\n$ bashgym {' '.join(args)}\n")
+        out.flush()
+        proc = subprocess.run(
+            [sys.executable, "-m", "bashgym_cli", *args],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
+    took = time.monotonic() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"bashgym {args[0]} failed (exit {proc.returncode}); see {log}")
+    return took
+
+
+def settings_file(
+    folder: Path,
+    teacher_url: str,
+    teacher_model: str,
+    adapter: Path | None,
+    student_model: str | None,
+) -> None:
+    student = ['provider = "embedded"']
+    if adapter is not None:
+        student.append(f'model = "{adapter}"')
+    elif student_model:
+        student.append(f'model = "{student_model}"')
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bashgym.toml").write_text(
+        "[models.student]\n" + "\n".join(student) + "\n\n"
+        "[models.teacher]\n"
+        'provider = "openai-compatible"\n'
+        f'model = "{teacher_model}"\n'
+        f'endpoint = "{teacher_url}"\n'
+        f'api_key_env = "{KEY_ENV}"\n'
+    )
+
+
+def agent_run(
+    folder: Path,
+    tasks: Path,
+    out: Path,
+    executor: str,
+    args: argparse.Namespace,
+    log: Path,
+    extra: list[str] | None = None,
+) -> float:
+    cmd = [
+        "run",
+        "-s",
+        "files",
+        "--set",
+        f"source.path={tasks}",
+        "-x",
+        executor,
+        "--set",
+        f"executor.max_turns={args.max_turns}",
+        "--set",
+        "executor.temperature=0",
+        "--plugin",
+        str(HERE / "_loop_teacher.py"),
+        "-c",
+        str(args.concurrency),
+        "-k",
+        "nemo-jsonl",
+        "-k",
+        "parquet",
+        "--out",
+        str(out),
+        *(extra or []),
+    ]
+    return bashgym(cmd, folder, log, args.timeout)
+
+
+def outcomes(run_dir: Path) -> dict[str, Any]:
+    """Verified successes of a run's tasks (first attempts and escalations), from its rows."""
+    import pandas as pd
+
+    rows = pd.read_parquet(run_dir / "data.parquet").to_dict("records")
+    verified = [bool(r.get("verified")) for r in rows]
+    cost = [r.get("cost_usd") for r in rows]
+    return {
+        "tasks": len(rows),
+        "verified": sum(verified),
+        "rate": round(sum(verified) / len(rows), 3) if rows else None,
+        "cost_usd": None if any(c is None for c in cost) else round(sum(cost), 6),
+    }
+
+
+def merged_run(folder: Path, runs: list[Path]) -> Path:
+    """One run dir holding the train lines of `runs` (what `bashgym train` reads)."""
+    (folder / "nemo-jsonl").mkdir(parents=True, exist_ok=True)
+    lines = []
+    for run in runs:
+        f = run / "nemo-jsonl" / "train.jsonl"
+        lines += f.read_text().splitlines() if f.is_file() else []
+        v = run / "nemo-jsonl" / "val.jsonl"  # tiny runs: every verified line trains
+        lines += v.read_text().splitlines() if v.is_file() else []
+    (folder / "nemo-jsonl" / "train.jsonl").write_text("\n".join(lines) + "\n")
+    paths = [str(folder / "nemo-jsonl" / "train.jsonl")]
+    (folder / "run.json").write_text(json.dumps({"outputs": {"nemo-jsonl": paths}}))
+    return folder
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--tasks", type=int, default=8, help="Tasks in all (half train, half held-out).")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=30, help="Optimizer steps of the LoRA SFT.")
+    p.add_argument("--max-turns", type=int, default=4, help="Model calls per task.")
+    p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--target", default="teacher-share=0.5", help="bashgym router fit --target.")
+    p.add_argument("--teacher-model", default="gpt-4o", help="Priced as in litellm's list.")
+    p.add_argument("--student-model", default=None, help="A GGUF (default: the embedded one).")
+    p.add_argument("--timeout", type=float, default=3600, help="Seconds per bashgym command.")
+    p.add_argument("--out", type=Path, default=None, help="Work folder (default: a temp one).")
+    p.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
+    args = p.parse_args()
+
+    root = (args.out or Path(tempfile.mkdtemp(prefix="bench-loop-"))).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    log = root / "bench.log"
+    tasks = make_tasks(args.tasks, args.seed)
+    train = write_tasks([t for t in tasks if t["split"] == "train"], root / "train.jsonl")
+    held = write_tasks([t for t in tasks if t["split"] == "held-out"], root / "held.jsonl")
+    teacher = start_teacher(tasks)
+    figures: dict[str, Any] = {
+        "tasks": args.tasks,
+        "steps": args.steps,
+        "seed": args.seed,
+        "max_turns": args.max_turns,
+        "load_avg": os.getloadavg()[0],
+    }
+    seconds: dict[str, float] = {}
+    try:
+        base_dir = root / "base"
+        settings_file(
+            base_dir, teacher.openai_base_url, args.teacher_model, None, args.student_model
+        )
+        say(f"work folder {root}; log {log}")
+        say("1/5 before: the student on the held-out tasks")
+        seconds["before"] = agent_run(base_dir, held, root / "before", "student", args, log)
+        figures["before"] = outcomes(root / "before")
+        say(f"    {figures['before']}")
+        say("2/5 data: the student, then the teacher, on the train tasks")
+        seconds["student_train"] = agent_run(
+            base_dir, train, root / "train-student", "student", args, log
+        )
+        seconds["teacher_train"] = agent_run(
+            base_dir, train, root / "train-teacher", "teacher", args, log
+        )
+        figures["train_student"] = outcomes(root / "train-student")
+        figures["train_teacher"] = outcomes(root / "train-teacher")
+        say(f"    student {figures['train_student']}, teacher {figures['train_teacher']}")
+        say(f"3/5 train: bashgym train --trainer trl ({args.steps} steps)")
+        data = merged_run(root / "train-data", [root / "train-student", root / "train-teacher"])
+        seconds["train"] = bashgym(
+            [
+                "train",
+                str(data),
+                "--out",
+                str(root / "trained"),
+                "--set",
+                f"trainer.max_steps={args.steps}",
+                "--set",
+                "trainer.grad_accum=1",
+                "--set",
+                "trainer.max_length=1024",
+                "--set",
+                "trainer.save_steps=10",
+            ],
+            base_dir,
+            log,
+            args.timeout,
+        )
+        figures["train"] = json.loads((root / "trained" / "metrics.json").read_text())
+        say(f"    loss {figures['train']['first_loss']} -> {figures['train']['final_loss']}")
+        adapted = root / "adapted"
+        settings_file(
+            adapted,
+            teacher.openai_base_url,
+            args.teacher_model,
+            root / "trained" / "adapter",
+            args.student_model,
+        )
+        say("4/5 after: the student with its adapter on the held-out tasks")
+        seconds["after"] = agent_run(adapted, held, root / "after", "student", args, log)
+        figures["after"] = outcomes(root / "after")
+        say(f"    {figures['after']}")
+        say(f"5/5 routed: bashgym router fit --target {args.target}, then the held-out tasks")
+        router_file = root / "router.json"
+        bashgym(
+            [
+                "router",
+                "fit",
+                str(root / "train-student"),
+                str(root / "train-teacher"),
+                "--target",
+                args.target,
+                "--out",
+                str(router_file),
+                "--teacher",
+                "teacher",
+            ],
+            base_dir,
+            log,
+            args.timeout,
+        )
+        seconds["routed"] = agent_run(
+            adapted,
+            held,
+            root / "routed",
+            "student",
+            args,
+            log,
+            [
+                "--router",
+                "confidence",
+                "--set",
+                "router.student=student",
+                "--set",
+                "router.teacher=teacher",
+                "--set",
+                f"router.model={router_file}",
+            ],
+        )
+        figures["routed"] = json.loads((root / "routed" / "run.json").read_text()).get("routing")
+        figures["routed_outcomes"] = outcomes(root / "routed")
+    finally:
+        teacher.stop()
+        figures["seconds"] = {k: round(v, 1) for k, v in seconds.items()}
+        text = json.dumps(figures, indent=1, default=str)
+        (root / "figures.json").write_text(text)
+        if args.json:
+            args.json.write_text(text)
+    print(text)
+
+
+def say(text: str) -> None:
+    print(f"bench/loop: {text}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
