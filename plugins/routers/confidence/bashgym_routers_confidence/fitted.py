@@ -24,9 +24,9 @@ import sklearn
 
 from bashgym.contracts import InputError
 from bashgym_routers_confidence.features import BASE_FEATURES, PROBE_FEATURE, vector
-from bashgym_routers_confidence.model import StudentModel, _logistic, fit_student
+from bashgym_routers_confidence.model import FitError, StudentModel, fit_student
 from bashgym_routers_confidence.outcomes import Outcome
-from bashgym_routers_confidence.thresholds import Estimate, Target, choose, estimate
+from bashgym_routers_confidence.thresholds import Estimate, Target, choose
 
 FORMAT = "bashgym-router/1"
 
@@ -124,15 +124,16 @@ class FittedRouter:
 
 
 def prior() -> FittedRouter:
-    """The router with no fitted file (see the module docstring)."""
-    from sklearn.preprocessing import StandardScaler
-
+    """The router with no fitted file (see the module docstring): the coefficients on the raw
+    feature values (a scaler that leaves them as they are)."""
     names = list(BASE_FEATURES)
-    scaler = StandardScaler()
-    scaler.mean_, scaler.scale_ = np.zeros(len(names)), np.ones(len(names))
-    scaler.var_, scaler.n_features_in_, scaler.n_samples_seen_ = scaler.scale_, len(names), 0
-    coef = np.array([PRIOR_COEF[n] for n in names])
-    model = StudentModel(names, scaler, _logistic(coef, PRIOR_INTERCEPT))
+    model = StudentModel.from_json(
+        {
+            "features": names,
+            "scaler": {"mean": [0.0] * len(names), "scale": [1.0] * len(names)},
+            "logistic": {"coef": [PRIOR_COEF[n] for n in names], "intercept": PRIOR_INTERCEPT},
+        }
+    )
     return FittedRouter(model, PRIOR_THRESHOLD)
 
 
@@ -195,8 +196,6 @@ def fit(
     y = np.array([int(o.passed) for o in mine])
     if not mine:
         executors = sorted({o.executor for o in outcomes}) or ["none"]
-        from bashgym_routers_confidence.model import FitError
-
         raise FitError(
             f"no verified outcome of the student {student!r} (executors in these runs: "
             f"{', '.join(executors)}): name it with --student"
@@ -352,10 +351,3 @@ def meaning(router: FittedRouter) -> str:
             f"{float(value):g}"
         )
     return "threshold set by hand"
-
-
-def rescore(router: FittedRouter, features: Sequence[dict[str, float]]) -> Estimate:
-    """What `router` would do over these tasks (for reports): share and estimated success."""
-    scores = router.model.predict([vector(f, router.features) for f in features])
-    rate = (router.training or {}).get("teacher_success")
-    return estimate(scores, router.threshold, rate)

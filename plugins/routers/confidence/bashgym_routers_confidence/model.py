@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV, calibration_curve
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
@@ -196,8 +197,6 @@ def _calibration(
     """The figures of `estimator` refitted fold by fold, scored on each held-out fold."""
     if split is None:
         return Calibration(method, None)
-    from sklearn.base import clone
-
     p = cross_val_predict(clone(estimator), x, y, cv=split, method="predict_proba")[:, 1]
     true, pred = calibration_curve(y, p, n_bins=5, strategy="quantile")
     # the outcomes per bin, binned as calibration_curve bins them (it returns no counts)
