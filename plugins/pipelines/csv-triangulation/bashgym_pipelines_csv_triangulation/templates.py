@@ -18,6 +18,10 @@ from typing import Any
 from bashgym_pipelines_csv_triangulation.profile import Profile
 
 ROUND = 2
+# A statistic with nothing to measure (a constant group, a column of one value) is not a
+# question: the gold code stops with this, so no consistency run is spent on it and the row is
+# dropped with the reason in its verdict (a t-test on a constant group answered p = 0 before).
+DEGENERATE = "degenerate statistic"
 
 
 @dataclass
@@ -149,7 +153,11 @@ def _statistics(p: Profile) -> Iterator[Question]:
             f"What is the sample standard deviation of {a.name}?",
             f"a number rounded to {ROUND} decimals",
             f"Use df[{a.name!r}].std() (pandas' default, ddof=1) and round it.",
-            code=f"submit(round(float(df[{a.name!r}].std()), {ROUND}))",
+            code=(
+                f"col = df[{a.name!r}].dropna()\n"
+                f"if len(col) < 2:\n    raise ValueError('{DEGENERATE}: fewer than 2 values')\n"
+                f"submit(round(float(col.std()), {ROUND}))"
+            ),
         )
         for b in numeric[i + 1 :]:
             yield Question(
@@ -157,7 +165,12 @@ def _statistics(p: Profile) -> Iterator[Question]:
                 f"What is the Pearson correlation between {a.name} and {b.name}?",
                 "a number rounded to 3 decimals",
                 f"Use df[{a.name!r}].corr(df[{b.name!r}]) (Pearson, pairwise complete rows).",
-                code=f"submit(round(float(df[{a.name!r}].corr(df[{b.name!r}])), 3))",
+                code=(
+                    f"pair = df[[{a.name!r}, {b.name!r}]].dropna()\n"
+                    "if len(pair) < 3 or (pair.std() == 0).any():\n"
+                    f"    raise ValueError('{DEGENERATE}: a constant column or under 3 rows')\n"
+                    f"submit(round(float(df[{a.name!r}].corr(df[{b.name!r}])), 3))"
+                ),
             )
     for cat in p.of_kind("categorical"):
         if len(cat.top) < 2:
@@ -177,6 +190,8 @@ def _statistics(p: Profile) -> Iterator[Question]:
                     "from scipy import stats\n"
                     f"a = df.loc[df[{cat.name!r}] == {first!r}, {num.name!r}].dropna()\n"
                     f"b = df.loc[df[{cat.name!r}] == {second!r}, {num.name!r}].dropna()\n"
+                    "if min(len(a), len(b)) < 2 or a.std() == 0 or b.std() == 0:\n"
+                    f"    raise ValueError('{DEGENERATE}: a group is constant or too small')\n"
                     "submit(float(stats.ttest_ind(a, b, equal_var=False).pvalue))"
                 ),
             )

@@ -135,3 +135,26 @@ def test_reworded_questions_lose_labels_and_quotes_and_fall_back_to_the_template
     found = read_questions(rows, options, run, "sha")
     assert [q["question"] for q in found.values()] == ["How many?", "T2?"]
     assert run.counts["csv-triangulation.reworded_empty"] == 1
+
+
+def test_a_degenerate_statistic_is_not_a_question(tmp_path):
+    """A t-test on a constant group gave p = 0, and five runs agreed: a question with nothing
+    to measure. The gold code now stops, so no run is spent and the row says why."""
+    from bashgym_pipelines_csv_triangulation.templates import DEGENERATE
+
+    path = tmp_path / "flat.csv"
+    data = [("N", 5, 1), ("N", 5, 2), ("N", 5, 3), ("S", 4, 4), ("S", 6, 5), ("S", 9, 6)] * 3
+    rows = ["region,price,qty"] + [f"{r},{p},{q}" for r, p, q in data]
+    path.write_text("\n".join(rows) + "\n")
+    frame = read_csv(path)
+    questions = [q for kind in KINDS for q in GENERATORS[kind](profile(path, frame))]
+    ttests = [q for q in questions if q.answer_type == "p_value" and "price" in q.question]
+    assert ttests
+    for q in ttests:  # price is constant where region is N
+        with pytest.raises(ValueError, match=DEGENERATE):
+            exec(q.code, {"df": frame.copy(), "submit": lambda v: None})
+    # the same template on a column that varies in both groups is a question
+    (qty_test,) = [q for q in questions if q.answer_type == "p_value" and "qty" in q.question]
+    got = []
+    exec(qty_test.code, {"df": frame.copy(), "submit": got.append})
+    assert 0 <= got[0] <= 1
