@@ -41,7 +41,7 @@ import sys, uvicorn
 from pathlib import Path
 from bashgym_api import ServerConfig, create_app
 uvicorn.run(create_app(ServerConfig(jobs_root=Path(sys.argv[1]))), host="127.0.0.1",
-            port=int(sys.argv[2]), log_level="warning")
+            port=int(sys.argv[2]), log_level="warning", ws="websockets-sansio")
 """
 
 

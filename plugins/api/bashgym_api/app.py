@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -26,13 +27,26 @@ from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from starlette.middleware.cors import CORSMiddleware
 
 from bashgym import __version__
+from bashgym.settings import ENV_VAR_NAME
 from bashgym_api import orchestration, procs
 from bashgym_api.auth import TokenAuth
 from bashgym_api.body import JsonBody
 from bashgym_api.commands import Commands
-from bashgym_api.jobs import EVENTS_FILE, JOB_FILE, LOG_FILE, JobError, Jobs, log_tail, read_json
+from bashgym_api.jobs import (
+    EVENTS_FILE,
+    JOB_FILE,
+    LOG_FILE,
+    JobError,
+    Jobs,
+    log_tail,
+    read_json,
+    write_json,
+)
 from bashgym_api.specs import Plugins, describe_pipelines, pipeline_spec, run_spec
 from bashgym_api.tail import Hub, at_line_start, message
+
+PUSH_FILE, PUSH_LOG = "push.json", "push.log"  # a job's last push: pid, repo, exit code; output
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass
@@ -211,22 +225,42 @@ def _api_routes(app: FastAPI) -> None:
         """Push the job's dataset to the Hugging Face Hub (`bashgym push RUN_DIR --repo ID`)."""
         st, body = state(request), body or {}
         job_dir = st.jobs.dir(job_id)
-        repo = body.get("repo")
-        if not isinstance(repo, str) or not repo.strip() or repo.startswith("-"):
+        repo, token_env = body.get("repo"), body.get("token_env", "HF_TOKEN")
+        if not isinstance(repo, str) or not REPO_ID.match(repo):
             raise JobError(422, "repo: the Hub dataset id to push to, e.g. 'user/name'")
-        if st.jobs.status(job_dir) not in ("ok",):
+        if not isinstance(token_env, str) or not ENV_VAR_NAME.match(token_env):
+            raise JobError(422, "token_env: the NAME of the env var holding the Hub token")
+        if st.jobs.status(job_dir) != "ok":
             raise JobError(409, f"job {job_id!r} has not finished with rows: nothing to push")
+        if procs.alive(read_json(job_dir / PUSH_FILE).get("pid"), str(job_dir)):
+            raise JobError(409, f"job {job_id!r} is being pushed already")
         await asyncio.to_thread(st.commands.require, ["push"])
-        argv = [*procs.bashgym_argv(), "push", str(job_dir), "--repo", repo]
-        log = job_dir / "push.log"
-        pid = procs.start(argv, log, env=st.config.child_env)
-        return {"id": job_id, "pushing": True, "pid": pid, "log": str(log)}
+        visibility = "--public" if body.get("private") is False else "--private"
+        argv = [*procs.bashgym_argv(), "push", str(job_dir), "--repo", repo,
+                "--token-env", token_env, visibility]  # fmt: skip
+        (job_dir / PUSH_LOG).write_text("")
+
+        def ended(code: int) -> None:
+            write_json(job_dir / PUSH_FILE, {**read_json(job_dir / PUSH_FILE), "exit_code": code})
+
+        pid = procs.start(argv, job_dir / PUSH_LOG, env=st.config.child_env, on_exit=ended)
+        write_json(job_dir / PUSH_FILE, {"pid": pid, "repo": repo, "argv": argv})
+        return {"id": job_id, "pushing": True, "repo": repo}
 
     @app.get("/api/jobs/{job_id}/push", tags=["jobs"])
-    async def push_log(request: Request, job_id: str) -> dict[str, Any]:
-        """The output of the job's last push."""
+    async def push_status(request: Request, job_id: str) -> dict[str, Any]:
+        """The job's last push: running, its exit code when it ended (null: unknown or not
+        yet), and its output."""
         job_dir = state(request).jobs.dir(job_id)
-        return {"log": log_tail(job_dir / "push.log", 50)}
+        push = read_json(job_dir / PUSH_FILE)
+        if not push:
+            raise JobError(404, f"job {job_id!r} was never pushed")
+        return {
+            "repo": push.get("repo"),
+            "running": procs.alive(push.get("pid"), str(job_dir)),
+            "exit_code": push.get("exit_code"),
+            "log": log_tail(job_dir / PUSH_LOG, 50),
+        }
 
     @app.get("/api/jobs/{job_id}/events", tags=["jobs"])
     async def events(request: Request, job_id: str, offset: int = Query(0, ge=0)) -> JSONResponse:

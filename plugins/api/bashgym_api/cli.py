@@ -78,4 +78,4 @@ def serve(
     query = f"/?token={token}" if token else "/"
     out.print(f"BashGym API on http://{shown}:{port}{query} (docs: /docs); jobs in {root}",
               highlight=False, markup=False, soft_wrap=True)  # fmt: skip
-    uvicorn.run(app, host=host, port=port, log_level="warning", ws="websockets")
+    uvicorn.run(app, host=host, port=port, log_level="warning", ws="websockets-sansio")

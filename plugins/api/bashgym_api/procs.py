@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bashgym_procs import signal_group
@@ -28,9 +28,15 @@ def bashgym_argv() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "bashgym"]
 
 
-def start(argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:
+def start(
+    argv: Sequence[str],
+    log: Path,
+    env: dict[str, str] | None = None,
+    on_exit: Callable[[int], None] | None = None,
+) -> int:
     """Start `argv` in its own session, stdout and stderr appended to `log`; returns its pid.
-    A thread waits for it, so a finished child never lingers as a zombie."""
+    A thread waits for it, so a finished child never lingers as a zombie, and then calls
+    `on_exit(returncode)` when given."""
     with log.open("ab") as out:
         popen = subprocess.Popen(
             list(argv),
@@ -40,7 +46,13 @@ def start(argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> 
             start_new_session=True,
             env=env,
         )
-    threading.Thread(target=popen.wait, name=f"reap-{popen.pid}", daemon=True).start()
+
+    def reap() -> None:
+        code = popen.wait()
+        if on_exit is not None:
+            on_exit(code)
+
+    threading.Thread(target=reap, name=f"reap-{popen.pid}", daemon=True).start()
     return popen.pid
 
 

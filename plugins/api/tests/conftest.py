@@ -6,6 +6,7 @@ scripted model server)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ import pytest
 import uvicorn
 from bashgym_api import ServerConfig, create_app
 from bashgym_procs import free_port
+from bashgym_testing import Reply
 from websockets.sync.client import connect
 
 
@@ -70,7 +72,9 @@ class Served:
 def start_server(config: ServerConfig, host: str = "127.0.0.1") -> Served:
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(config), host=host, port=port, log_level="warning")
+        uvicorn.Config(
+            create_app(config), host=host, port=port, log_level="warning", ws="websockets-sansio"
+        )
     )
     thread = threading.Thread(target=server.run, name="api-server", daemon=True)
     thread.start()
@@ -109,3 +113,44 @@ def api(bashgym_env: Any, jobs_root: Path) -> Iterator[Callable[..., Served]]:
     for job_id in jobs.ids():
         if jobs.running(jobs.dir(job_id)):
             jobs.cancel(job_id)
+
+
+def plan_task(tid: str, *deps: str) -> dict[str, Any]:
+    return {
+        "id": tid, "title": f"do {tid}", "description": f"the {tid} part", "priority": "normal",
+        "depends_on": list(deps), "files": [f"src/{tid}.py"], "estimated_turns": 2,
+        "budget_usd": 0.5, "prompt": f"Write src/{tid}.py.",
+    }  # fmt: skip
+
+
+PLAN = {"tasks": [plan_task("core"), plan_task("cli", "core"), plan_task("docs", "core")]}
+SPEC = """+++
+repository = "{repo}"
+workers = 2
++++
+# Add a greeting command
+
+The CLI greets the user by name.
+
+## Acceptance criteria
+- `tool greet Ada` prints `Hello, Ada!`
+"""
+
+
+@pytest.fixture
+def orchestration_spec(scripted_models: Any, tmp_path: Path) -> str:
+    """A spec (Markdown) over a new git repository; the scripted server answers its planning
+    with PLAN (core, then cli and docs), and the tasks run on the student executor, on the
+    host, against the same server."""
+    with (scripted_models.env.workdir / "bashgym.toml").open("a") as fh:
+        fh.write('[orchestrator]\nexecutor = "student"\nenvironment = "local"\n')
+    scripted_models.server.script(Reply(json.dumps(PLAN)))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("# greeter\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-qm", "init"]):
+        subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return SPEC.format(repo=repo)

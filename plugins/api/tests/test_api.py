@@ -53,7 +53,11 @@ def strip(events: list[dict]) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_jobs_stream_cancel_resume_and_survive_a_restart(api, scripted_models, jobs_root, tmp_path):
+def test_jobs_stream_cancel_resume_and_survive_a_restart(
+    api, scripted_models, jobs_root, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("HF_TOKEN", raising=False)  # the push below must fail, offline
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     server = scripted_models.server
     server.latency = 0.25
     served = api()
@@ -89,6 +93,17 @@ def test_jobs_stream_cancel_resume_and_survive_a_restart(api, scripted_models, j
     rows = served.client.get(f"/api/jobs/{quick}/rows", params={"limit": 2, "offset": 3}).json()
     assert rows["total"] == 5 and len(rows["rows"]) == 2
     assert set(rows["rows"][0]) == {"task_category", "difficulty"}
+
+    # a push to the Hub runs `bashgym push` as a child: offline and without a token, it fails
+    # with its one line in the push's log, and the job is untouched
+    pushed = served.client.post(f"/api/jobs/{quick}/push", json={"repo": "me/agent-sft"})
+    assert pushed.status_code == 202, pushed.text
+    assert served.client.post(f"/api/jobs/{quick}/push", json={"repo": "-x"}).status_code == 422
+    deadline = time.monotonic() + 120
+    while (push := served.client.get(f"/api/jobs/{quick}/push").json())["exit_code"] is None:
+        assert time.monotonic() < deadline, push
+        time.sleep(0.3)
+    assert push["exit_code"] == 1 and "push:" in push["log"], push
 
     # a reconnect from the middle gets exactly the rest
     middle = events[len(events) // 2 - 1]["_offset"]

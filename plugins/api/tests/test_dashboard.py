@@ -1,13 +1,15 @@
 """The dashboard in a real browser: Debian's headless Chromium driven through its chromedriver by
 Selenium (both from the system: nothing is downloaded). Open the dashboard, start a run from
-the form, watch it finish live, open its rows; a screenshot is kept as the test's artifact
-(its path printed; API_DASHBOARD_SCREENSHOT=PATH copies it there too, e.g. for the README)."""
+the form, watch it finish live, open its rows; submit a spec, see its plan drawn, approve it
+and watch its tasks merge. Screenshots are kept as the tests' artifacts (their paths printed;
+API_DASHBOARD_SCREENSHOT=PATH copies the run's there too, e.g. for the README)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,12 +24,12 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def browser(monkeypatch):
+@pytest.fixture(scope="module")
+def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never download
+    os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never download
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -87,3 +89,35 @@ def test_start_a_run_watch_it_and_read_its_rows(api, browser, tmp_path):
     browser.get(served.url + "/")  # the list shows the job, its status and kept / requested
     listed = browser.find_element(By.CSS_SELECTOR, f'#jobs tr[data-id="{job_id}"]').text
     assert "ok" in listed and "6 / 6" in listed
+
+
+def test_submit_a_spec_and_approve_its_plan(api, browser, orchestration_spec, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    served = api()
+    wait = WebDriverWait(browser, 300)
+    browser.get(served.url + "/")
+    browser.find_element(By.ID, "orchestration-spec").send_keys(orchestration_spec)
+    browser.find_element(By.CSS_SELECTOR, "#new-orchestration button").click()
+    wait.until(ec.url_contains("/jobs/"))
+    job_id = browser.current_url.rsplit("/", 1)[1]
+    approve = (By.ID, "approve")
+    wait.until(ec.visibility_of_element_located(approve))  # the plan waits for approval
+    nodes = browser.find_elements(By.CSS_SELECTOR, "#dag svg g.node")
+    assert sorted(n.get_attribute("data-task") for n in nodes) == ["cli", "core", "docs"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#dag svg path.edge")) == 2
+    browser.find_element(*approve).click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "status"), "ok"))
+
+    def classes(b: Any) -> set[str]:
+        return {n.get_attribute("class") for n in b.find_elements(By.CSS_SELECTOR, "#dag g.node")}
+
+    wait.until(lambda b: classes(b) == {"node s-merged"})  # the DAG recoloured live
+    merges = browser.find_element(By.ID, "merges").text.splitlines()
+    assert sorted(m.split(":")[0] for m in merges) == ["cli", "core", "docs"]
+    assert served.client.get(f"/api/orchestrations/{job_id}").json()["plan"]["approved"]
+    shot = tmp_path / "api-orchestration.png"
+    browser.save_screenshot(str(shot))
+    print(f"orchestration screenshot: {shot}")

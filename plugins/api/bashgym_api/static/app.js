@@ -91,7 +91,7 @@ function setupJob() {
   const root = $("#job");
   if (!root) return;
   const id = root.dataset.job, kind = root.dataset.kind;
-  let offset = 0, count = 0, refreshing = false, again = false;
+  let offset = 0, count = 0, refreshing = false, again = false, ended = false, socket = null;
   const list = $("#events");
 
   const refresh = async () => {
@@ -104,12 +104,20 @@ function setupJob() {
   };
 
   const connect = () => {
+    if (socket && socket.readyState <= 1) return;  // one socket at a time
+    ended = false;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(`${proto}//${location.host}/ws/jobs/${encodeURIComponent(id)}?offset=${offset}`);
+    const ws = socket = new WebSocket(`${proto}//${location.host}/ws/jobs/${encodeURIComponent(id)}?offset=${offset}`);
     $("#ws-state").textContent = "live";
     ws.onmessage = (msg) => {
       const data = JSON.parse(msg.data);
-      if (data.end) { $("#ws-state").textContent = "ended: " + data.status; refresh(); loadRows("kept"); return; }
+      if (data.end) {
+        ended = true;
+        $("#ws-state").textContent = "ended: " + data.status;
+        refresh();
+        if (kind !== "orchestration") loadRows("kept");
+        return;
+      }
       offset = data.offset;
       for (const ev of data.events) {
         count += 1;
@@ -123,17 +131,18 @@ function setupJob() {
       refresh();
     };
     ws.onclose = (ev) => {
-      if ($("#ws-state").textContent.startsWith("ended")) return;
+      if (ended) return;
       $("#ws-state").textContent = "reconnecting";
       setTimeout(connect, 1000);  // resumes from `offset`: nothing missed, nothing twice
     };
   };
   connect();
   refresh();
+  setInterval(() => { if (!ended) refresh(); }, 2000);  // states that come without an event
 
   const action = (btn, method, url, body) => btn && btn.addEventListener("click", async () => {
     try { await api(method, url, body); $("#error").hidden = true; } catch (e) { showError(e.message); }
-    if (method === "POST" && url.endsWith("/resume")) { $("#ws-state").textContent = "reconnecting"; setTimeout(connect, 500); }
+    if (method === "POST" && ended) { $("#ws-state").textContent = "reconnecting"; setTimeout(connect, 500); }
     refresh();
   });
   const base = "/api/" + (kind === "orchestration" ? "orchestrations/" : "jobs/") + encodeURIComponent(id);
@@ -202,6 +211,7 @@ function render(job, kind) {
 
 function renderOrchestration(job) {
   const tasks = job.tasks || [];
+  if (tasks.length && !$("#dag svg")) { location.reload(); return; }  // the plan came: draw it
   for (const t of tasks) {
     const row = document.querySelector(`#tasks tr[data-task="${CSS.escape(t.id)}"]`);
     if (row) {
