@@ -38,7 +38,9 @@ def options_from(model: type[BaseModel], assignments: list[str]) -> BaseModel:
 
 
 def train_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory whose sink wrote train.jsonl.")],
+    run_dir: Annotated[
+        Path | None, typer.Argument(help="A run directory whose sink wrote train.jsonl.")
+    ] = None,
     trainer: Annotated[
         str,
         typer.Option(
@@ -60,6 +62,9 @@ def train_command(
             "(default: RUN_DIR/train-TRAINER). Run again to resume.",
         ),
     ] = None,
+    list_options: Annotated[
+        bool, typer.Option("--options", help="List the trainer's options (--set keys) and exit.")
+    ] = False,
 ) -> None:
     """Fine-tune the student on RUN_DIR's chat / tool-use JSONL; write a servable adapter.
 
@@ -74,6 +79,11 @@ def train_command(
         found = host.registry.get("trainers", trainer)
     except UnknownNameError as exc:
         raise fail(str(exc)) from None
+    if list_options:
+        show_options(trainer, found.obj.Options)
+        return
+    if run_dir is None:
+        raise fail("RUN_DIR is missing: the run directory to train on (see --help)")
     try:
         settings = load_settings()
         options = options_from(found.obj.Options, sets or [])
@@ -92,3 +102,20 @@ def show(trained: Trained) -> None:
         out.print(f"[green]report[/]  {trained.report}", highlight=False)
     if trained.metrics:
         out.print(json.dumps(trained.metrics, indent=1, default=str), highlight=False)
+
+
+def show_options(name: str, model: type[BaseModel]) -> None:
+    """One line per option: `trainer.KEY (type, default): what it does`."""
+    for key, info in model.model_fields.items():
+        default = (
+            "required"
+            if info.is_required()
+            else f"default {info.get_default(call_default_factory=True)!r}"
+        )
+        kind = getattr(info.annotation, "__name__", None) or str(info.annotation)
+        out.print(
+            f"trainer.{key} ({kind}, {default}): {info.description or ''}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )

@@ -39,6 +39,11 @@ class TrlOptions(Options):
         description="completion: loss on the last assistant turn only (the answer the student "
         "learns); all: on every token of the conversation.",
     )
+    gradient_checkpointing: bool = Field(
+        default=False,
+        description="Recompute activations in the backward pass: less memory, ~30% more time "
+        "(TRL's default is on; off here, sized for short conversations on CPU).",
+    )
     save_steps: int = Field(default=10, ge=1, description="Checkpoint every N steps (resume).")
     seed: int = 0
     device: str = Field(default="auto", description="auto (CUDA when present), cpu or cuda.")

@@ -138,6 +138,7 @@ def _fit(
         data_seed=options.seed,
         completion_only_loss="prompt" in train_rows[0],
         dataloader_num_workers=0,
+        gradient_checkpointing=options.gradient_checkpointing,
     )
     lora = LoraConfig(
         r=options.rank, lora_alpha=options.alpha, lora_dropout=options.dropout,

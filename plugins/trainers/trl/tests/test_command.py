@@ -29,3 +29,12 @@ def test_without_the_extra_the_error_names_it(bashgym_cli, tmp_path: Path, make_
     result = bashgym_cli("train", make_run(tmp_path / "run"))
     assert result.exit_code == 2
     assert "bashgym-trainers-trl[train]" in result.stderr
+
+
+def test_options_are_listed_and_run_dir_is_required(bashgym_cli) -> None:
+    listed = bashgym_cli("train", "--trainer", "trl", "--options")
+    assert listed.exit_code == 0 and "trainer.max_steps (" in listed.stdout
+    assert "trainer.url (str, required)" in bashgym_cli(
+        "train", "--trainer", "nemo-customizer", "--options").stdout  # fmt: skip
+    missing = bashgym_cli("train")
+    assert missing.exit_code == 2 and "RUN_DIR is missing" in missing.stderr
