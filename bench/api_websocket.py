@@ -15,11 +15,14 @@ Reported:
   p50 / p95 / p99 / max over every (client, event); beside it the same figure for a plain
   reader that polls the file directly at the server's poll interval, in this process: the
   difference is what the API adds (JSON framing, fan-out, the socket);
+- the server's CPU time while streaming, per event per client (on a shared machine the
+  latency figures depend on what else runs; the CPU time much less);
 - the server's memory (RSS): idle with its plugins loaded, peak while streaming, and after.
 
 Run: `uv run python bench/api_websocket.py` (100 clients, 10,000 events) or `--quick` for CI
-(10 clients, 1,000 events). Clients run in this one process (asyncio), so on a small machine
-their own JSON parsing is part of the latency measured; the direct reader shares it too.
+(10 clients, 1,000 events). The clients run in `--procs` processes (asyncio in each), the
+direct reader in its own; on a small machine every process shares the same cores, so the
+clients' own JSON parsing is part of the latency measured.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing as mp
 import os
 import socket
 import subprocess
@@ -34,7 +38,9 @@ import sys
 import tempfile
 import threading
 import time
+from array import array
 from pathlib import Path
+from typing import Any
 
 SERVER = """
 import sys, uvicorn
@@ -95,12 +101,30 @@ def _first_wrong(got: list[str]) -> int:
     return next((i for i, t in enumerate(got) if t != str(i)), len(got))
 
 
-async def direct_reader(path: Path, n: int, poll_s: float, latencies: list[float]) -> None:
-    """The baseline: poll the file and parse new lines, as the server's tail does, no API."""
-    pos, seen, buf = 0, 0, b""
+def client_process(url: str, n: int, clients: int, ready: Any, results: Any) -> None:
+    """`clients` WebSocket clients on one event loop, in a process of their own (so their JSON
+    parsing is not the baseline reader's); sends (ok/why per client, latencies) back."""
+
+    async def run() -> tuple[list[tuple[bool, str]], list[float]]:
+        latencies: list[float] = []
+        tasks = [asyncio.create_task(client(url, n, latencies)) for _ in range(clients)]
+        await asyncio.sleep(0.5)
+        ready.put(clients)
+        return list(await asyncio.gather(*tasks)), latencies
+
+    outcome, latencies = asyncio.run(run())
+    cpu = sum(os.times()[:2])
+    results.put((outcome, array("d", latencies).tobytes(), cpu))
+
+
+def direct_process(path: str, n: int, poll_s: float, ready: Any, results: Any) -> None:
+    """The baseline, in its own process: poll the file and parse new lines as the server's
+    tail does, without the API."""
+    pos, seen, buf, latencies = 0, 0, b"", array("d")
+    ready.put(0)
     while seen < n:
         try:
-            with path.open("rb") as fh:
+            with open(path, "rb") as fh:
                 fh.seek(pos)
                 data = fh.read()
         except FileNotFoundError:
@@ -114,7 +138,8 @@ async def direct_reader(path: Path, n: int, poll_s: float, latencies: list[float
                 if line.strip():
                     latencies.append(now - json.loads(line)["at"])
                     seen += 1
-        await asyncio.sleep(poll_s)
+        time.sleep(poll_s)
+    results.put(latencies.tobytes())
 
 
 def sample_rss(pid: int, out: list[float], stop: threading.Event) -> None:
@@ -131,6 +156,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--rate", type=float, default=2000.0, help="events per second written")
+    parser.add_argument("--procs", type=int, default=2, help="client processes")
     parser.add_argument("--quick", action="store_true", help="10 clients, 1,000 events (CI)")
     parser.add_argument(
         "--writer", nargs=3, metavar=("JOB_DIR", "N", "RATE"), help=argparse.SUPPRESS
@@ -176,24 +202,42 @@ def main() -> int:
         sampler = threading.Thread(target=sample_rss, args=(server.pid, rss, stop), daemon=True)
         sampler.start()
 
-        async def run() -> tuple[list[tuple[bool, str]], list[float], list[float], float]:
-            latencies: list[float] = []
-            direct: list[float] = []
-            url = f"ws://127.0.0.1:{port}/ws/jobs/bench-job?offset=0"
-            tasks = [asyncio.create_task(client(url, args.events, latencies))
-                     for _ in range(args.clients)]  # fmt: skip
-            await asyncio.sleep(1.0 + args.clients * 0.01)  # every client connected
-            started = time.perf_counter()
-            (job_dir / "go").write_text("")
-            reader = asyncio.create_task(
-                direct_reader(job_dir / "events.jsonl", args.events, POLL_S, direct)
-            )
-            results = await asyncio.gather(*tasks)
-            took = time.perf_counter() - started
-            await reader
-            return results, latencies, direct, took
-
-        results, latencies, direct, took = asyncio.run(run())
+        url = f"ws://127.0.0.1:{port}/ws/jobs/bench-job?offset=0"
+        ctx = mp.get_context("spawn")
+        ready, results, direct_q = ctx.Queue(), ctx.Queue(), ctx.Queue()
+        shares = [args.clients // args.procs + (i < args.clients % args.procs)
+                  for i in range(args.procs)]  # fmt: skip
+        workers = [ctx.Process(target=client_process, args=(url, args.events, k, ready, results))
+                   for k in shares if k]  # fmt: skip
+        for w in workers:
+            w.start()
+        connected = sum(ready.get(timeout=120) for _ in workers)
+        assert connected == args.clients
+        baseline = ctx.Process(
+            target=direct_process,
+            args=(str(job_dir / "events.jsonl"), args.events, POLL_S, ready, direct_q),
+        )
+        baseline.start()
+        ready.get(timeout=120)
+        server_proc = psutil.Process(server.pid)
+        cpu_before = sum(server_proc.cpu_times()[:2])
+        started = time.perf_counter()
+        (job_dir / "go").write_text("")
+        outcome: list[tuple[bool, str]] = []
+        latencies = array("d")
+        client_cpu = 0.0
+        for _ in workers:
+            got, raw, used = results.get(timeout=600)
+            outcome += got
+            latencies.frombytes(raw)
+            client_cpu += used
+        took = time.perf_counter() - started
+        cpu = sum(server_proc.cpu_times()[:2]) - cpu_before
+        direct = array("d")
+        direct.frombytes(direct_q.get(timeout=600))
+        for w in [*workers, baseline]:
+            w.join()
+        results = outcome
         stop.set()
         sampler.join()
         after = psutil.Process(server.pid).memory_info().rss / 2**20
@@ -202,7 +246,7 @@ def main() -> int:
             proc.terminate()
             proc.wait(timeout=15)
     bad = [why for ok, why in results if not ok]
-    api, base_line = percentiles(latencies), percentiles(direct)
+    api, base_line = percentiles(list(latencies)), percentiles(list(direct))
     print(f"{args.clients} clients, {args.events} events written at {args.rate:g}/s "
           f"(poll interval {POLL_S * 1000:.0f} ms); all delivered in {took:.1f} s")  # fmt: skip
     print(f"complete and in order: {args.clients - len(bad)} of {args.clients} clients"
@@ -212,6 +256,10 @@ def main() -> int:
         print(f"  {name:<22}" + "".join(f"{figures[k] * 1000:8.1f}" for k in figures))
     added = {k: (api[k] - base_line[k]) * 1000 for k in api}
     print("  added by the API      " + "".join(f"{added[k]:8.1f}" for k in added))
+    per = cpu / (args.clients * args.events) * 1e6
+    print(f"server CPU while streaming: {cpu:.2f} s ({per:.1f} µs per event per client; steadier "
+          f"than wall-clock latency on a shared machine); the clients' own: {client_cpu:.2f} s "
+          f"in {len(workers)} processes")  # fmt: skip
     print(f"server RSS: idle {idle:.0f} MiB, peak {max(rss or [idle]):.0f} MiB while streaming "
           f"(+{max(rss or [idle]) - idle:.0f}), {after:.0f} MiB after")  # fmt: skip
     return 1 if bad else 0

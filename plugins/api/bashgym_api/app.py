@@ -295,7 +295,7 @@ def _api_routes(app: FastAPI) -> None:
         sent = offset
         try:
             async for batch in st.hub.stream(path, offset, lambda: not st.jobs.running(job_dir)):
-                await websocket.send_text(message(batch))
+                await websocket.send_text(batch.text)
                 sent = batch[-1][0]
             status = await asyncio.to_thread(st.jobs.status, job_dir)
             await websocket.send_text(json.dumps({"end": True, "status": status, "offset": sent}))

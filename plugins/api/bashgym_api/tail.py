@@ -68,13 +68,31 @@ def message(lines: list[Line]) -> str:
     return f'{{"offset":{lines[-1][0]},"events":[{",".join(text for _, text in lines)}]}}'
 
 
+class Batch(list[Line]):
+    """Lines handed out together; their message text is built once, however many clients
+    send it (100 clients on a job: one join per batch, not 100)."""
+
+    _text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = message(self)
+        return self._text
+
+    @property
+    def start(self) -> int:
+        """Where its first line ends: a client that has sent up to before it needs all of it."""
+        return self[0][0]
+
+
 @dataclass(eq=False)
 class Tail:
     """One file's reader; runs while it has subscribers."""
 
     path: Path
     pos: int = 0  # every complete line before this offset has been handed out
-    queues: set[asyncio.Queue[list[Line]]] = field(default_factory=set)
+    queues: set[asyncio.Queue[Batch]] = field(default_factory=set)
     task: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
@@ -85,9 +103,9 @@ class Tail:
                 size = 0
             if size > self.pos:
                 lines, self.pos = read_from(self.path, self.pos)
-                for i in range(0, len(lines), MAX_BATCH):
+                for batch in _chunks(lines):
                     for queue in list(self.queues):
-                        queue.put_nowait(lines[i : i + MAX_BATCH])
+                        queue.put_nowait(batch)
             await asyncio.sleep(POLL_S)
 
 
@@ -97,17 +115,17 @@ class Hub:
     def __init__(self) -> None:
         self.tails: dict[Path, Tail] = {}
 
-    def subscribe(self, path: Path) -> tuple[Tail, asyncio.Queue[list[Line]]]:
+    def subscribe(self, path: Path) -> tuple[Tail, asyncio.Queue[Batch]]:
         tail = self.tails.get(path)
         if tail is None:
             tail = self.tails[path] = Tail(path, pos=_after_last_newline(path))
-        queue: asyncio.Queue[list[Line]] = asyncio.Queue()
+        queue: asyncio.Queue[Batch] = asyncio.Queue()
         tail.queues.add(queue)
         if tail.task is None or tail.task.done():
             tail.task = asyncio.create_task(tail.run())
         return tail, queue
 
-    def unsubscribe(self, tail: Tail, queue: asyncio.Queue[list[Line]]) -> None:
+    def unsubscribe(self, tail: Tail, queue: asyncio.Queue[Batch]) -> None:
         tail.queues.discard(queue)
         if not tail.queues:
             if tail.task is not None:
@@ -116,7 +134,7 @@ class Hub:
 
     async def stream(
         self, path: Path, offset: int, finished: Callable[[], bool]
-    ) -> AsyncIterator[list[Line]]:
+    ) -> AsyncIterator[Batch]:
         """Batches of lines after byte `offset`, in order, until `finished()` says the writer
         is gone and every complete line has been given."""
         sent = offset
@@ -140,16 +158,19 @@ class Hub:
                                 yield chunk
                             return
                         continue
-                    fresh = [line for line in batch if line[0] > sent]
-                    if fresh:
+                    if batch.start > sent:  # the usual case: all of it is new
+                        sent = batch[-1][0]
+                        yield batch
+                    elif batch[-1][0] > sent:
+                        fresh = Batch(line for line in batch if line[0] > sent)
                         sent = fresh[-1][0]
                         yield fresh
             finally:
                 self.unsubscribe(tail, queue)
 
 
-def _chunks(lines: list[Line]) -> list[list[Line]]:
-    return [lines[i : i + MAX_BATCH] for i in range(0, len(lines), MAX_BATCH)]
+def _chunks(lines: list[Line]) -> list[Batch]:
+    return [Batch(lines[i : i + MAX_BATCH]) for i in range(0, len(lines), MAX_BATCH)]
 
 
 def _after_last_newline(path: Path) -> int:
