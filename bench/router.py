@@ -193,7 +193,7 @@ def plot(
         draw.text((left - 45, xy(0, y)[1] - 8), f"{y:.2f}", fill="black", font=font)
     draw.rectangle([xy(0, hi_y), xy(1, lo_y)], outline="black")
     draw.text((w / 2 - 150, h - 30), "cost (1.0 = always-teacher)", fill="black", font=font)
-    draw.text((10, 15), title, fill="black", font=font)
+    draw.text((10, 6), title, fill="black", font=font)
     draw.text((10, top - 22), "verified success", fill="black", font=font)
     colors = {"router": (31, 119, 180), "router + escalation": (44, 160, 44),
               "random": (150, 150, 150), "oracle": (214, 39, 40)}  # fmt: skip
