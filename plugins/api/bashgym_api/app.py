@@ -89,13 +89,15 @@ def create_app(config: ServerConfig) -> FastAPI:
         description="Pipeline runs and orchestration jobs over HTTP, live over WebSocket.",
         lifespan=lifespan,
     )
+    if config.token:
+        app.add_middleware(TokenAuth, token=config.token)
+    # added last, so outermost: a browser's CORS preflight (which carries no token) is
+    # answered before the token is asked for
     if config.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=config.cors_origins, allow_methods=["*"],
             allow_headers=["*"], allow_credentials=True,
         )  # fmt: skip
-    if config.token:
-        app.add_middleware(TokenAuth, token=config.token)
 
     @app.exception_handler(JobError)
     async def _job_error(request: Request, exc: JobError) -> JSONResponse:

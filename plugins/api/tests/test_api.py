@@ -265,3 +265,16 @@ def test_a_bind_off_loopback_needs_the_token(bashgym_env, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=15)
+
+
+def test_cors_is_off_unless_configured_and_preflight_needs_no_token(api):
+    plain = api()
+    asked = {"Origin": "http://ui.example", "Access-Control-Request-Method": "POST"}
+    r = plain.client.options("/api/jobs", headers=asked)
+    assert "access-control-allow-origin" not in r.headers
+    served = api(token="s3cret", cors_origins=["http://ui.example"])
+    r = httpx.options(f"{served.url}/api/jobs", headers=asked)
+    assert r.status_code == 200
+    assert r.headers["access-control-allow-origin"] == "http://ui.example"
+    assert httpx.get(f"{served.url}/api/jobs").status_code == 401
+    assert served.client.get("/api/jobs").status_code == 200  # its client sends the token
