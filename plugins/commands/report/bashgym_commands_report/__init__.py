@@ -27,6 +27,7 @@ from bashgym_commands_report.rundir import (
     kept_samples,
     output_files,
     read_dropped,
+    read_job,
     step_drops,
     trace_stats,
 )
@@ -61,6 +62,7 @@ def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
         steps=step_drops(run_dir / "events.jsonl"),
         traces=trace_stats(files),
         dropped_traces=dropped_trace_stats(dropped),
+        job=read_job(run_dir),
     )
 
 

@@ -46,6 +46,12 @@ MAX_MESSAGE = 900  # characters of one message shown in a conversation
 MAX_MESSAGES = 14  # messages of one conversation shown
 MAX_REASONS = 6  # drop reasons listed per funnel stage
 RAW_KEYS = ("error", "raw_output", "raw")  # a dropped row's own account of itself: shown first
+# run.json keys shown in sections of their own (or not at all); any other mapping in it is a
+# plugin's own section (`Reported`), shown as it is
+KNOWN_KEYS = frozenset({
+    "counts", "usage", "usage_by_model", "usage_by_alias", "outputs", "artifacts", "timings_s",
+    "plugins", "scrub", "tasks", "routing", "rounds", "notes", "cost_unknown_for",
+})  # fmt: skip
 BASE_TOKENS = ("input_tokens", "output_tokens")  # shown even when zero; cache counts only if used
 
 
@@ -80,12 +86,13 @@ def render_report(
     steps: StepDrops | None = None,
     traces: TraceStats | None = None,
     dropped_traces: TraceStats | None = None,
+    job: Mapping[str, Any] | None = None,
 ) -> str:
     """The whole report as one self-contained HTML page. Any summary key may be missing.
 
     `kept` holds the charted columns of the kept rows, `samples` kept rows as an output holds
     them, `steps` which step dropped what (events.jsonl), `traces` the kept traces' own
-    outcomes, tokens and cost."""
+    outcomes, tokens and cost, `job` an orchestrator job's result (job.json)."""
     rows = _Rows(kept, dropped, columns)
     counts = _mapping(summary.get("counts"))
     stages = _stages(summary, counts, steps or StepDrops())
@@ -98,8 +105,14 @@ def render_report(
         "generic": [
             g
             for g in (
-                _generic("Routing", summary.get("routing")),
-                _generic("Orchestrator", summary.get("orchestrator")),
+                _routing(_mapping(summary.get("routing"))),
+                _job(job or {}),
+                _scrub(_mapping(summary.get("scrub"))),
+                *(
+                    _generic(str(k).replace("_", " ").capitalize(), v)
+                    for k, v in summary.items()
+                    if k not in KNOWN_KEYS
+                ),
             )
             if g
         ],
@@ -461,6 +474,104 @@ def _traces(
     return {"title": "Agent runs", "blocks": blocks}
 
 
+def _routing(r: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The router's account (work-tasks' `routing`): who ran what, verified success against
+    sending everything to the teacher, and the cost saved."""
+    if not r:
+        return None
+    success, cost = _mapping(r.get("success")), _mapping(r.get("cost"))
+    escalations = _mapping(r.get("escalations"))
+    facts = [
+        ("Router", str(r.get("router") or "—")),
+        ("Teacher", str(r.get("teacher") or "unknown")),
+        ("Tasks", _n(_int(r.get("tasks")))),
+        ("Escalations", _n(_int(escalations.get("count")))),
+        ("Verified success", _rate(success.get("routed"), success.get("checked"),
+                                   success.get("routed_rate"))),
+        ("Retained vs all-teacher", _value("_pct", success.get("retained_pct"))),
+        ("Cost", _usd(cost.get("routed_usd"))),
+        ("All-teacher cost", _usd(cost.get("all_teacher_usd"))),
+        ("Saved", _value("_pct", cost.get("saved_pct"))),
+    ]  # fmt: skip
+    executors = _mapping(r.get("executors"))
+    rows = [
+        [str(name), _n(_int(e.get("routed"))), _value("share", e.get("share")),
+         _n(_int(e.get("attempts"))),
+         _rate(e.get("verified"), e.get("checked"), e.get("verified_rate")),
+         _usd(e.get("cost_usd")) if e.get("cost_usd") is not None else "unknown"]
+        for name, e in ((n, _mapping(e)) for n, e in executors.items())
+    ]  # fmt: skip
+    head = ["executor", "routed", "share", "attempts", "verified", "cost"]
+    if escalations.get("count"):
+        rows.append(["(escalated attempts)", "", "", _n(_int(escalations.get("count"))),
+                     _rate(escalations.get("verified"), escalations.get("checked"),
+                           escalations.get("verified_rate")), ""])  # fmt: skip
+    notes = [f"{what}: {basis}" for what, basis in (("Success", success.get("basis")),
+             ("Cost", cost.get("basis"))) if basis]  # fmt: skip
+    tables = [{"heading": "", "head": head, "rows": rows}] if rows else []
+    lists = [{"heading": "How these were measured", "entries": notes}] if notes else []
+    return {"title": "Routing", "facts": facts, "tables": tables, "lists": lists}
+
+
+def _rate(passed: Any, checked: Any, rate: Any) -> str:
+    """`4 of 5 (80%)`; — when nothing was checked."""
+    if not _int(checked):
+        return "— (none checked)"
+    share = f" ({rate:.0%})" if isinstance(rate, int | float) else ""
+    return f"{_int(passed) or 0:,} of {_int(checked):,}{share}"
+
+
+def _job(job: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An orchestrator job's result (job.json): what merged, verify, cost and time. Its free
+    text (verify output, failure reasons) stays in job.json: it was not scrubbed for a page."""
+    if not job:
+        return None
+    verify = _mapping(job.get("verify"))
+    counts = _mapping(job.get("counts"))
+    facts = [
+        ("Job", str(job.get("job") or "—")),
+        ("Status", str(job.get("status") or "—")),
+        *((str(state).capitalize(), _n(_int(n))) for state, n in counts.items()),
+        ("Integration branch", str(job.get("integration_branch") or "—")),
+        ("Commit", str(job.get("integration_commit") or "—")[:12]),
+        ("Verify", ("passed" if verify.get("ok") else f"failed (exit {verify.get('exit_code')})")
+         if verify else "not configured"),
+        ("Cost", _usd(job.get("cost_usd"))),
+        ("Budget", _usd(job.get("budget_usd")) if job.get("budget_usd") is not None else "none"),
+        ("Wall time", _duration(float(job["wall_s"]))
+         if isinstance(job.get("wall_s"), int | float) else "—"),
+        ("Critical path", _duration(float(job["critical_path_s"]))
+         if isinstance(job.get("critical_path_s"), int | float) else "—"),
+    ]  # fmt: skip
+    rows = [
+        [str(tid), str(t.get("state") or "?"), _n(_int(t.get("attempts"))), _usd(t.get("cost_usd")),
+         _duration(float(t["duration_s"])) if isinstance(t.get("duration_s"), int | float)
+         else "—", str(t.get("branch") or "")]
+        for tid, t in ((k, _mapping(v)) for k, v in _mapping(job.get("tasks")).items())
+    ]  # fmt: skip
+    head = ["task", "state", "attempts", "cost", "time", "branch"]
+    lists = []
+    if verify.get("command"):
+        lists.append({"heading": "Verify command", "entries": [str(verify["command"])]})
+    return {"title": "Orchestrator job", "facts": facts,
+            "tables": [{"heading": "Tasks", "head": head, "rows": rows}] if rows else [],
+            "lists": lists}  # fmt: skip
+
+
+def _scrub(scrub: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the secret scrubber replaced, by kind (the values themselves are gone)."""
+    if not scrub:
+        return None
+    redacted = _mapping(scrub.get("redacted"))
+    facts = [
+        ("Scrubbing", "on" if scrub.get("enabled") else "off"),
+        ("Secrets replaced", _n(_int(scrub.get("redacted_total")))),
+        ("Rows touched", _n(_int(scrub.get("rows_touched")))),
+        *((str(kind), _n(_int(n))) for kind, n in redacted.items()),
+    ]
+    return {"title": "Secret scrubbing", "facts": facts, "tables": [], "lists": []}
+
+
 def _generic(title: str, data: Any) -> dict[str, Any] | None:
     """A section another plugin adds to run.json (`routing`, `orchestrator`): its numbers as
     facts, a table per mapping of mappings (one row each), lists as lists."""
@@ -487,7 +598,7 @@ def _generic(title: str, data: Any) -> dict[str, Any] | None:
             ]
         elif isinstance(value, list):
             lists.append({"heading": name.capitalize(),
-                          "items": [_value("", v) for v in value[:50]]})  # fmt: skip
+                          "entries": [_value("", v) for v in value[:50]]})  # fmt: skip
         else:
             facts.append((name.capitalize(), _value(str(key), value)))
     return {"title": title, "facts": facts, "tables": tables, "lists": lists}

@@ -251,6 +251,15 @@ def dropped_trace_stats(dropped: list[DroppedRow]) -> TraceStats | None:
     return stats if stats.traces else None
 
 
+def read_job(run_dir: Path) -> Mapping[str, Any] | None:
+    """An orchestrator job's result, when the run dir is a job dir (it holds job.json)."""
+    path = run_dir / "job.json"
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text())
+    return doc if isinstance(doc, Mapping) else None
+
+
 def chart_config(run_dir: Path) -> Mapping[str, Any] | None:
     """The saved DataDesigner config of the run's first dataset, when it has one."""
     for saved in sorted((run_dir / "datadesigner").glob("*/builder_config.json")):

@@ -55,6 +55,25 @@ def test_thresholds_come_from_a_saved_config_of_plain_dicts():
     assert columns.samplers == ["level"]
 
 
+# run.json's `routing` as bashgym-work-tasks writes it (routing_report)
+ROUTING = {
+    "router": "confidence",
+    "teacher": "claude-cli",
+    "tasks": 8,
+    "executors": {
+        "student": {"routed": 6, "share": 0.75, "attempts": 6, "checked": 6, "verified": 4,
+                    "verified_rate": 0.6667, "cost_usd": 0.0, "cost_unknown_attempts": 0},
+        "claude-cli": {"routed": 2, "share": 0.25, "attempts": 4, "checked": 4, "verified": 4,
+                       "verified_rate": 1.0, "cost_usd": 0.84, "cost_unknown_attempts": 0},
+    },
+    "escalations": {"count": 2, "checked": 2, "verified": 2, "verified_rate": 1.0},
+    "success": {"routed": 8, "checked": 8, "routed_rate": 1.0, "all_teacher_rate": 1.0,
+                "retained_pct": 100.0, "basis": "estimated: claude-cli's verified rate"},
+    "cost": {"routed_usd": 0.84, "all_teacher_usd": 1.68, "saved_pct": 50.0,
+             "basis": "estimated: measured on the 4 task(s) claude-cli ran"},
+}  # fmt: skip
+
+
 def events(*items: dict) -> str:
     return "".join(json.dumps({"at": 0.0, **item}) + "\n" for item in items)
 
@@ -128,14 +147,7 @@ def make_run(run_dir: Path) -> None:
             "nemo-jsonl": [str(out / "train.jsonl"), str(out / "manifest.json")],
             "parquet": [str(run_dir / "data.parquet")],
         },
-        "routing": {
-            "executors": {
-                "student": {"share": 0.75, "tasks": 6, "verified_success": 0.8},
-                "claude-cli": {"share": 0.25, "tasks": 2, "verified_success": 1.0},
-            },
-            "escalations": 1,
-            "saved_pct": 61.5,
-        },
+        "routing": ROUTING,
     }
     (run_dir / "run.json").write_text(json.dumps(summary))
 
@@ -185,7 +197,37 @@ def test_rows_kept_and_dropped_are_shown_escaped_with_thresholds(tmp_path):
     assert "kept ≥ 3" in judges and "<title>5: 1 kept</title>" in judges
     assert escaped in section(page, "Sampler distributions")
     routing = section(page, "Routing")
-    assert "75%" in routing and "61.5%" in routing and "claude-cli" in routing
+    facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", routing))
+    assert facts["Escalations"] == "2" and facts["Saved"] == "50.0%"
+    assert facts["Verified success"] == "8 of 8 (100%)" and facts["Teacher"] == "claude-cli"
+    assert facts["Retained vs all-teacher"] == "100.0%" and facts["Cost"] == "$0.8400"
+    assert "<td>student</td><td class='num'>6</td><td class='num'>75%</td>" in routing
+    assert "4 of 6 (67%)" in routing and "measured on the 4 task(s)" in routing
+
+
+def test_an_orchestrator_job_shows_its_result_without_its_free_text(tmp_path):
+    run_dir = tmp_path / "run"
+    make_run(run_dir)
+    job = {
+        "job": "add-search", "status": "done", "integration_branch": "bashgym/add-search",
+        "integration_commit": "0123456789abcdef", "counts": {"merged": 2, "failed": 1},
+        "tasks": {
+            "t1": {"state": "merged", "attempts": 1, "cost_usd": 0.2, "duration_s": 30.0},
+            "t2": {"state": "failed", "attempts": 2, "cost_usd": 0.1, "duration_s": 75.0,
+                   "reason": f"crashed {EVIL}", "branch": "bashgym/add-search/t2"},
+        },
+        "verify": {"command": "pytest -q", "ok": True, "exit_code": 0,
+                   "output": "SECRET_TOKEN=abc passed"},
+        "cost_usd": 0.3, "budget_usd": None, "wall_s": 95.0, "critical_path_s": 80.0,
+    }  # fmt: skip
+    (run_dir / "job.json").write_text(json.dumps(job))
+    page = report_for(run_dir).read_text()
+    orchestrated = section(page, "Orchestrator job")
+    facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", orchestrated))
+    assert facts["Merged"] == "2" and facts["Failed"] == "1" and facts["Verify"] == "passed"
+    assert facts["Commit"] == "0123456789ab" and facts["Wall time"] == "1 min 35 s"
+    assert "bashgym/add-search/t2" in orchestrated and "pytest -q" in orchestrated
+    assert "SECRET_TOKEN" not in page and "crashed" not in page  # job.json's unscrubbed text
 
 
 def test_a_transcript_run_reports_its_traces_outcomes_tokens_and_cost(
