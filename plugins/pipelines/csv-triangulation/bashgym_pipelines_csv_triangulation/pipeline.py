@@ -147,7 +147,8 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
         import pandas as pd  # (see build)
 
         prof = load_profile(options)
-        questions = read_questions(dataset, options, run, prof.sha256)
+        columns = [c.name for c in prof.columns]
+        questions = read_questions(dataset, options, run, prof.sha256, columns)
         asked = self._asked.setdefault(str(run.run_dir), set())
         for key in [k for k in questions if k in asked]:
             run.drop(f"{NAME}: asked in an earlier round", row_id=key)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bashgym.text import plain
@@ -68,6 +69,52 @@ def _reworded(value: Any) -> str:
     return text.splitlines()[0].strip() if text else ""
 
 
+# What a question asks, in words a rewording must keep: each class present in the template
+# must be present in the rewording (any synonym), and none may appear that the template lacks.
+MEANING = {
+    "grouping": ("for each", "each", "every", "per"),
+    "average": ("average", "mean"),
+    "median": ("median",),
+    "total": ("total", "sum"),
+    "largest": ("largest", "maximum", "highest", "biggest", "greatest"),
+    "smallest": ("smallest", "minimum", "lowest", "least"),
+    "distinct": ("distinct", "unique", "different"),
+    "missing": ("no value", "missing", "null", "empty", "blank"),
+    "greater": ("greater than", "more than", "above", "exceeds", "larger than", "higher than"),
+    "deviation": ("standard deviation",),
+    "correlation": ("correlation",),
+    "p-value": ("p-value", "p value", "pvalue"),
+}
+_LITERAL = re.compile(r"'[^']*'|(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
+
+
+def _classes(text: str) -> set[str]:
+    low = f" {' '.join(text.casefold().replace('?', ' ').split())} "
+    return {k for k, words in MEANING.items() if any(f" {w} " in low for w in words)}
+
+
+def meaning_changed(template: str, reworded: str, columns: Sequence[str] = ()) -> str | None:
+    """Why a rewording asks something else than its template, or None when it keeps it: the
+    same kind of question (MEANING), every column and literal the template names. A changed
+    meaning would be checked against the template's code and kept with the wrong question
+    ("total revenue" reworded as "total revenue for each customer" was)."""
+    want, got = _classes(template), _classes(reworded)
+    if want != got:
+        parts = [f"+{c}" for c in sorted(got - want)] + [f"-{c}" for c in sorted(want - got)]
+        return "asks " + ", ".join(parts)
+    norm = " ".join(reworded.casefold().replace("_", " ").split())
+    for column in columns:
+        if column.casefold() in template.casefold() and (
+            " ".join(column.casefold().replace("_", " ").split()) not in norm
+        ):
+            return f"leaves out column {column}"
+    for literal in _LITERAL.findall(template):
+        word = re.escape(literal.strip("'"))
+        if not re.search(rf"(?<![\w.]){word}(?!\w|\.\d)", reworded, re.IGNORECASE):
+            return f"leaves out {literal}"
+    return None
+
+
 def _proposal(value: Any) -> dict[str, Any]:
     value = plain(value)
     if isinstance(value, str):
@@ -79,10 +126,15 @@ def _proposal(value: Any) -> dict[str, Any]:
 
 
 def read_questions(
-    dataset: Any, options: CsvTriangulationOptions, run: RunContext, csv_sha256: str
+    dataset: Any,
+    options: CsvTriangulationOptions,
+    run: RunContext,
+    csv_sha256: str,
+    columns: Sequence[str] = (),
 ) -> dict[str, dict[str, Any]]:
     """The questions of the generated rows, by key; unusable and repeated ones are dropped
-    with their reason."""
+    with their reason. A rewording that changed the question's meaning (`columns`: the CSV's,
+    which it must keep naming) is asked in the template's words instead, and counted."""
     found: dict[str, dict[str, Any]] = {}
     for row in dataset.to_dict(orient="records"):
         if options.questions == "llm":
@@ -101,6 +153,10 @@ def read_questions(
             question = _reworded(row.get("question")) if options.verbalize else template
             if not question:
                 run.count(f"{NAME}.reworded_empty")  # asked in the template's words instead
+                question = template
+            elif question != template and (why := meaning_changed(template, question, columns)):
+                run.count(f"{NAME}.reworded_meaning_changed")
+                run.note(f"{NAME}: rewording {question!r} {why}; asked as {template!r}")
                 question = template
             q = {
                 "kind": _text(row.get("kind")),

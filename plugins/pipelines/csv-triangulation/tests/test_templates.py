@@ -158,3 +158,60 @@ def test_a_degenerate_statistic_is_not_a_question(tmp_path):
     got = []
     exec(qty_test.code, {"df": frame.copy(), "submit": got.append})
     assert 0 <= got[0] <= 1
+
+
+@pytest.mark.parametrize(
+    ("template", "reworded", "why"),
+    [
+        ("What is the total value of revenue?", "What is the total revenue for each customer?",
+         "asks +grouping"),
+        ("What is the total value of revenue?", "What is the average revenue?",
+         "asks +average, -total"),
+        ("How many rows have qty greater than 3?", "How many rows have qty above 4?",
+         "leaves out 3"),
+        ("How many rows have region equal to 'N'?", "How many rows are in the north region?",
+         "leaves out 'N'"),
+        ("What is the median value of unit_price?", "What is the median price?",
+         "leaves out column unit_price"),
+    ],
+)  # fmt: skip
+def test_a_rewording_that_changes_the_meaning_is_caught(template, reworded, why):
+    from bashgym_pipelines_csv_triangulation.questions import meaning_changed
+
+    assert meaning_changed(template, reworded, ["revenue", "qty", "region", "unit_price"]) == why
+
+
+@pytest.mark.parametrize(
+    ("template", "reworded"),
+    [
+        ("What is the total value of revenue?", "What is the sum of all revenue?"),
+        ("What is the largest value of qty?", "What is the maximum qty?"),
+        ("What is the average qty for each region?", "What is the mean qty per region?"),
+        ("What is the median value of unit_price?", "What is the median unit price?"),
+        ("How many rows have region equal to 'N'?", "How many rows have 'N' as their region?"),
+    ],
+)  # fmt: skip
+def test_a_rewording_that_keeps_the_meaning_is_kept(template, reworded):
+    from bashgym_pipelines_csv_triangulation.questions import meaning_changed
+
+    assert meaning_changed(template, reworded, ["revenue", "qty", "region", "unit_price"]) is None
+
+
+def test_a_changed_rewording_is_asked_in_the_templates_words(shop, tmp_path):
+    from bashgym_pipelines_csv_triangulation.options import CsvTriangulationOptions
+    from bashgym_pipelines_csv_triangulation.questions import read_questions
+
+    from bashgym.contracts import RunContext
+    from bashgym.settings import Settings
+
+    base = {"answer_format": "a number", "hint": "h", "code": "submit(1)", "kind": "aggregation"}
+    template = "What is the total value of revenue?"
+    rows = pd.DataFrame(
+        [{**base, "template_question": template,
+          "question": "What is the total revenue for each customer?"}]
+    )  # fmt: skip
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    options = CsvTriangulationOptions(csv=str(shop), questions="templates")
+    found = read_questions(rows, options, run, "sha", ["revenue", "customer"])
+    assert [q["question"] for q in found.values()] == [template]
+    assert run.counts["csv-triangulation.reworded_meaning_changed"] == 1
