@@ -20,6 +20,8 @@ from bashgym_scrubbers_secrets.names import (
     NameClass,
     basic_credentials,
     classify,
+    looks_random,
+    placeholder,
     plausible,
 )
 
@@ -34,11 +36,12 @@ _NAME_TAIL = re.compile(r"[A-Za-z0-9_.\-]*")
 # type annotation (`token: str = ...`), then `=`, `:=`, `=>` or a `:` that is followed by a
 # space or a quote (so `a::b`, `arn:aws:...` and `http://` are not assignments).
 _SEP = re.compile(
-    r"""(?:\\?["'`])?\]?
+    r"""(?:\\?["'`])?\]?(?:\[[0-9]*\])?
     (?:[ \t]*:[ \t]+[A-Za-z_][\w\[\]., |]*?[ \t]*(?==(?![=~>])))?
-    [ \t]*(?::=|=>|=(?![=~>])|:(?=[ \t]|\\?["'`]))[ \t]*""",
+    [ \t]*(?::{1,3}=|[?.+]=|=>|[!=]==?|=(?![=~>])|:(?=[ \t]|\\?["'`])|:(?=[A-Za-z0-9+/_\-]{16})
+    |[ \t]-[ \t]+(?=\\?["'`]))[ \t]*""",
     re.X,
-)
+)  # `=`, `:=`, `::=`, `?=`, `.=`, `=>`, `==`, `!==`, `: ` or `:"`, `:TOKEN`, ` - 'value'`
 _QUOTED_PAIR = re.compile(r"""\\?["'`][ \t]*,[ \t]*(?=\\?["'`])""")
 _QUOTED_PAIR_VALUE = re.compile(r"""\\?(["'`])[^"'`\n]*\\?\1""")  # closed on the line
 _QUOTES = "\"'`"
@@ -50,6 +53,13 @@ _GETTER = re.compile(r"(?:get|getattr|getenv|pop|setdefault|get_secret|getSecret
 _TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, `Type = x`
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
+_GO_DECL = re.compile(r"(?:^|[\s;{(])(?:var|const)[ \t]+\Z")  # Go `var NAME TYPE = VALUE`
+_GO_TYPE_SEP = re.compile(r"[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=(?![=~>])[ \t]*")
+_HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t]+\\?[\"']\Z")  # curl -H "Token: ..."
+_YAML_TAG = re.compile(r"!![A-Za-z]+[ \t]+")  # `token: !!binary c2VjcmV0`
+# A value on the lines after its name: INI continuation lines, YAML block scalars
+# (`password =` / `key: |` then an indented line holding one token).
+_NEXT_LINE_VALUE = re.compile(r"(?:[|>][-+]?)?[ \t]*\r?\n([ \t]+)(?=[^\s:#]+[ \t]*(?:\r?\n|$))")
 _VALUE = re.compile(
     r"""\\(?P<eq>["'])(?P<ev>(?:(?!\\(?P=eq))[^\n])*)(?:\\(?P=eq)|$)
     |(?P<q>["'`])(?P<qv>(?:\\.|(?!(?P=q))[^\\\n])*)(?:(?P=q)|$)
@@ -84,12 +94,17 @@ _FLAG = re.compile(r"""(?:^|(?<=[\s'"`]))(?P<n>--?[A-Za-z][A-Za-z0-9_.\-]*)[ \t]
 _DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON text in a log)
     r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
 )
+_GO_VAR = re.compile(  # Go `var apiToken string = "..."` (the type between name and `=`)
+    r"(?:^|(?<=[\s;{(]))(?:var|const)[ \t]+(?P<n>[A-Za-z_]\w*)"
+    r"(?=[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=)",
+    re.M,
+)
 
 
 def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
     """A name, whitespace, a value: on the lines where a flag or ENV gate matched."""
     for lo, hi in ctx.windows(gate_ids):
-        for pattern in (_FLAG, _DOCKER_ENV_NAME):
+        for pattern in (_FLAG, _DOCKER_ENV_NAME, _GO_VAR):
             for m in pattern.finditer(text, lo, hi):
                 kind = classify(m.group("n"))
                 if kind is not None:
@@ -99,9 +114,16 @@ def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]
 def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iterable[Finding]:
     m, pair, flag = _SEP.match(text, hi), False, False
     before = text[lo - 1] if lo > 0 else ""
-    closes = m is not None and text[hi : hi + 1] == ":" and text[hi + 1 : hi + 2] in _QUOTES
-    if closes and before in "\"'` \t":
+    closes = (
+        m is not None
+        and text[hi : hi + 1] == ":"
+        and text[hi + 1 : hi + 2] in _QUOTES
+        and text[hi + 2 : hi + 3] in ("", " ", ",", ")", ";", "\n", "]", "}", "+", ".")
+    )
+    if closes and before and before in "\"'` \t":
         return  # `"Error fetching credentials:"`, `b'secret:'`: the end of a string
+    if m is None and _GO_DECL.search(text, max(0, lo - 8), lo):
+        m = _GO_TYPE_SEP.match(text, hi)  # var apiToken string = "..."
     if m is None and before in "\"'`" and not _GETTER.search(text, max(0, lo - 25), lo - 1):
         pair_match = _QUOTED_PAIR.match(text, hi)  # define('DB_PASSWORD', '...')
         value = _QUOTED_PAIR_VALUE.match(text, pair_match.end()) if pair_match else None
@@ -115,11 +137,24 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
     if kind.header:
         yield from header_findings(text, m.end(), name)
         return
-    found = read_value(text, m.end())
+    if kind.strict and _HEADER_FLAG.search(text, max(0, lo - 12), lo):
+        kind = NameClass(kind.type)  # a request header named Token/Key: a credential
+    pos = m.end()
+    tight = text[pos - 1 : pos] == ":" and text[pos : pos + 1] not in _QUOTES  # `apikey:abc...`
+    tag = _YAML_TAG.match(text, pos)
+    pos = tag.end() if tag else pos
+    if text[pos : pos + 2] in ('@"', "@'"):
+        pos += 1  # C# and Objective-C string literals: @"..."
+    following = _NEXT_LINE_VALUE.match(text, pos)
+    if following is not None and not flag:
+        pos = following.end()
+    found = read_value(text, pos)
     if found is None:
         return
     start, end, bare = found
     value = text[start:end]
+    if tight and not looks_random(value):
+        return  # `name:value` with no space: only a token-shaped value (`apikey:abcd1234...`)
     if bare and m.group().rstrip().endswith(":") and _COMPOUND_WORD.fullmatch(value):
         line_end = text.find("\n", end)
         if len(text[start : line_end if line_end != -1 else len(text)].split()) >= 3:
@@ -168,11 +203,35 @@ def header_findings(text: str, pos: int, name: str = "") -> Iterable[Finding]:
     cred = m.group("cred")
     if scheme == "digest":  # `Digest username="...", response="..."`: a hash, not a secret
         return
+    if cred[:1] in "<{$" or placeholder(cred):
+        return  # `Bearer <Openverse API token>`, `Bearer ${TOKEN}`
     secret = NameClass("secret")
-    ok = basic_credentials(cred) if scheme == "basic" else plausible(cred, secret, bare=bare)
+    if scheme == "basic":  # `user:` (an API key as the user) counts; so does a long random blob
+        ok = basic_credentials(cred, empty_password=True) or looks_random(cred)
+    else:
+        ok = plausible(cred, secret, bare=bare)
     if ok:
         type_ = {"basic": "basic-auth", "bearer": "bearer-token"}.get(scheme, "secret")
         yield m.start("cred"), m.end("cred"), type_
+
+
+# A value written before its name (`if ("..." == password)`), or after it with no separator
+# (`secret "...";`).
+_COMPARED = (
+    re.compile(
+        r"""(?P<q>["'`])(?P<s>[^"'`\n]{1,200})(?P=q)[ \t]*[!=]==?[ \t]*(?P<n>[A-Za-z_][\w.]*)"""
+    ),
+    re.compile(r"""(?P<n>[A-Za-z_][\w.\-]*)[ \t]+(?P<q>["'])(?P<s>[^"'\n]{1,200})(?P=q);"""),
+)
+
+
+def compared(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
+    for lo, hi in ctx.windows(gate_ids):
+        for pattern in _COMPARED:
+            for m in pattern.finditer(text, lo, hi):
+                kind = classify(m.group("n"))
+                if kind is not None and plausible(m.group("s"), kind, name=m.group("n")):
+                    yield m.start("s"), m.end("s"), kind.type
 
 
 # Names and values written apart. Each regex's `n` group is the name, the value follows.
@@ -188,11 +247,14 @@ _PAIRS = (
     # JSON-escaped: this runs on raw text too)
     re.compile(r"""key=\\?["'](?P<n>[^"'\\\n]+)\\?["'][ \t]+value=(?=\\?["'])"""),
 )
-_XML = re.compile(r"<(?P<n>[A-Za-z_][\w.\-]*)(?:[ \t][^<>\n]*)?>(?P<s>[^<\n]{1,500})</(?P=n)>")
+_XML = re.compile(  # on one line, or the value on its own line between the tags
+    r"<(?P<n>[A-Za-z_][\w.\-]*)(?:[ \t][^<>\n]*)?>(?:[ \t]*\r?\n[ \t]*)?"
+    r"(?P<s>[^<\s](?:[^<\n]{0,498}[^<\s])?)(?:[ \t]*\r?\n[ \t]*)?</(?P=n)>"
+)
 
 
 def pairs(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
-    for lo, hi in ctx.windows(gate_ids, before=1):
+    for lo, hi in ctx.windows(gate_ids, before=2):
         for pattern in _PAIRS:
             for m in pattern.finditer(text, lo, hi):
                 kind = classify(m.group("n"))

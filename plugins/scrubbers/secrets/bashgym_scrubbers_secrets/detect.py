@@ -163,7 +163,8 @@ def run_rule(rule: Rule, text: str, ctx: Context) -> Iterable[tuple[int, int, in
     """(start, end, priority, type) of every finding of `rule` in `text`."""
     if rule.finder is not None:
         for start, end, type_ in rule.finder(text, ctx, rule.gate_ids):
-            yield start, end, rule.priority, type_
+            if not _FILLER.search(text, start, end):  # `client_secret=bP88Q~xxxxxxxxxxxxxxxx`
+                yield start, end, rule.priority, type_
         return
     regions = [(0, len(text))]
     if rule.windowed:
@@ -209,6 +210,32 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+REPEAT_MIN = 6  # a redacted value this long is redacted wherever else it occurs
+
+
+def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`spans` plus every other occurrence of the values they redact: a secret found once by
+    its context (`API_KEY=abc...`) also leaks where it is repeated bare (`echo abc...`)."""
+    values = {text[s:e]: t for s, e, t in spans if e - s >= REPEAT_MIN}
+    extra = []
+    for value, type_ in values.items():
+        i = text.find(value)
+        while i != -1:
+            extra.append((i, i + len(value), type_))
+            i = text.find(value, i + len(value))
+    known = {(s, e) for s, e, _ in spans}
+    new = [x for x in extra if (x[0], x[1]) not in known]
+    if not new:
+        return spans
+    out: list[tuple[int, int, str]] = []
+    for s, e, t in sorted([*spans, *new]):
+        if out and s < out[-1][1]:
+            out[-1] = (out[-1][0], max(e, out[-1][1]), out[-1][2])
+        else:
+            out.append((s, e, t))
+    return out
+
+
 @dataclass
 class _Allow:
     literals: tuple[str, ...]
@@ -241,6 +268,7 @@ _JSON_START = re.compile(r"\s*[\[{\"]")
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 # Escapes that could hide a gate in raw JSON text: `\u0041` for `A`, `\/` for `/`.
 _HIDING_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]|\\/")
+_JSON_VERBATIM = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]+")  # printable ASCII but `"` `\\`
 _PAIR_KEYS = {"name", "key", "parameterkey", "parametername", "secretname"}
 _WS = " \t\r\n"
 
@@ -322,6 +350,7 @@ class Scrubber:
         self._rules = ruleset()
         self._prefilter = _prefilter(self.backend)
         self.backend = self._prefilter.name if self._prefilter is not None else "none"
+        self._seen: dict[str, str] | None = None  # values redacted in the JSON text at hand
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -358,7 +387,7 @@ class Scrubber:
                     group[2], group[3] = type_, best
             else:
                 groups.append([start, end, type_, best])
-        return [(s, e, t) for s, e, t, _ in groups]
+        return _repeats(text, [(s, e, t) for s, e, t, _ in groups])
 
     def _replace(self, text: str, spans: list[tuple[int, int, str]]) -> str:
         if not spans:
@@ -367,6 +396,8 @@ class Scrubber:
         for start, end, type_ in spans:
             parts += [text[last:start], PLACEHOLDER.format(type_)]
             self.counts[type_] += 1
+            if self._seen is not None:
+                self._seen[text[start:end]] = type_
             last = end
         parts.append(text[last:])
         return "".join(parts)
@@ -424,6 +455,8 @@ class Scrubber:
             return self._replace(value, spans)
         if plausible(value, kind):
             self.counts[kind.type] += 1
+            if self._seen is not None:
+                self._seen[value] = kind.type
             return PLACEHOLDER.format(kind.type)
         return value
 
@@ -495,23 +528,44 @@ class Scrubber:
                     name = _pair_name_before(text, q)  # {"name": "DB_PASSWORD", "value": ...}
                 span = self._value_literal(text, after + 1) if name is not None else None
                 if span is not None:
-                    jobs[span] = (json.loads(text[span[0] : span[1]]), name)
+                    try:
+                        jobs[span] = (json.loads(text[span[0] : span[1]]), name)
+                    except ValueError:  # `"\H"`: not JSON after all
+                        return None
                     i = bisect.bisect_left(hits, span[1], i)
         out, done = [], 0
-        for (q, e), (decoded, key) in sorted(jobs.items()):
-            # A gate in a literal's string is also in the JSON text (no escape hides one here):
-            # only the gates found in the text can occur in it.
-            if key is not None:
-                new = self._keyed(key, decoded, fired)
-            else:
-                new = self._string(decoded, fired)
-            if new is not decoded:
-                out += [text[done:q], json.dumps(new, ensure_ascii=False)]
-                done = e
+        outer, self._seen = self._seen, {}
+        try:
+            for (q, e), (decoded, key) in sorted(jobs.items()):
+                # A gate in a literal's string is also in the JSON text (no escape hides one
+                # here): only the gates found in the text can occur in it.
+                if key is not None:
+                    new = self._keyed(key, decoded, fired)
+                else:
+                    new = self._string(decoded, fired)
+                if new is not decoded:
+                    out += [text[done:q], json.dumps(new, ensure_ascii=False)]
+                    done = e
+        finally:
+            seen, self._seen = self._seen, outer
+        if outer is not None:
+            outer.update(seen)  # JSON inside JSON: the outer text holds these values too
         if not out:
             return text
         out.append(text[done:])
-        return "".join(out)
+        return self._repeated("".join(out), seen)
+
+    def _repeated(self, text: str, seen: dict[str, str]) -> str:
+        """JSON text with every other occurrence of a value redacted in one of its literals
+        (the key echoed in a later tool result) replaced too. Only values JSON writes as they
+        are (no quote, backslash, control or non-ASCII character) are looked for verbatim."""
+        for value, type_ in seen.items():
+            if len(value) < REPEAT_MIN or not _JSON_VERBATIM.fullmatch(value) or value not in text:
+                continue
+            n = text.count(value)
+            self.counts[type_] += n
+            text = text.replace(value, PLACEHOLDER.format(type_))
+        return text
 
     @staticmethod
     def _value_literal(text: str, i: int) -> tuple[int, int] | None:

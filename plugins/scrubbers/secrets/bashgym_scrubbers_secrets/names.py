@@ -21,7 +21,7 @@ PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 # Every secret-looking name contains one of these (case-insensitive): the gates of every rule
 # that finds secrets by name. `classify` never accepts a name without one (tested).
-NAME_GATES = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "sig")
+NAME_GATES = ("pass", "pwd", "pw", "pswd", "paswd", "secret", "token", "key", "auth", "cred", "sig")
 
 _NAME = re.compile(r"[A-Za-z0-9_.\-$@:]+")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
@@ -63,6 +63,16 @@ _NOT_SECRET_LAST = {
 }  # fmt: skip
 _SHELL_VARS = {"PWD", "OLDPWD", "$PWD", "$OLDPWD"}  # the working directory, in every env dump
 _NOT_SECRET_FIRST = {"PUBLIC", "PUBLISHABLE", "PUB", "MAX", "MIN", "NUM", "IS", "HAS", "USE"}
+# Words beside KEY that make it a database, cache, map or keyboard key, never a credential
+# (primaryKey, foreign_key, bucket_key, sort_key).
+_KEY_NOT = {
+    "PRIMARY", "FOREIGN", "SORT", "PARTITION", "RANGE", "CACHE", "COMPOSITE", "UNIQUE", "INDEX",
+    "MAP", "DICT", "LOOKUP", "SHORTCUT", "HOT", "ROUTING", "SHARD", "IDEMPOTENCY", "DEDUP",
+    "DEDUPE", "BUCKET", "ROW", "OBJECT", "GROUP", "LOCALE", "I18N", "TRANSLATION", "NATURAL",
+    "SURROGATE", "CANDIDATE", "REF", "REFERENCE", "CLUSTERING", "HASHING", "DISTRIBUTION",
+    "JOIN", "ORDER", "GROUPING", "DOWN", "UP", "PRESS", "PRESSED", "EVENT", "CODE", "BINDING",
+    "BINDINGS", "STROKE", "STROKES", "BOARD", "FRAME", "FRAMES", "PATH", "NAME", "CONFIG",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,12 @@ def classify(name: str) -> NameClass | None:
             return NameClass("secret")
         return NameClass("secret", strict=True)
     if "KEY" in others:
-        return NameClass("secret", strict=not others & _KEY_QUALIFIERS)
+        if others & _KEY_NOT:
+            return None  # primaryKey, foreign_key, key_down_event
+        strict = not others & _KEY_QUALIFIERS
+        if strict and words[-1] != "KEY":
+            return None  # key_frame_rate, KEY_ALIAS_PREFIX: about a key, or not a credential
+        return NameClass("secret", strict=strict)
     if others & {"AUTH", "SIG", "APIAUTH"}:  # not SIGNATURE: Claude's thinking blocks have one
         return NameClass("secret", strict=True)
     return None
@@ -124,7 +139,8 @@ def _is_password_word(w: str, following: str | None = None) -> bool:
 
 # A template or a reference, not a value: ${X}, {{ x }}, {x}, %(x)s, %s, <x>, $X, %X%, $(cmd).
 _TEMPLATE = re.compile(
-    r"\$\{|\{\{|\{%|\$\(|%\([A-Za-z_]\w*\)[sdr]|%[sdrv]\b|\{[A-Za-z_][\w.\[\]'\"]*\}|"
+    r"\$\{[A-Za-z_][\w.:\-]*(?:[:?][^{}]*)?\}|\$\{\{[^{}]*\}\}|\{\{[^{}]*\}\}|\{%|\$\([^()]*\)?"
+    r"|%\([A-Za-z_]\w*\)[sdr]|%[sdrv]\b|\{[A-Za-z_][\w.\[\]'\"]+\}|"
     r"<[A-Za-z_][\w\- ]*>|^<[^<>]*>$|^\$[A-Za-z_]|^%[A-Za-z_]\w*%$|^@[A-Za-z_]\w*@$"
 )
 # A placeholder, flag, number or word that stands in for a secret in docs and configs.
@@ -159,6 +175,54 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _WORDY = re.compile(
     r"[a-z][a-z0-9]{0,23}(?:[_\-.:/=][a-z0-9]{1,24})+|[A-Z][A-Z0-9]{0,23}(?:[_\-.:/=][A-Z0-9]{1,24})+"
 )  # words joined by _ - . : / = (snake_case names, dotted paths, keys like a/b=2019/c)
+_SEPARATORS = re.compile(r"[_\-.:/=]+")
+# A word of a name or path: letters then at most a version or year (`cache`, `v2`, `boto3`,
+# `ed25519`, `2024`). A random segment (`7dimrl6cm7`, `u7uc59ndv539`) mixes them freely.
+_WORD_SEGMENT = re.compile(r"[A-Za-z]+[0-9]{0,6}|[0-9]{1,6}|[0-9]{1,4}[A-Za-z]{1,3}")
+
+
+def wordy(v: str) -> bool:
+    """Words joined by `_ - . : / =` in one case (`user_profile_cache_v2`, `users:v2:42`,
+    `nyc-taxi/year=2019`), each a word: not a single-case token with separators
+    (`b_7=u7uc59ndv539_5oj`, `A3-1BZ3FN-WVWYWGBII2W`), whose segments are random."""
+    return _WORDY.fullmatch(v) is not None and _words(v)
+
+
+def _words(v: str) -> bool:
+    return all(_WORD_SEGMENT.fullmatch(seg) for seg in _SEPARATORS.split(v) if seg)
+
+
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def random_letters(v: str) -> bool:
+    """Letters only, but not words: case changes every letter or two (`yqDVtkqPECriaLRi`,
+    `sueqICtbUsqOzX`), where CamelCase names have words (`SalesResults`, `HTTPServerError`)."""
+    if len(v) < 12 or not v.isascii() or not v.isalpha():
+        return False
+    words = _CAMEL_WORD.findall(v)
+    short = sum(len(w) <= 2 for w in words)
+    return short >= 3 and short * 5 >= len(words) * 2
+
+
+_CLOSE_OF = {")": "(", "]": "[", "}": "{"}
+
+
+def _looks_like_code(v: str) -> bool:
+    """A bare value that reads as code: a call, an index, an operator (`get(a)`, `x[0]`,
+    `a or b`). Brackets that close the wrong opener (`m{{h}o)p`) are a password, not code."""
+    if _CODE.search(v) is None:
+        return False
+    stack: list[str] = []
+    for c in v:
+        if c in "([{":
+            stack.append(c)
+        elif c in _CLOSE_OF:
+            if stack and stack[-1] != _CLOSE_OF[c]:
+                return False
+            if stack:
+                stack.pop()
+    return True
 
 
 def placeholder(v: str) -> bool:
@@ -173,7 +237,7 @@ def looks_random(v: str) -> bool:
     words joined by `_`, `-`, `.` (`user_profile_cache_v2`)."""
     if len(v) < 16 or _RANDOM_CHARS.fullmatch(v) is None or not any(c.isdigit() for c in v):
         return False
-    if _UUID.fullmatch(v) or _WORDY.fullmatch(v):
+    if _UUID.fullmatch(v) or wordy(v) or len(set(v)) < 10:
         return False
     if _HEX.fullmatch(v) and len(v) in (32, 40, 64, 128):
         return False
@@ -205,13 +269,13 @@ def plausible(
         return False
     if not any(c.isalnum() for c in v) or len(set(v)) < 3 or _PATH.match(v):
         return False
-    if v.isdigit():
-        return password and len(v) >= 6
-    if _NAME_LIKE.fullmatch(v):
+    if v.isdigit():  # a PIN or numeric password; a long numeric key (Discord, Asana ids)
+        return (password and len(v) >= 6) or (kind is not None and not kind.strict and len(v) >= 12)
+    if _NAME_LIKE.fullmatch(v) and not random_letters(v):
         return False
-    if bare and (_CODE.search(v) or _IDENTIFIER.fullmatch(v)):
+    if bare and (_looks_like_code(v) or (_IDENTIFIER.fullmatch(v) and _words(v))):
         return False
-    if _WORDY.fullmatch(v):
+    if wordy(v):
         return False
     if kind is None or not kind.strict:
         return True
@@ -219,8 +283,9 @@ def plausible(
     return looks_random(token) or basic_credentials(v)
 
 
-def basic_credentials(v: str) -> bool:
-    """`v` is base64 of `user:password` (HTTP Basic auth, docker's config.json `auth`)."""
+def basic_credentials(v: str, empty_password: bool = False) -> bool:
+    """`v` is base64 of `user:password` (HTTP Basic auth, docker's config.json `auth`);
+    with `empty_password`, also of `user:` (an API key sent as the user name)."""
     if len(v) < 8 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", v):
         return False
     try:
@@ -228,6 +293,8 @@ def basic_credentials(v: str) -> bool:
     except (binascii.Error, UnicodeDecodeError):
         return False
     user, sep, password = decoded.partition(":")
+    if empty_password and sep and not password:
+        return len(user) >= 4 and decoded.isprintable() and " " not in user
     return bool(sep and password) and decoded.isprintable() and " " not in user
 
 

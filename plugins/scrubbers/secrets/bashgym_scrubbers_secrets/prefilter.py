@@ -212,11 +212,23 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def _name_end(text: str, i: int) -> int:
-    """From the `:`/`=` that ends a name gate's match, back over quotes, brackets, spaces and
-    `\\t` escapes to the name's last character."""
+    """From the `:`/`=` (or quote) that ends a name gate's match, back over an operator (`.=`,
+    `?=`), quotes, brackets and an index (`name[25] =`), spaces, `\\t` escapes and a
+    spaced ` - ` to the name's last character."""
     i -= 1
-    while i > 0 and (text[i] not in _NAME_CHARS or (text[i] == "t" and text[i - 1] == "\\")):
+    while i > 0 and text[i] in "?.+!:=":
         i -= 1
+    while i > 0:
+        c = text[i]
+        if c == "]":
+            j = text.rfind("[", max(0, i - 8), i)
+            i = j - 1 if j > 0 and (text[j + 1 : i].isdigit() or j + 1 == i) else i - 1
+        elif c not in _NAME_CHARS or (c == "t" and text[i - 1] == "\\"):
+            i -= 1
+        elif c == "-" and text[i - 1] in " \t" and text[i + 1 : i + 2] in (" ", "\t"):
+            i -= 1  # `name - 'value'`
+        else:
+            break
     return i
 
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bashgym_scrubbers_secrets.assign import assignments, flags, pairs
+from bashgym_scrubbers_secrets.assign import assignments, compared, flags, pairs
 from bashgym_scrubbers_secrets.names import (
     NAME_GATES,
     URL_PLACEHOLDERS,
@@ -231,10 +232,6 @@ _DETECT_SECRETS: dict[str, dict[str, Any]] = {
     "PypiTokenDetector": {"type": "pypi-token", "gates": (Gate("pypi-AgE"),), "extend": True},
     "SendGridDetector": {"type": "sendgrid-key", "gates": (Gate("SG\\.[a-zA-Z0-9_-]{22}\\."),)},
     "SquareOAuthDetector": {"type": "square-oauth-secret", "gates": (Gate("sq0csp-"),)},
-    "TelegramBotTokenDetector": {
-        "type": "telegram-token",
-        "gates": (Gate("[0-9]{8,10}:[0-9A-Za-z_-]{35}", needs=(":",)),),
-    },
     "TwilioKeyDetector": {
         "type": "twilio-key",
         "gates": (Gate("AC[a-z0-9]{32}"), Gate("SK[a-z0-9]{32}")),
@@ -251,6 +248,9 @@ _SKIPPED = {
     "IbmCloudIamDetector",
     "IbmCosHmacDetector",
     "SoftlayerDetector",
+    # Its regex also matches inside an AWS ARN (`arn:aws:sns:r:111122223333:aaaa...`): replaced
+    # by `telegram-token` below, which wants the token's `:A` and no digit before it.
+    "TelegramBotTokenDetector",
 }
 
 
@@ -299,7 +299,28 @@ _TOKENS: list[_T] = [
     ("gitlab-token", r"gl(?:ptt|cbt|imt|agent|oas|ffct|soat|sa)-[A-Za-z0-9_\-]{20,}", 1, 0, None),
     ("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{20,}", False, False, None),
     ("slack-token", r"xox[ep]-[0-9]-[A-Za-z0-9\-]{20,}", False, False, None),  # config tokens
-    ("slack-webhook", r"hooks\.slack\.com/(?:workflows|triggers)/[A-Za-z0-9+/_\-]{20,}", 0, 0, 0),
+    # any scheme (http too) and any case of path (detect-secrets: https and T.../B... only)
+    (
+        "slack-webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,}",
+        False,
+        False,
+        None,
+    ),
+    ("telegram-token", r"[0-9]{5,16}:A[0-9A-Za-z_\-]{34}", False, True, None),
+    # Sourcegraph, EasyPost, OpenShift (oc login), Jenkins credentials.xml, 1Password secret keys
+    ("sourcegraph-token", r"sgp_(?:[A-Fa-f0-9]{16}_|local_)?[A-Fa-f0-9]{40}", True, True, None),
+    ("easypost-key", r"EZ[AT]K[A-Za-z0-9]{54}", True, True, _has_digit_and_letter),
+    ("openshift-token", r"sha256~[A-Za-z0-9_\-]{43}", True, True, None),
+    ("jenkins-secret", r"\{AQAAABAAAA[A-Za-z0-9+/]{20,}={0,2}\}", False, False, None),
+    (
+        "onepassword-secret-key",
+        r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})(?:-[A-Z0-9]{5}){3}",
+        True,
+        True,
+        None,
+    ),
+    ("facebook-app-token", r"[0-9]{15,16}\|[A-Za-z0-9_\-]{27}", True, True, None),
     # Stripe: test-mode and restricted keys, any length (detect-secrets: live, exactly 24)
     ("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}", True, False, None),
     ("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{20,}", True, False, None),
@@ -393,12 +414,18 @@ _TOKENS: list[_T] = [
 # Literals inside token shapes that start with a character class: a quick "no" for `re`.
 _NEEDS = {"terraform-token": (".atlasv1.",), "azure-ad-client-secret": ("Q~",)}
 _NEEDS["twitter-token"] = ("A" * 22,)
+_NEEDS["telegram-token"] = (":A",)
+_NEEDS["facebook-app-token"] = ("|",)
+# A lookbehind for the rule's regex only (the engines' gates have none): a Telegram token's bot
+# id never continues a longer number (`...:111122223333:aaaa` in an ARN).
+_LEFT = {"telegram-token": r"(?<![0-9])"}
 
 
 def _token_rules() -> list[Rule]:
     out = []
     for type_, pattern, bounded, right, check in _TOKENS:
-        regex = re.compile(pattern + (r"(?![A-Za-z0-9])" if right else ""), re.ASCII)
+        left = _LEFT.get(type_, "")
+        regex = re.compile(left + pattern + (r"(?![A-Za-z0-9])" if right else ""), re.ASCII)
         priority = 52 if type_ == "api-key" else 70  # the generic sk- loses to any
         out.append(
             Rule(
@@ -447,13 +474,93 @@ _CLI = [
     (("login",), r"login\b[^\n|;&]*?[ \t]-p[ \t]+" + _Q),
     # openssl -passin pass:SECRET / -passout / -pass
     (("pass:",), r"-pass(?:in|out)?[ \t]+['\"]?pass:(?P<s3>[^\s'\"]+)"),
-    # curl -u user:password / --user=user:password
-    (
-        ("curl", "wget"),
-        r"(?:curl|wget)\b[^\n|;&]*?[ \t](?:-u|--user)(?:=|[ \t]+)"
-        r"""(?:'[^':\n]*:(?P<s1>[^'\n]+)'|"[^":\n]*:(?P<s2>[^"\n]+)"|[^\s:'"]+:(?P<s3>[^\s'"]+))""",
-    ),
 ]
+
+
+# curl/wget -u USER:PASSWORD (quoted whole or in parts, `"user":"pass"`, or `KEY:` with no
+# password: an API key as the user), over `\` line continuations.
+_CURL = re.compile(
+    r"""(?:curl|wget)\b(?:[^\n|;&\\]|\\\r?\n|\\)*?[ \t](?:-u|--user|--http-user)(?:=|[ \t]+)
+    (?P<cred>'[^'\n]*'|"[^"\n]*"(?::"[^"\n]*")?|[^\s'"]+(?:'[^'\n]*'|"[^"\n]*")?)""",
+    re.X | re.ASCII,
+)
+
+
+def curl_credentials(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
+    """The password of `curl -u user:password` (the user too when it is the key)."""
+    for lo, hi in ctx.windows(gate_ids, after=8):
+        for m in _CURL.finditer(text, lo, hi):
+            start, cred = m.start("cred"), m.group("cred")
+            if cred[:1] in "<$" or "${" in cred or "$(" in cred:
+                continue  # `-u <user:password>`, `-u $USER:$PASS`
+            # positions of the user and password inside the credential, quotes aside
+            sep = cred.find(":", 1 if cred[:1] in "\"'" else 0)
+            if sep == -1:
+                continue
+            user_lo, user_hi = start + (1 if cred[:1] in "\"'" else 0), start + sep
+            pw_lo, pw_hi = start + sep + 1, start + len(cred)
+            while pw_lo < pw_hi and text[pw_lo] in "\"'":
+                pw_lo += 1
+            while pw_hi > pw_lo and text[pw_hi - 1] in "\"'":
+                pw_hi -= 1
+            while user_hi > user_lo and text[user_hi - 1] in "\"'":
+                user_hi -= 1
+            user, password = text[user_lo:user_hi], text[pw_lo:pw_hi]
+            if password:
+                if _cli_check(password.strip("{}")):
+                    yield pw_lo, pw_hi, "password"
+            elif looks_random(user) or plausible(user, NameClass("secret")):
+                yield user_lo, user_hi, "api-key"  # `curl -u sk_test_...:`
+
+
+# A Kubernetes Secret's `data:` / `stringData:` values are secrets whatever their keys are called
+# (`.dockercfg`, `ca.pem`, `key`). Block scalars (`key: |` then indented lines) included.
+_KIND_SECRET = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*\r?$", re.M)
+_DOC_SPLIT = re.compile(r"^---[ \t]*$", re.M)
+_DATA_BLOCK = re.compile(r"^(?:data|stringData):[ \t]*\r?\n", re.M)
+_DATA_ENTRY = re.compile(
+    r"^(?P<indent>[ \t]+)(?P<key>[^\s:#][^:\n]*):[ \t]*(?P<value>[^\n]*)\r?\n?", re.M
+)
+
+
+def kubernetes_secrets(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
+    docs = [0, *(m.end() for m in _DOC_SPLIT.finditer(text)), len(text)]
+    for p in ctx.positions(gate_ids):
+        k = bisect.bisect_right(docs, p) - 1
+        lo, hi = docs[max(k, 0)], docs[min(k + 1, len(docs) - 1)]
+        if _KIND_SECRET.search(text, lo, hi) is None:
+            continue  # kind: SecretStore, SecretProviderClass
+        for block in _DATA_BLOCK.finditer(text, lo, hi):
+            yield from _data_values(text, block.end(), hi)
+
+
+def _data_values(text: str, pos: int, hi: int) -> Iterable[Finding]:
+    indent = None
+    while pos < hi:
+        m = _DATA_ENTRY.match(text, pos, hi)
+        if m is None or (indent is not None and m.group("indent") != indent):
+            return
+        indent = m.group("indent")
+        value, v_lo = m.group("value").strip(), m.start("value")
+        pos = m.end()
+        if value in ("|", ">", "|-", ">-", "|+", ">+", ""):  # block scalar: the indented lines
+            body = pos
+            while pos < hi:
+                line_end = text.find("\n", pos, hi)
+                line_end = hi if line_end == -1 else line_end
+                line = text[pos:line_end]
+                if line.strip() and not line.startswith((indent + " ", indent + "\t")):
+                    break
+                pos = line_end + 1
+            span = text[body:pos].strip()
+            if span and not placeholder(span):
+                first = text.index(span[0], body)
+                yield first, first + len(span), "secret"
+            continue
+        value = value.strip("\"'")
+        if value and not placeholder(value) and len(value) >= 4:
+            start = text.index(value, v_lo)
+            yield start, start + len(value), "secret"
 
 
 def _cli_check(secret: str) -> bool:
@@ -511,6 +618,12 @@ def _structural_rules() -> list[Rule]:
             check=_cli_check,
         ),
     ]
+    rules.append(
+        Rule("password", gates=(Gate("curl"), Gate("wget")), priority=45, finder=curl_credentials)
+    )
+    rules.append(
+        Rule("secret", gates=(Gate("kind:[ \t]*Secret"),), priority=42, finder=kubernetes_secrets)
+    )
     for words, pattern in _CLI:
         rules.append(
             Rule(
@@ -527,7 +640,11 @@ def _structural_rules() -> list[Rule]:
     rules.append(
         Rule("secret", gates=(NAME_GATE, QUOTED_PAIR_GATE), priority=40, finder=assignments)
     )
-    rules.append(Rule("secret", gates=(FLAG_GATE, ENV_GATE), priority=40, finder=flags))
+    gates = (FLAG_GATE, ENV_GATE, GO_VAR_GATE)
+    rules.append(Rule("secret", gates=gates, priority=40, finder=flags))
+    rules.append(
+        Rule("secret", gates=(COMPARED_GATE, BARE_QUOTED_GATE), priority=40, finder=compared)
+    )
     rules.append(Rule("secret", gates=(PAIR_GATE, XML_GATE), priority=35, finder=pairs))
     return rules
 
@@ -537,7 +654,8 @@ def _structural_rules() -> list[Rule]:
 # tool call's arguments inside a trace).
 _W = "|".join(NAME_GATES)
 NAME_GATE = Gate(
-    rf"""(?:{_W})[A-Za-z0-9_.\-]*(?:\\*["'`]|\])*(?:[ \t]|\\+t)*[:=]""",
+    rf"""(?:{_W})[A-Za-z0-9_.\-]*(?:\\*["'`]|\]|\[[0-9]*)*(?:[ \t]|\\+t)*"""
+    r"""(?:[?.+!]?[:=]|-[ \t]+\\*["'`])""",
     caseless=True,
     words=NAME_GATES,
     tail=True,
@@ -551,6 +669,20 @@ QUOTED_PAIR_GATE = Gate(
     words=NAME_GATES,
     tail=True,
 )  # define('DB_PASSWORD', '...'), setenv("API_KEY", "...")
+GO_VAR_GATE = Gate(
+    rf"(?:var|const)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*"
+    r"[ \t]+\*?(?:\[\])?[A-Za-z_][A-Za-z0-9_.]*[ \t]*=",
+    caseless=True,
+    words=("var", "const"),
+)  # Go: var apiToken string = "..."
+COMPARED_GATE = Gate(
+    rf"""\\*["'`][ \t]*[!=]==?[ \t]*[A-Za-z0-9_.]*(?:{_W})""", caseless=True, needs=("=",)
+)  # if ("..." == password): the value before the name
+BARE_QUOTED_GATE = Gate(
+    rf"""(?:{_W})[A-Za-z0-9_.\-]*[ \t]+\\*["'][^"'\\\n]{{1,200}}\\*["'];""",
+    caseless=True,
+    words=NAME_GATES,
+)  # secret "...";  (no separator at all)
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,
