@@ -1,16 +1,24 @@
 """p(student passes | features): scikit-learn's logistic regression, calibrated, as plain numbers.
 
 The fit is scikit-learn's: a Pipeline of StandardScaler and LogisticRegression, wrapped in
-CalibratedClassifierCV (ensemble=False: one model fitted on all outcomes, and one calibrator
-fitted on its out-of-fold scores) when the outcomes allow k-fold calibration; the plain
-regularized logistic regression (already a probability) when they are too few.
+CalibratedClassifierCV (method="sigmoid", ensemble=False: one model fitted on all outcomes, and
+one Platt calibrator fitted on its out-of-fold scores) when the outcomes allow k-fold
+calibration; the plain regularized logistic regression (already a probability) when they are
+too few.
+
+Why sigmoid and never isotonic, even with thousands of outcomes (where scikit-learn would
+suggest isotonic): isotonic calibration is piecewise constant, so many tasks share one score and
+a threshold cannot cut the fit data at a quantile — measured on the simulated set, 1,500
+outcomes, `teacher-share=0.3` sent 21% of held-out tasks to the teacher (54 distinct scores).
+Platt scaling is strictly increasing: the order of the tasks is the regression's, and the
+target's share holds.
 
 Why a file of numbers and not a pickle (joblib): a router file is something people pass around,
 and unpickling a file runs whatever code it names. The fitted model is a handful of numbers —
-the scaler's means and scales, the coefficients, the calibrator's two parameters (sigmoid) or its
-step points (isotonic) — so they are written as JSON and put back into the same scikit-learn
-estimators on load (`StudentModel.from_json`); a test checks that the loaded model predicts
-exactly what the fitted one did.
+the scaler's means and scales, the coefficients, the calibrator's two parameters — so they are
+written as JSON and put back into the same scikit-learn estimators on load
+(`StudentModel.from_json`); a test checks that the loaded model predicts exactly what the fitted
+one did.
 """
 
 from __future__ import annotations
@@ -21,7 +29,6 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV, calibration_curve
-from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -35,8 +42,6 @@ from bashgym.contracts import InputError
 # one, and this many outcomes in all (below: the uncalibrated logistic regression, said so)
 MIN_PER_CLASS_TO_CALIBRATE = 3
 MIN_TO_CALIBRATE = 30
-# scikit-learn's advice: isotonic calibration overfits below about a thousand samples
-MIN_FOR_ISOTONIC = 1000
 MAX_FOLDS = 5
 
 
@@ -51,8 +56,8 @@ class StudentModel:
     features: list[str]
     scaler: StandardScaler
     logistic: LogisticRegression
-    calibration: str = "none"  # none | sigmoid | isotonic
-    calibrator: LogisticRegression | IsotonicRegression | None = None
+    calibration: str = "none"  # none | sigmoid
+    calibrator: LogisticRegression | None = None  # Platt: a 1-feature logistic over the score
 
     def predict(self, rows: np.ndarray | list[list[float]]) -> np.ndarray:
         """p(student passes) per row of feature values (in `features` order)."""
@@ -60,8 +65,6 @@ class StudentModel:
         score = self.logistic.decision_function(self.scaler.transform(x))
         if self.calibrator is None:
             return np.asarray(self.logistic.predict_proba(self.scaler.transform(x))[:, 1])
-        if isinstance(self.calibrator, IsotonicRegression):
-            return np.clip(self.calibrator.predict(score), 0.0, 1.0)
         return np.asarray(self.calibrator.predict_proba(score.reshape(-1, 1))[:, 1])
 
     def to_json(self) -> dict[str, Any]:
@@ -75,12 +78,7 @@ class StudentModel:
             },
             "calibration": {"method": self.calibration},
         }
-        if isinstance(self.calibrator, IsotonicRegression):
-            out["calibration"] |= {
-                "x": _list(self.calibrator.X_thresholds_),
-                "y": _list(self.calibrator.y_thresholds_),
-            }
-        elif self.calibrator is not None:  # sigmoid: p = 1 / (1 + exp(a * score + b))
+        if self.calibrator is not None:  # sigmoid: p = 1 / (1 + exp(a * score + b))
             out["calibration"] |= {
                 "a": -float(self.calibrator.coef_[0][0]),
                 "b": -float(self.calibrator.intercept_[0]),
@@ -101,16 +99,9 @@ class StudentModel:
         logistic.C = float(data["logistic"].get("C", 1.0))
         cal = data.get("calibration") or {"method": "none"}
         method = cal.get("method", "none")
-        calibrator: LogisticRegression | IsotonicRegression | None = None
+        calibrator: LogisticRegression | None = None
         if method == "sigmoid":
             calibrator = _logistic(np.array([-float(cal["a"])]), -float(cal["b"]))
-        elif method == "isotonic":
-            xs, ys = _array(cal["x"]), _array(cal["y"])
-            if len(xs) != len(ys) or not len(xs):
-                raise ValueError("isotonic calibration needs as many x as y points")
-            # the step points are already monotone: fitting on them gives back the same map
-            calibrator = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0)
-            calibrator.fit(xs, ys)
         elif method != "none":
             raise ValueError(f"unknown calibration method {method!r}")
         return cls(names, scaler, logistic, method, calibrator)
@@ -170,13 +161,13 @@ def _fit_student(
     base = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
     split = StratifiedKFold(folds, shuffle=True, random_state=seed) if folds >= 2 else None
     if n >= MIN_TO_CALIBRATE and rarer >= MIN_PER_CLASS_TO_CALIBRATE:
-        method = "isotonic" if n >= MIN_FOR_ISOTONIC else "sigmoid"
+        method = "sigmoid"  # never isotonic: see the module docstring
         estimator: Any = CalibratedClassifierCV(base, method=method, cv=split, ensemble=False)
         estimator.fit(x, y)
         inner = estimator.calibrated_classifiers_[0]
-        pipe, calibrator = inner.estimator, inner.calibrators[0]
-        if method == "sigmoid":  # scikit-learn's _SigmoidCalibration: p = expit(-(a s + b))
-            calibrator = _logistic(np.array([-calibrator.a_]), -calibrator.b_)
+        pipe, platt = inner.estimator, inner.calibrators[0]
+        # scikit-learn's _SigmoidCalibration: p = expit(-(a * score + b)), as a logistic
+        calibrator = _logistic(np.array([-platt.a_]), -platt.b_)
     else:
         method, estimator = "none", base
         pipe, calibrator = base.fit(x, y), None
