@@ -13,6 +13,7 @@ attempt succeeds when the executor succeeded and the check passed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,6 @@ from bashgym_work_tasks import run_task
 
 from bashgym.contracts import Budget, RunContext, TaskContext
 from bashgym.records import Completed, Task, WorkerResult, trace_to_row
-from bashgym.text import one_line
 from bashgym_orchestrator.events import WorkerOutput
 from bashgym_orchestrator.job import Job
 from bashgym_orchestrator.options import OrchestratorOptions
@@ -83,9 +83,16 @@ class Attempt:
     def success(self) -> bool:
         return self.status == "success"
 
-    def record(self) -> dict[str, Any]:
-        """What the run store keeps of it (all JSON)."""
-        return {k: v for k, v in self.__dict__.items()}
+    def record(self, redact: Callable[[str], str] = str) -> dict[str, Any]:
+        """What the run store keeps of it (all JSON), its free text through `redact` (the
+        store is a file in the job dir: a secret a worker printed must not land there; `row`
+        was scrubbed when it was made)."""
+        out = dict(self.__dict__)
+        out["tail"] = redact(self.tail)
+        out["reason"] = self.reason and redact(self.reason)
+        if self.check is not None:
+            out["check"] = {**self.check, "output": redact(self.check.get("output", ""))}
+        return out
 
 
 def ports(options: OrchestratorOptions, slot: int) -> dict[str, str]:
@@ -104,16 +111,26 @@ def env_options(bench: Workbench, slot: int) -> Any:
     return options
 
 
-def task_prompt(task: PlannedTask, job: Job, branch: str, earlier: list[dict[str, Any]]) -> str:
-    """The worker's instruction: the plan's prompt, and for a retry what went wrong before."""
-    lines = [
-        f"Task {task.id}: {task.title}",
-        "",
-        task.prompt.strip(),
-        "",
+def task_prompt(
+    task: PlannedTask, job: Job, spec: Spec, branch: str, earlier: list[dict[str, Any]]
+) -> str:
+    """The worker's instruction: the plan's prompt, the job's constraints and acceptance
+    criteria (the whole job's, so a task's work fits them), the task's check, and for a retry
+    what went wrong before."""
+    lines = [f"Task {task.id}: {task.title}", "", task.prompt.strip(), ""]
+    lines.append(f"This task is part of the job {spec.title!r}.")
+    for heading, items in (
+        ("Constraints", spec.constraints),
+        ("Acceptance criteria of the whole job", spec.acceptance),
+    ):
+        if items:
+            lines += [f"{heading}:", *(f"- {item}" for item in items)]
+    if check := task.check or spec.check:
+        lines.append(f"When you finish, `{check}` must pass.")
+    lines.append(
         f"You work in a git worktree on branch {branch} (job {job.name}). Change files as the "
-        "task asks; what you leave uncommitted is committed for you when you finish.",
-    ]
+        "task asks; what you leave uncommitted is committed for you when you finish."
+    )
     if earlier:
         last = earlier[-1]
         lines += [
@@ -153,7 +170,7 @@ async def run_attempt(
     attempt = Attempt(task.id, number, branch, start, "error", None, chosen.name, chosen.why)
     tree = await repo.add_worktree(bench.job.worktrees / task.id, branch, start)
     copied = copy_files(repo.root, tree.path, spec.copy_files)
-    prompt = task_prompt(task, bench.job, branch, earlier)
+    prompt = task_prompt(task, bench.job, spec, branch, earlier)
     work = Task(
         id=task.id,
         prompt=prompt,
@@ -215,7 +232,7 @@ async def _stage(
         }
     if not done.ok:
         attempt.status = "failed"
-        attempt.reason = f"{stage} `{one_line(command)[:80]}` failed ({done.reason})"
+        attempt.reason = f"{stage} `{' '.join(command.split())[:80]}` failed ({done.reason})"
     return done.ok
 
 

@@ -246,8 +246,8 @@ class JobRunner:
                     attempt.branch = kept
                 except GitError as exc:
                     run.note(f"task {tid}: the failed attempt's branch was not kept: {exc}")
-            self.store.complete(ATTEMPTS, key, attempt.record())
-            earlier.append(attempt.record())
+            self.store.complete(ATTEMPTS, key, attempt.record(self.bench.run.redact))
+            earlier.append(attempt.record(self.bench.run.redact))
             if not attempt.success:
                 run.emit(
                     TaskFailed(
@@ -409,7 +409,7 @@ class JobRunner:
             tid, 0, branch, "", result.status, result.reason, chosen.name, cost_usd=result.cost_usd
         )
         attempt.row = trace_row(bench.run, result, attempt, chosen, prompt)
-        record = attempt.record() | {"kind": "merge-resolution", "number": 0}
+        record = attempt.record(self.bench.run.redact) | {"kind": "merge-resolution", "number": 0}
         self.store.complete(ATTEMPTS, key, record)
         return commit
 

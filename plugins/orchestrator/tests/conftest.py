@@ -54,6 +54,14 @@ def orch() -> type[Helpers]:
     return Helpers
 
 
+@pytest.fixture
+def no_scrub(bashgym_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Secret scrubbing off for a test of orchestration alone: the secrets scrubber compiles
+    its pattern database at every run's start (tens of seconds on a loaded 2-core machine);
+    the full job test keeps it on and checks a secret never reaches a file."""
+    monkeypatch.setenv("BASHGYM_SCRUB__ENABLED", "false")
+
+
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],

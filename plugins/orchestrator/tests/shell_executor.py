@@ -4,6 +4,7 @@ Deterministic per task whatever order workers take tasks in, unlike a FIFO scrip
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -27,9 +28,7 @@ class ShellExecutor(Executor[NoOptions]):
         cost = float(m.group(1)) if (m := COST.search(task.prompt)) else 0.0
         usage = Usage(input_tokens=len(task.prompt.split()), output_tokens=5)
         ctx.charge(usage, cost, model="shell")
-        call = ToolCall(
-            id="call_1", name="Bash", arguments=f'{{"command": {command!r}}}'.replace("'", '"')
-        )
+        call = ToolCall(id="call_1", name="Bash", arguments=json.dumps({"command": command}))
         trace = Trace(
             id=f"{task.id}-{task.metadata.get('attempt')}",
             messages=[

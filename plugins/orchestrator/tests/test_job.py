@@ -13,6 +13,9 @@ import pytest
 from bashgym_orchestrator.job import Job
 
 RUN = ("-x", "shell", "-e", "local")
+# a GitHub token's shape: the worker prints it (its prompt holds it split in two), and it is
+# scrubbed from every file of the job
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 @pytest.mark.slow
@@ -21,7 +24,9 @@ def test_dag_retry_conflict_verify_and_traces(
 ) -> None:
     flag = tmp_path / "failed-once"
     tasks = [
-        orch.shell_task("a", "echo A > a.txt", priority="high"),
+        orch.shell_task(
+            "a", f"echo A > a.txt; echo token={TOKEN[:8]}''{TOKEN[8:]}", priority="high"
+        ),
         orch.shell_task("b", "echo from-b >> shared.txt"),
         orch.shell_task("c", "echo from-c >> shared.txt"),
         orch.shell_task("d", "cat a.txt > d.txt", deps=("a",)),
@@ -99,9 +104,11 @@ def test_dag_retry_conflict_verify_and_traces(
         for f in ("train.jsonl", "val.jsonl")
         for x in (sft / f).read_text().splitlines()
     ]
-    assert len(lines) == 6
+    assert len(lines) == 6, (sft / "manifest.json").read_text()
     negatives = (sft / "negatives.jsonl").read_text().splitlines()
     assert len(negatives) == 1
+    for written in [*sft.iterdir(), job.dir / "state.db", job.dir / "events.jsonl"]:
+        assert TOKEN.encode() not in written.read_bytes(), written
     retry_prompt = next(
         m["content"]
         for x in lines
@@ -137,7 +144,9 @@ def test_dag_retry_conflict_verify_and_traces(
     assert loser_row["merge"] == "conflicted"
 
 
-def test_budget_stops_dispatch(bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any) -> None:
+def test_budget_stops_dispatch(
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
+) -> None:
     tasks = [
         orch.shell_task("a", "echo a > a.txt", cost=0.5, budget_usd=0.5, priority="critical"),
         orch.shell_task("b", "echo b > b.txt", cost=0.5, budget_usd=0.5, priority="high"),
@@ -173,7 +182,7 @@ def test_budget_stops_dispatch(bashgym_cli: Any, repo: Path, tmp_path: Path, orc
 
 
 def test_unapproved_plan_does_not_run(
-    bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
 ) -> None:
     job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", "true")], approved=False)
     done = bashgym_cli("orchestrate", "run", job.dir, *RUN)
@@ -185,7 +194,7 @@ def test_unapproved_plan_does_not_run(
 
 
 def test_resolve_conflicts_gives_the_conflict_to_a_worker(
-    bashgym_cli: Any, repo: Path, tmp_path: Path, orch: Any
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
 ) -> None:
     both = "printf 'first line\\nfrom-b\\nfrom-c\\n' > shared.txt"
     tasks = [

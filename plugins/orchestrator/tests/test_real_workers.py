@@ -60,6 +60,7 @@ def by_task(commands: dict[str, str], tool: str, arg: str = "command") -> Any:
 @pytest.mark.slow
 def test_claude_binary_on_a_5_task_dag(
     bashgym_cli: Any,
+    no_scrub: None,
     bashgym_env: Any,
     model_server: Any,
     repo: Path,
@@ -137,7 +138,7 @@ def test_claude_binary_on_a_5_task_dag(
 
 
 def test_student_on_a_2_task_plan(
-    bashgym_cli: Any, scripted_models: Any, repo: Path, tmp_path: Path, orch: Any
+    bashgym_cli: Any, no_scrub: None, scripted_models: Any, repo: Path, tmp_path: Path, orch: Any
 ) -> None:
     server = scripted_models.server
     commands = {"one": "echo 1 > one.txt", "two": "cat one.txt one.txt > two.txt"}

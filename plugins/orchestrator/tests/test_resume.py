@@ -77,7 +77,7 @@ def living(marker: str) -> list[int]:
 
 @pytest.mark.slow
 def test_kill_9_mid_job_then_resume_ends_each_task_once(
-    bashgym_cli: Any, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
+    bashgym_cli: Any, no_scrub: None, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
 ) -> None:
     tasks = [
         orch.shell_task("a", "sleep 0.5; echo a > a.txt"),
@@ -112,7 +112,7 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
 
 @pytest.mark.slow
 def test_status_and_cancel_from_another_process_then_resume(
-    bashgym_cli: Any, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
+    bashgym_cli: Any, no_scrub: None, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
 ) -> None:
     hold = tmp_path / "hold"
     hold.touch()
