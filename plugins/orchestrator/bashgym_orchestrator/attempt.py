@@ -7,7 +7,8 @@ its environment, so two dev servers never collide. The executor is called throug
 `bashgym_work_tasks.run_task` (deadline, budget and crashes become statuses). Once the worker's
 processes are gone (its environment session closed), what it left uncommitted is committed on
 its branch through the safe git wrapper, and the task's `check` runs in a new session: an
-attempt succeeds when the executor succeeded and the check passed.
+attempt succeeds when the executor succeeded, the branch changed and the check passed (a worker
+that "finishes" having changed nothing failed, whatever it said).
 """
 
 from __future__ import annotations
@@ -206,6 +207,9 @@ async def run_attempt(
         diff.deletions,
     )
     attempt.commit = await repo.tip(tree)
+    if attempt.success and not diff.files:  # "done" with nothing done: a permission silently
+        attempt.status = "failed"  # refused, a model that only talked (shared/peers.md)
+        attempt.reason = "the worker said it succeeded but changed no file"
     check = task.check or spec.check
     if attempt.success and check:
         async with bench.environment.open(tree.path, options) as session:

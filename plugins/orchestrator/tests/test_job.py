@@ -232,3 +232,25 @@ def test_resolve_conflicts_gives_the_conflict_to_a_worker(
     assert orch.finished_counts(job) == {"b": 1, "c": 1}
     merges = [e for e in orch.events(job) if e["type"] == "merge_result"]
     assert [(m["task_id"], m["outcome"]) for m in merges] == [("b", "merged"), ("c", "resolved")]
+
+
+def test_a_worker_that_changes_nothing_failed(
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    tasks = [
+        orch.shell_task("idle", "echo all done"),
+        orch.shell_task("next", "echo > n.txt", deps=("idle",)),
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+    done = bashgym_cli(
+        "orchestrate", "run", job.dir, *RUN, "--plugin", orch.shell_plugin, "--retries", "1"
+    )
+    assert done.exit_code == 0, done.output
+    result = job.result()
+    assert result is not None
+    assert result["tasks"]["idle"]["state"] == "failed"
+    assert result["tasks"]["idle"]["attempts"] == 2
+    assert "changed no file" in result["tasks"]["idle"]["reason"]
+    assert result["tasks"]["next"]["state"] == "blocked"
+    assert "'idle'" in result["tasks"]["next"]["reason"]
+    assert orch.finished_counts(job) == {"idle": 1, "next": 1}
