@@ -33,10 +33,13 @@ app = typer.Typer(
 @app.command(
     "fit",
     help="Fit the router on RUN_DIRs' verified outcomes and write it (a small JSON file).\n\n"
-    "Outcomes are tasks whose success a check command or a judge verified (never the agent's "
-    "own claim); the student's outcomes teach p(student passes) — scikit-learn's logistic "
+    "Outcomes are tasks whose success their check command verified (never the agent's own "
+    "claim); the student's outcomes teach p(student passes) — scikit-learn's logistic "
     "regression on the task's features, calibrated by cross-validation when there are "
-    "enough — and the teacher's give its pass rate and cost.\n\n" + THRESHOLD_HELP + "\n"
+    "enough — and the teacher's give its pass rate and cost. A routed run holds the "
+    "student's outcomes only on the tasks routed to it: a first run with "
+    "--set router.threshold=0 (every task tries the student, a failed check escalates to the "
+    "teacher) gives the student's outcome on every task.\n\n" + THRESHOLD_HELP + "\n"
     "Use the file: bashgym run ... --router confidence --set router.model=PATH",
 )
 def fit_command(

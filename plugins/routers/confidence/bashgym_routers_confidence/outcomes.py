@@ -47,7 +47,7 @@ class Outcome:
     task_id: str
     executor: str
     features: dict[str, float]
-    passed: bool  # verified by a check or a judge
+    passed: bool  # verified: the task's check passed after its executor succeeded
     cost_usd: float | None = None
     turns: int | None = None
     run: str = ""
@@ -103,8 +103,8 @@ def read_runs(run_dirs: Iterable[Path]) -> Read:
         left = ", ".join(f"{n} {why}" for why, n in read.skipped.items()) or "no tasks"
         raise InputError(
             f"no verified outcomes in {', '.join(read.runs)} ({left}): the router learns only "
-            "from tasks whose success a check or a judge verified; give tasks a check (e.g. a "
-            "`check` column of commands) and run them first"
+            "from tasks whose success their check verified; give tasks a check (a `check` "
+            "column: a command that exits 0 when the work is right) and run them first"
         )
     return read
 
