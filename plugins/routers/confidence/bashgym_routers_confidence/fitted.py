@@ -192,14 +192,14 @@ def fit(
     names = list(BASE_FEATURES)
     if mine and all(PROBE_FEATURE in o.features for o in mine):
         names.append(PROBE_FEATURE)  # every student outcome was routed with a probe
-    x = np.array([vector(o.features, names) for o in mine]).reshape(-1, len(names))
-    y = np.array([int(o.passed) for o in mine])
     if not mine:
         executors = sorted({o.executor for o in outcomes}) or ["none"]
         raise FitError(
             f"no verified outcome of the student {student!r} (executors in these runs: "
             f"{', '.join(executors)}): name it with --student"
         )
+    x = np.array([vector(o.features, names) for o in mine])
+    y = np.array([int(o.passed) for o in mine])
     model, calibration = fit_student(x, y, names, seed=seed)
     # every task once (one both executors ran, or several runs ran, counts once): the scores
     # the target sets the threshold on, and per task the teacher's verified pass rate there
