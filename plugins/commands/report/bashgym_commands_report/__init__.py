@@ -52,10 +52,12 @@ def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
     columns = columns_from_config(config) if config else ReportColumns(samplers=[], judges={})
     files = output_files(summary, run_dir)
     dropped = read_dropped(run_dir)
+    kept, charted_from = chart_frame(files, run_dir, columns.charted)
     return write_report(
         run_dir,
         summary,
-        kept=chart_frame(files, run_dir, columns.charted),
+        kept=kept,
+        charted_from=charted_from,
         dropped=dropped,
         columns=columns,
         samples=kept_samples(files),

@@ -29,7 +29,7 @@ import jinja2
 from bashgym.records import DroppedRow
 from bashgym.text import plain
 from bashgym_commands_report.columns import ReportColumns
-from bashgym_commands_report.rundir import Sample, StepDrops, TraceStats
+from bashgym_commands_report.rundir import BATCHES, Sample, StepDrops, TraceStats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,12 +87,14 @@ def render_report(
     traces: TraceStats | None = None,
     dropped_traces: TraceStats | None = None,
     job: Mapping[str, Any] | None = None,
+    charted_from: str = "",
 ) -> str:
     """The whole report as one self-contained HTML page. Any summary key may be missing.
 
     `kept` holds the charted columns of the kept rows, `samples` kept rows as an output holds
     them, `steps` which step dropped what (events.jsonl), `traces` the kept traces' own
-    outcomes, tokens and cost, `job` an orchestrator job's result (job.json)."""
+    outcomes, tokens and cost, `job` an orchestrator job's result (job.json), `charted_from`
+    where `kept` was read."""
     rows = _Rows(kept, dropped, columns)
     counts = _mapping(summary.get("counts"))
     stages = _stages(summary, counts, steps or StepDrops())
@@ -119,7 +121,7 @@ def render_report(
         "rounds": _rounds(summary.get("rounds")),
         "drops": _drops(counts, dropped),
         "charts": [
-            c
+            {**c, "note": _charted_note(charted_from, stages)}
             for c in (
                 _judges(columns.judges, rows, columns.thresholds),
                 _samplers(columns.samplers, rows),
@@ -365,6 +367,18 @@ def _funnel(counts: Mapping[str, Any], stages: list[dict[str, Any]]) -> dict[str
         "bars": bars, "width": width, "left": left, "height": max(len(bars) * 42 - 12, 0),
         "stages": stages, "gaps": any(s["gap"] for s in stages), "note": note,
     }  # fmt: skip
+
+
+def _charted_note(charted_from: str, stages: list[dict[str, Any]]) -> str:
+    """Where the kept rows of the charts come from, and what that leaves out."""
+    if not charted_from:
+        return ""
+    note = f"Kept rows as {charted_from} holds them; dropped rows from dropped.jsonl."
+    later = sum(s["lost"] for s in stages if s["label"].startswith("Sink "))
+    if charted_from == BATCHES and later:
+        note += (f" {later:,} rows the sinks dropped after generation count as kept here "
+                 "(add -k parquet to chart exactly what was written).")  # fmt: skip
+    return note
 
 
 # ---------------------------------------------------------------- sections

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MAX_SAMPLES = 5  # kept rows shown
 ROW_FILES = (".jsonl", ".parquet")
+BATCHES = "DataDesigner's batches"  # where charted rows came from, when no output had them
 TRACE_FIELDS = ("success", "input_tokens", "output_tokens", "cost_usd")  # parquet sink columns
 
 
@@ -190,19 +191,21 @@ def _first_rows(path: Path, limit: int) -> list[dict[str, Any]]:
 
 def chart_frame(
     files: list[tuple[str, Path]], run_dir: Path, wanted: list[str]
-) -> pd.DataFrame | None:
-    """The charted columns of the kept rows: from a Parquet output that has them, else from
-    DataDesigner's batches (those columns only: sampler values, judge scores, numbers)."""
+) -> tuple[pd.DataFrame | None, str]:
+    """The charted columns of the kept rows, and where they were read: from a Parquet output
+    that has them, else from DataDesigner's batches (those columns only: sampler values, judge
+    scores, numbers). Batches hold rows before the run's later judges and sinks."""
     import pandas as pd
     import pyarrow.parquet as pq
 
     if not wanted:
-        return None
-    for _, path in files:
+        return None, ""
+    for sink, path in files:
         if path.suffix == ".parquet":
             names = pq.ParquetFile(path).schema_arrow.names
             if present := [c for c in wanted if c in names]:
-                return pq.read_table(path, columns=present).to_pandas(ignore_metadata=True)
+                table = pq.read_table(path, columns=present)
+                return table.to_pandas(ignore_metadata=True), f"{sink}: {path.name}"
     frames = []
     for batch in sorted((run_dir / "datadesigner").glob("*/parquet-files/*.parquet")):
         names = pq.ParquetFile(batch).schema_arrow.names
@@ -211,7 +214,9 @@ def chart_frame(
             # name pandas writes into the file but cannot parse back; the Arrow schema reads.
             frames.append(pq.read_table(batch, columns=present).to_pandas(ignore_metadata=True))
     frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else None
+    if not frames:
+        return None, ""
+    return pd.concat(frames, ignore_index=True), BATCHES
 
 
 def trace_stats(files: list[tuple[str, Path]]) -> TraceStats | None:

@@ -205,6 +205,24 @@ def test_rows_kept_and_dropped_are_shown_escaped_with_thresholds(tmp_path):
     assert "4 of 6 (67%)" in routing and "measured on the 4 task(s)" in routing
 
 
+def test_charts_say_where_their_rows_come_from(tmp_path):
+    run_dir = tmp_path / "run"
+    make_run(run_dir)
+    page = report_for(run_dir).read_text()
+    assert "Kept rows as parquet: data.parquet holds them" in section(page, "Judge scores")
+    # no output with the charted columns: DataDesigner's batches, and what they cannot tell
+    summary = json.loads((run_dir / "run.json").read_text())
+    del summary["outputs"]["parquet"]
+    (run_dir / "run.json").write_text(json.dumps(summary))
+    batches = run_dir / "datadesigner" / "dataset" / "parquet-files"
+    batches.mkdir()
+    (run_dir / "data.parquet").rename(batches / "batch_00000.parquet")
+    judges = section(report_for(run_dir).read_text(), "Judge scores")
+    assert "Kept rows as DataDesigner&#39;s batches holds them" in judges
+    assert "2 rows the sinks dropped after generation count as kept here" in judges
+    assert "<title>5: 1 kept</title>" in judges
+
+
 def test_an_orchestrator_job_shows_its_result_without_its_free_text(tmp_path):
     run_dir = tmp_path / "run"
     make_run(run_dir)
