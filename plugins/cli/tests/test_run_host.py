@@ -61,7 +61,8 @@ def test_the_catalogue_records_hooks_names_options_and_tables(indexed):
     assert "on_event" in cat["plugins"]["observers-progress"]["hooks"]
     assert "register_settings" in cat["plugins"]["work-tasks"]["hooks"]
     assert cat["tables"]["tasks"] == {
-        "plugin": "work-tasks", "keys": ["concurrency", "task_timeout_s", "budget_usd"],
+        "plugin": "work-tasks",
+        "keys": ["concurrency", "task_timeout_s", "budget_usd", "check_timeout_s"],
     }  # fmt: skip
 
 
