@@ -210,7 +210,7 @@ async def main(args: argparse.Namespace) -> int:
     print(f"warm sandboxed runs/s per worker: {warm:7.1f}   (target >= {TARGET_WARM:g})")
     met = warm / cold >= TARGET_RATIO and warm >= TARGET_WARM
     print("targets met" if met else "TARGETS NOT MET")
-    return 0 if met else 1
+    return 0 if met or args.quick else 1  # tiny sizes measure nothing worth a verdict
 
 
 if __name__ == "__main__":
@@ -219,7 +219,15 @@ if __name__ == "__main__":
     parser.add_argument("--cold-runs", type=int, default=8, help="cold runs per repeat")
     parser.add_argument("--rows", type=int, default=24_000, help="CSV rows (24000: ~1 MB)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes (CI): it runs end to end; targets shown, not judged",
+    )
     if not sys.platform.startswith("linux"):
         print("bench/csv_sandbox.py: the warm worker needs Linux (fork, memfd, /proc); skipped")
         raise SystemExit(0)
-    raise SystemExit(asyncio.run(main(parser.parse_args())))
+    parsed = parser.parse_args()
+    if parsed.quick:
+        parsed.runs, parsed.cold_runs, parsed.rows, parsed.repeats = 3, 1, 200, 1
+    raise SystemExit(asyncio.run(main(parsed)))

@@ -1,0 +1,78 @@
+"""Every benchmark the README lists runs, at tiny sizes: a benchmark that does not run measures
+nothing (`bench/pipeline_throughput.py` once stopped at an ImportError for a whole round).
+
+No figure is asserted (figures are the benchmarks' own report, measured side by side in one
+run); only that each exits 0 and prints its table. Each is a subprocess, as a user runs it.
+Benchmarks that need what the default install lacks skip, naming it."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (script, tiny arguments, module it needs beyond the default install or None)
+QUICK: list[tuple[str, list[str], str | None]] = [
+    ("transcript_corpus.py", [], None),
+    ("startup.py", ["1"], None),
+    ("command_overhead.py", ["2"], None),
+    ("ingest_claude_code.py", ["--sizes", "1", "--repeat", "1", "--skip-dd-above", "0"], None),
+    ("scrub_throughput.py", ["--sizes", "1", "--variants", "python", "--workers", "1"], None),
+    ("pipeline_throughput.py", ["--parallel", "4", "--records", "8", "--repeats", "1"], None),
+    (
+        "executors.py",
+        [
+            "--executors",
+            "student",
+            "--concurrency",
+            "1",
+            "--tasks-per-lane",
+            "1",
+            "--latency",
+            "0.01",
+        ],
+        None,
+    ),
+    ("csv_sandbox.py", ["--quick"], None),
+    ("code_graph.py", ["--root", str(ROOT / "core"), "--repeats", "1"], None),
+    ("embedding_finetune.py", ["--max-triplets", "16", "--queries", "8"], "torch"),
+]
+
+
+def readme_benches() -> set[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return set(re.findall(r"python bench/([a-z_]+\.py)", text))
+
+
+def test_every_benchmark_the_readme_lists_is_run_here():
+    """A benchmark added to the README without a quick run here would rot unnoticed."""
+    covered = {name for name, _, _ in QUICK} | SEPARATE
+    assert readme_benches() - covered == set()
+
+
+# Run elsewhere in the suite or in their own tests: the main job and the embedded model's
+# throughput need the embedded model (minutes on 2 cores; tests/test_main_job.py runs the job),
+# and the benchmarks of this round's plugins run quick from their own plugins' tests.
+SEPARATE = {"main_job.py", "embedded_throughput.py", "orchestrator.py", "router.py", "loop.py",
+            "api_websocket.py"}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("script", "args", "needs"), QUICK, ids=[q[0] for q in QUICK])
+def test_benchmark_runs_at_tiny_sizes(script, args, needs, tmp_path):
+    if needs is not None and importlib.util.find_spec(needs) is None:
+        pytest.skip(f"{script} needs {needs}, which the default install leaves out")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    assert done.stdout.strip(), f"{script} printed nothing"
