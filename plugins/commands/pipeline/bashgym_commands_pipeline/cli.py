@@ -262,6 +262,11 @@ def pipeline_export(
     aliases the config uses (keys stay env var names). No model is called. Pipelines with
     Python-only columns (custom generators, local_callable validators) cannot be exported.
 
+    The file needs only [bold]data-designer[/]: BashGym's code-validation columns become
+    DataDesigner's code validator (python, sql; shell is left out), and a filter, which
+    DataDesigner lacks, becomes a bool column [bold]keep_row[/] (keep the rows where it is
+    true). A note names every part that did not travel.
+
     [bold]Examples[/]
 
       bashgym pipeline export samplers out/samplers.yaml

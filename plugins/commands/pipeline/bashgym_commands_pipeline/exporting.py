@@ -4,12 +4,14 @@ A pipeline's config lives in Python; exporting it lets it be run, shared or insp
 BashGym. The file alone would not run: the `data-designer` CLI reads providers only from
 `$DATA_DESIGNER_HOME/model_providers.yaml`, and a DataFrame seed exists only in memory. So the
 export writes three things side by side (config, seed parquet, providers home), refuses
-columns that carry Python code, and checks that the written file loads back in DataDesigner.
+columns that carry Python code, rewrites BashGym's DataDesigner plugin types as built-ins
+(portable.py: what cannot travel is a note), and checks that the written file loads back.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import json
 import os
 import shlex
 import shutil
@@ -24,6 +26,7 @@ from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.columns import enum_text, frame_seed, used_aliases
 from bashgym_commands_pipeline.messages import one_line, quiet
+from bashgym_commands_pipeline.portable import make_portable
 from bashgym_commands_pipeline.preparing import Prepared
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -55,6 +58,7 @@ def export(prepared: Prepared, path: Path) -> Export:
     if path.is_dir():
         raise InputError(f"export to {str(path)!r}: it is a folder; name a file in it")
     _check_serializable(prepared.builder)
+    portable = make_portable(prepared.builder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file where a folder should be, no permission, ...
@@ -63,7 +67,7 @@ def export(prepared: Prepared, path: Path) -> Export:
         seed_path = _write_config(prepared.builder, path)
     home = path.parent / f"{path.stem}.dd-home"
     providers, notes = _export_providers(prepared, prepared.builder.model_configs)
-    notes += _plugins_needed(prepared.builder)
+    notes = [*portable, *notes, *_plugins_needed(prepared.builder)]
     try:
         _write_providers(home, providers)
     except OSError as exc:
@@ -143,22 +147,47 @@ def _check_loads_back(path: Path) -> None:
 def _plugins_needed(builder: dd.DataDesignerConfigBuilder) -> list[str]:
     """What the plain `data-designer` CLI must have installed to run the config: the
     distributions whose `data_designer.plugins` entry points define its column, processor or
-    seed types."""
+    seed types. An install hint names only a distribution installed from a package index: one
+    installed from a local folder (a workspace, an editable checkout) is not on PyPI to install,
+    so that is said instead of a `pip install` that would fail."""
     used = {enum_text(getattr(c, "column_type", "")) for c in builder.get_column_configs()}
     used |= {enum_text(getattr(p, "processor_type", "")) for p in builder.get_processor_configs()}
     seed = builder.get_seed_config()
     if seed is not None:
         used.add(enum_text(getattr(seed.source, "seed_type", "")))
-    needed = sorted(
-        {ep.dist.name for ep in metadata.entry_points(group="data_designer.plugins")
-         if ep.name in used and ep.dist is not None}
-    )  # fmt: skip
-    if not needed:
-        return []
-    return [
-        f"this config uses DataDesigner plugins from {', '.join(needed)}: install them where "
-        f"the data-designer CLI runs (pip install {' '.join(needed)})"
-    ]
+    needed = {
+        ep.dist.name: ep.dist
+        for ep in metadata.entry_points(group="data_designer.plugins")
+        if ep.name in used and ep.dist is not None
+    }
+    local = sorted(name for name, dist in needed.items() if _from_local_folder(dist))
+    indexed = sorted(name for name in needed if name not in local)
+    notes = []
+    if indexed:
+        notes.append(
+            f"this config uses DataDesigner plugins from {', '.join(indexed)}: install them "
+            f"where the data-designer CLI runs (pip install {' '.join(indexed)})"
+        )
+    if local:
+        notes.append(
+            f"this config uses DataDesigner plugin types from {', '.join(local)}, installed here "
+            "from a local folder, not from a package index: the data-designer CLI runs it only "
+            "where that folder is installed too"
+        )
+    return notes
+
+
+def _from_local_folder(dist: metadata.Distribution) -> bool:
+    """PEP 610: a `direct_url.json` naming a local directory or file means the distribution
+    came from a path, not from an index (an index install writes none)."""
+    text = dist.read_text("direct_url.json")
+    if not text:
+        return False
+    try:
+        url = json.loads(text).get("url", "")
+    except ValueError:
+        return False
+    return str(url).startswith("file:")
 
 
 def _export_providers(
