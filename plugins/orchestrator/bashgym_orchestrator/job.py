@@ -48,7 +48,7 @@ class Job:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         runs_dir.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
-            folder = runs_dir / f"{_slug(spec.title)}-{stamp}" + ("" if n == 1 else f"-{n}")
+            folder = runs_dir / (f"{_slug(spec.title)}-{stamp}" + ("" if n == 1 else f"-{n}"))
             try:
                 folder.mkdir()
                 return cls(folder.absolute())

@@ -1,0 +1,89 @@
+"""The commands from a spec: `orchestrate plan` with the planner on the scripted server, then
+`run SPEC --yes` planning and running in one go, `status`, `resume` of a finished job."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bashgym_orchestrator.job import Job
+from bashgym_testing import Reply
+
+SPEC = """+++
+verify = "test -f hello.txt"
++++
+# Say hello
+
+## Acceptance criteria
+- hello.txt exists
+"""
+
+
+def plan_answer(command: str) -> Reply:
+    task = {
+        "id": "hello",
+        "title": "Write hello.txt",
+        "description": "the file",
+        "priority": "high",
+        "depends_on": [],
+        "files": ["hello.txt"],
+        "estimated_turns": 2,
+        "budget_usd": 0.5,
+        "prompt": f"Write it.\n```sh\n{command}\n```\n",
+    }
+    return Reply(json.dumps({"tasks": [task]}))
+
+
+@pytest.mark.slow
+def test_plan_then_run_spec_with_yes(
+    bashgym_cli: Any,
+    no_scrub: None,
+    scripted_models: Any,
+    repo: Path,
+    tmp_path: Path,
+    orch: Any,
+) -> None:
+    spec = tmp_path / "spec.md"
+    spec.write_text(SPEC)
+    scripted_models.server.script(plan_answer("echo hi > hello.txt"))
+
+    planned = bashgym_cli("orchestrate", "plan", spec, "--repo", repo, "--job", tmp_path / "j1")
+
+    assert planned.exit_code == 0, planned.output
+    job = Job.at(tmp_path / "j1")
+    assert [t.id for t in job.plan().tasks] == ["hello"] and not job.plan().approved
+    assert "hello" in planned.stdout and "approve" in planned.stdout
+    assert job.spec().repository == repo and job.name == "j1"
+    refused = bashgym_cli("orchestrate", "run", job.dir, "-x", "shell")
+    assert refused.exit_code == 2 and "not approved" in refused.output
+
+    # a spec straight to a finished job: planned, approved by --yes, run
+    orch.git(repo, "branch", "bashgym/j1/integration")  # a branch of another job named j1
+    scripted_models.server.script(plan_answer("echo hi > hello.txt"))
+    done = bashgym_cli(
+        "orchestrate",
+        "run",
+        spec,
+        "--repo",
+        repo,
+        "--yes",
+        "-x",
+        "shell",
+        "--plugin",
+        orch.shell_plugin,
+        "-e",
+        "local",
+        "-k",
+        "nemo-jsonl",
+    )
+    assert done.exit_code == 0, done.output
+    made = next(p for p in Path(scripted_models.settings().runs_dir).glob("*") if p.is_dir())
+    ran = Job.at(made)
+    assert ran.result()["counts"] == {"merged": 1}  # type: ignore[index]
+    assert orch.git(repo, "show", f"bashgym/{ran.name}/integration:hello.txt") == "hi"
+    status = json.loads(bashgym_cli("orchestrate", "status", ran.dir, "--json").stdout)
+    assert status["status"] == "done" and status["tasks"]["hello"]["state"] == "merged"
+    again = bashgym_cli("orchestrate", "resume", ran.dir)
+    assert again.exit_code == 2 and "has finished" in again.output
