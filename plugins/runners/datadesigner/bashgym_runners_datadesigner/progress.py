@@ -46,11 +46,12 @@ class ColumnProgress(logging.Handler):
             return
         column, done, total = found
         with self._lock:
+            seen = column in self.done
             new = done - self.done.get(column, 0)
-            if new <= 0:
+            if new <= 0 and seen:  # a column first seen at 0 is news: it is under way
                 return
-            self.done[column] = done
-        self.run.emit(RowsGenerated(step=self.step.format(column), n=new, total=total))
+            self.done[column] = max(done, self.done.get(column, 0))
+        self.run.emit(RowsGenerated(step=self.step.format(column), n=max(new, 0), total=total))
 
 
 def progress_of(record: logging.LogRecord) -> tuple[str, int, int] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 
 import data_designer.config as dd
@@ -48,3 +49,34 @@ def test_a_run_reports_each_llm_column_as_it_advances(bashgym_cli, scripted_mode
         i for i, e in enumerate(events) if str(e.get("step", "")).startswith("pipeline column")
     ]
     assert column_events and max(column_events) < finished  # while the step ran
+
+
+def test_datadesigners_own_reporter_feeds_the_runs_tally(tmp_path):
+    """DataDesigner's progress reporter and trackers (the real classes), reporting as they do
+    inside create(): each column's cells reach the tally once, a column at 0 too."""
+    from bashgym_runners_datadesigner.progress import column_progress
+    from data_designer.engine.progress.reporter import AsyncProgressReporter
+    from data_designer.engine.progress.tracker import ProgressTracker
+
+    from bashgym.contracts import RunContext
+    from bashgym.settings import load_settings
+
+    run = RunContext(run_dir=tmp_path, settings=load_settings())
+    trackers = {
+        name: ProgressTracker(total_records=4, label=f"column '{name}'", quiet=True)
+        for name in ("question", "answer")
+    }
+    reporter = AsyncProgressReporter(trackers, report_interval=0.0)
+    logging.getLogger("data_designer").setLevel(logging.INFO)  # as a run routes its log
+    with column_progress(run):
+        for _ in range(3):
+            reporter.record_success("question")
+        reporter.record_failure("question")
+        reporter.log_final()
+    progress = run.tally.progress
+    assert progress["pipeline column question"] == [4, 4]  # failed cells are done too
+    assert progress["pipeline column answer"] == [0, 4]  # seen, none done yet
+    with column_progress(run, round=2):
+        reporter.record_success("answer")
+        reporter.log_final()
+    assert progress["pipeline column answer (round 2)"] == [1, 4]
