@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -84,6 +85,7 @@ __all__ = [
     "atif_to_trace",
     "dump_atif",
     "load_atif",
+    "refer_subagents",
     "referenced_files",
     "resolve_subagents",
     "trace_to_atif",
@@ -247,6 +249,44 @@ def resolve_subagents(
             sub.provenance.extra["tool_use_id"] = message.tool_call_id
         trace.subagents.append(sub)
     return problems
+
+
+def refer_subagents(trace: Trace, path_for: Callable[[Trace], str]) -> tuple[Trace, int]:
+    """A copy of `trace` whose subagents are ATIF subagent references where ATIF can hold one.
+
+    ATIF keeps a delegated run as its own trajectory file, named by a `subagent_trajectory_ref`
+    in the observation result of the tool call that started it (Harbor's tools follow those;
+    they never look in `extra`). A subagent whose spawning call is known (a `tool_use_id` in
+    its provenance, as the claude-code source records) gets that reference, its file named by
+    `path_for(subagent)` relative to the parent; the writer then leaves it out of
+    `extra.bashgym` and the `atif` sink writes it where the reference points. Returns the copy
+    and how many subagents found no tool result to hang a reference on (they stay inline in
+    `extra.bashgym.subagents`). Nested subagents are handled the same way, level by level."""
+    out = trace.model_copy(deep=True)
+    inline = 0
+    results = {m.tool_call_id: m for m in out.messages if m.role == "tool" and m.tool_call_id}
+    for k, sub in enumerate(out.subagents):
+        sub, nested = refer_subagents(sub, path_for)
+        out.subagents[k] = sub
+        inline += nested
+        stash = _stash_of(sub.provenance.extra)
+        if stash.get("ref"):
+            continue  # read from a reference: it already has its file
+        result = results.get(str(sub.provenance.extra.get("tool_use_id")))
+        if result is None:
+            inline += 1
+            continue
+        session = sub.provenance.session_id if sub.provenance.session_id is not None else sub.id
+        result_stash = result.extra.setdefault(STASH, {})
+        sub_stash = sub.provenance.extra.setdefault(STASH, {})
+        if not isinstance(result_stash, dict) or not isinstance(sub_stash, dict):
+            inline += 1  # a producer's own value under the reserved key: left as it is
+            continue
+        ref = {"session_id": session, "trajectory_path": path_for(sub)}
+        keys = result_stash.setdefault("keys", {})
+        keys.setdefault("subagent_trajectory_ref", []).append(ref)
+        sub_stash["ref"] = dict(ref)
+    return out, inline
 
 
 def referenced_files(path: str | Path) -> list[Path]:

@@ -2,9 +2,12 @@
 
 Rows must carry a Trace (a `trace` column: what trace sources and executors produce); a row
 without one is dropped with that reason, never written half. Files are named after the trace id
-and appear atomically; `manifest.json` lists them. A subagent read from a
-`subagent_trajectory_ref` is written as the file that reference names, beside its parent, so
-the reference still resolves; one whose name is taken or leaves the folder is dropped with
+and appear atomically; `manifest.json` lists them. Subagents are ATIF's own: each one is a
+trajectory file beside its parent, named by a `subagent_trajectory_ref` in the result of the
+tool call that started it (`<parent>.subagent-<id>.json`; one read from a reference keeps the
+name it had), so Harbor's tools find it. A subagent whose spawning call is unknown has no
+result to hang a reference on and stays inline in `extra.bashgym` (counted as
+`atif.inline_subagents`); one whose file name is taken or leaves the folder is dropped with
 that reason.
 """
 
@@ -19,7 +22,7 @@ from pydantic import Field
 
 from bashgym.contracts import Options, RunContext, Sink, Written
 from bashgym.records import TRACE_COLUMN, Trace, trace_from_row
-from bashgym_formats_atif.convert import trace_to_atif
+from bashgym_formats_atif.convert import refer_subagents, trace_to_atif
 
 
 class AtifSinkOptions(Options):
@@ -47,20 +50,29 @@ class AtifSink(Sink[AtifSinkOptions]):
         for row in dataset.to_dict(orient="records"):
             try:
                 trace = trace_from_row(row)
-                doc = trace_to_atif(trace)
             except (ValueError, TypeError) as exc:
                 run.drop(f"not a convertible Trace: {exc}", by="sink atif")
                 continue
             # a session id is data: safe_name keeps it in the folder and short enough for
-            # the file system; `manifest` is this sink's own file, never a trace's
-            name = safe_name(str(doc.get("session_id") or "trace"))
+            # the file system; `manifest` is this sink's own file, never a trace's (the name
+            # is the document's session_id: the provenance's, else the trace id)
+            session = trace.provenance.session_id
+            name = safe_name(str(session if session is not None else trace.id) or "trace")
             name = "manifest-trace" if name == "manifest" else name
             target, n = folder / f"{name}.json", 2
             while target in used:  # two traces of one session never overwrite each other
                 target, n = folder / f"{name}-{n}.json", n + 1
+            try:
+                trace, inline = refer_subagents(trace, lambda sub, s=target.stem: _sub_name(s, sub))
+                doc = trace_to_atif(trace)
+            except (ValueError, TypeError) as exc:
+                run.drop(f"not a convertible Trace: {exc}", by="sink atif")
+                continue
             used.add(target)
             _write_json(target, doc)
             paths.append(target)
+            if inline:
+                run.count("atif.inline_subagents", inline)
             nested += self._referenced(trace, folder, used, run)
         manifest = folder / "manifest.json"
         listing: dict[str, list[str]] = {"files": [p.name for p in paths]}
@@ -90,6 +102,11 @@ class AtifSink(Sink[AtifSinkOptions]):
             out.append(target)
             out += self._referenced(sub, target.parent, used, run)
         return out
+
+
+def _sub_name(stem: str, sub: Trace) -> str:
+    """`<parent>.subagent-<id>.json`: beside the parent, named after both (an id is data)."""
+    return f"{stem}.subagent-{safe_name(sub.id)}.json"
 
 
 def _write_json(target: Path, doc: dict) -> None:
