@@ -81,3 +81,26 @@ def test_content_hash_ignores_how_values_were_read():
     as_python = {"x": None, "n": 3, "tags": ["a", "b"], "prompt": "p"}
     assert record_key(as_numpy) == record_key(as_python)
     assert record_key({"prompt": "p"}) != record_key({"prompt": "q"})
+
+
+@given(
+    keys=st.lists(st.text(min_size=1, max_size=8), min_size=0, max_size=30, unique=True),
+    val_fraction=st.sampled_from([0.0, 0.001, 0.05, 0.5, 0.999, 1.0]),
+    seed=st.integers(0, 5),
+)
+def test_loadable_never_leaves_a_split_a_loader_reads_empty(keys, val_fraction, seed):
+    sides = [split_of(k, seed, val_fraction) for k in keys]
+    scores = [split_module.score(k, seed) for k in keys]
+    fixed = split_module.loadable(sides, scores, val_fraction)
+    if len(keys) < 2 or val_fraction == 0:
+        assert fixed == ["train"] * len(keys)  # no validation file at all
+    else:
+        assert "train" in fixed and "validation" in fixed
+        assert sum(a != b for a, b in zip(sides, fixed, strict=True)) <= 1  # at most one moves
+    # the same records in another order land on the same sides
+    order = sorted(range(len(keys)), key=lambda i: keys[i][::-1])
+    again = split_module.loadable([sides[i] for i in order], [scores[i] for i in order],
+                                  val_fraction)  # fmt: skip
+    assert {keys[i]: s for i, s in zip(order, again, strict=True)} == dict(
+        zip(keys, fixed, strict=True)
+    )
