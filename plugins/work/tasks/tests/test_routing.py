@@ -168,9 +168,7 @@ def test_each_task_goes_where_the_router_says_and_a_failed_check_escalates(bashg
     assert cost["basis"].startswith("estimated: measured on the 2 task(s) strong ran")
 
 
-def test_a_resumed_run_adds_an_escalation_a_kill_lost_and_runs_nothing_twice(
-    bashgym_cli, routed
-):
+def test_a_resumed_run_adds_an_escalation_a_kill_lost_and_runs_nothing_twice(bashgym_cli, routed):
     student, teacher, out, args = routed
     assert bashgym_cli(*args).exit_code == 0
     # as if killed after h1's student attempt was kept, before its escalation was added
@@ -227,3 +225,60 @@ def test_a_run_file_names_a_router_like_any_role(tmp_path):
     spec = apply_sets(load_run_file(Path(path)), ["router.teacher=strong"])
     assert spec.router.plugin == "words" and spec.router.options == {"teacher": "strong"}
     assert 'plugin = "words"' in spec.to_toml()
+
+
+def answered(request: Any) -> bool:
+    return bool(request.messages) and request.messages[-1].get("role") == "tool"
+
+
+@pytest.mark.slow  # ~40 s here: the student's preflight is its first model call (litellm loads)
+def test_the_student_against_the_scripted_server_fails_a_hard_check_and_escalates(
+    bashgym_cli, scripted_models, register_plugin, tmp_path
+):
+    """The real student executor (its model: the scripted OpenAI server) says it is done on
+    both tasks; the check finds the hard one wrong, and the teacher does it again. The
+    student's price is unknown (a model no price list has), so the savings are unknown too."""
+    from bashgym_testing import Reply, ToolUse
+
+    server = scripted_models.server
+    server.add_rule(answered, Reply("Done."))
+    for prompt, content in (("write alpha", "alpha"), ("hard: write gamma", "wrong")):
+        call = ToolUse("write_file", {"path": "answer.txt", "content": content})
+        server.add_rule(prompt, Reply(tool_calls=[call]))
+    teacher = Teacher()
+
+    class Plugin:
+        @hookimpl
+        def register_executors(self, register):
+            register("strong", teacher)
+
+        @hookimpl
+        def register_routers(self, register):
+            register("words", Words())
+
+    register_plugin(Plugin(), "routing-student-test")
+    csv = tmp_path / "tasks.csv"
+    pd.DataFrame(
+        {"id": ["e1", "h1"], "prompt": ["write alpha", "hard: write gamma"],
+         "want": ["alpha", "gamma"],
+         "check": ["grep -qx alpha answer.txt", "grep -qx gamma answer.txt"]}
+    ).to_csv(csv, index=False)  # fmt: skip
+    out = tmp_path / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={csv}", "--router", "words",
+        "--set", "router.student=student", "-e", "local", "-k", "parquet", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = pd.read_parquet(out / "data.parquet").set_index("trace_id")
+    assert rows.loc["e1", "executor"] == "student" and bool(rows.loc["e1", "verified"])
+    assert rows.loc["h1", "executor"] == "student" and rows.loc["h1", "verified"] in (False,)
+    assert rows.loc["h1", "status"] == "failed"
+    assert rows.loc["h1.escalated", "executor"] == "strong"
+    assert [t.id for t in teacher.tasks] == ["h1.escalated"]
+    assert "Done." in teacher.tasks[0].prompt  # the student's final answer, summarized
+    routing = json.loads((out / "run.json").read_text())["routing"]
+    assert routing["executors"]["student"]["share"] == 1.0
+    assert routing["executors"]["student"]["verified"] == 1
+    assert routing["success"]["routed_rate"] == 1.0
+    assert routing["cost"]["routed_usd"] is None and routing["cost"]["saved_pct"] is None
+    assert routing["cost"]["all_teacher_usd"] == pytest.approx(2 * TEACHER_COST)
