@@ -76,7 +76,7 @@ def open_scrubbing(settings: Settings, registry: Registry) -> Scrubbing | None:
 
 @hookspec(firstresult=True)
 def run_tasks(rows: pd.DataFrame, resolved: ResolvedRun, run: RunContext) -> pd.DataFrame | None:
-    """Run each of `rows` as a Task on `resolved.executor`; return one trace row per task."""
+    """Run each of `rows` as a Task on `resolved.executor` or its router's pick; a row each."""
 
 
 @hookspec
