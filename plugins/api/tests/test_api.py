@@ -188,6 +188,7 @@ def test_bad_requests_are_4xx_with_one_message(api, jobs_root):
     ]
 
 
+@pytest.mark.slow  # DataDesigner's validation three times: ~10 s on two busy cores
 def test_pipelines_validate_and_the_docs(api):
     served = api()
     pipelines = {p["name"]: p for p in served.client.get("/api/pipelines").json()}

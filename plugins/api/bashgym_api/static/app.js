@@ -199,7 +199,8 @@ function render(job, kind) {
   $("#n-dropped").textContent = dash(c.dropped_total || 0);
   $("#cost").textContent = fmtCost(job.cost_usd);
   if (job.usage) { $("#tokens-in").textContent = job.usage.input_tokens; $("#tokens-out").textContent = job.usage.output_tokens; }
-  $("#dropped-reasons tbody").replaceChildren(...Object.entries(job.dropped || {}).map(([r, n]) => {
+  const reasons = Object.entries(job.dropped || {});
+  $("#dropped-reasons tbody").replaceChildren(...(reasons.length ? reasons : [["no row dropped", ""]]).map(([r, n]) => {
     const tr = el("tr"); tr.append(el("td", r), el("td", String(n))); return tr;
   }));
   $("#progress tbody").replaceChildren(...Object.entries(job.progress || {}).map(([s, p]) => {
