@@ -104,7 +104,7 @@ def test_probabilities_are_calibrated_on_held_out_tasks(runs) -> None:
 
 
 def test_the_file_predicts_what_the_fit_predicted_and_scores_do_not_tie() -> None:
-    sims = simulate(1200, seed=3)
+    sims = simulate(600, seed=3)
     names = list(task_features(sims[0].task))
     x = np.array([[task_features(s.task)[k] for k in names] for s in sims])
     y = np.array([s.student_passes for s in sims])
