@@ -4,7 +4,7 @@ Rows must carry a Trace (a `trace` column: what trace sources and executors prod
 without one is dropped with that reason, never written half. Files are named after the trace id
 and appear atomically; `manifest.json` lists them. Subagents are ATIF's own: each one is a
 trajectory file beside its parent, named by a `subagent_trajectory_ref` in the result of the
-tool call that started it (`<parent>.subagent-<id>.json`; one read from a reference keeps the
+tool call that started it (`<parent>.subagent-<agent id>.json`; one read from a reference keeps the
 name it had), so Harbor's tools find it. A subagent whose spawning call is unknown has no
 result to hang a reference on and stays inline in `extra.bashgym` (counted as
 `atif.inline_subagents`); one whose file name is taken or leaves the folder is dropped with
@@ -105,8 +105,10 @@ class AtifSink(Sink[AtifSinkOptions]):
 
 
 def _sub_name(stem: str, sub: Trace) -> str:
-    """`<parent>.subagent-<id>.json`: beside the parent, named after both (an id is data)."""
-    return f"{stem}.subagent-{safe_name(sub.id)}.json"
+    """`<parent>.subagent-<agent id>.json` (the trace id when the source recorded no agent
+    id): beside the parent, named after both; an id is data, so safe_name bounds it."""
+    agent = sub.provenance.extra.get("agent_id")
+    return f"{stem}.subagent-{safe_name(str(agent or sub.id))}.json"
 
 
 def _write_json(target: Path, doc: dict) -> None:

@@ -93,7 +93,7 @@ def test_a_subagent_is_a_reference_in_its_spawning_result_and_a_file(tmp_path):
     ]
     (spawned,) = [r for r in results if r.source_call_id == "task_1"]
     (ref,) = spawned.subagent_trajectory_ref
-    assert ref.trajectory_path == "s1.subagent-agent-a1.json" and ref.session_id == "s1"
+    assert ref.trajectory_path == "s1.subagent-a1.json" and ref.session_id == "s1"
     sub_doc = json.loads((path.parent / ref.trajectory_path).read_text())
     assert sub_doc["session_id"] == ref.session_id  # the reference names that document
     manifest = json.loads((path.parent / "manifest.json").read_text())
