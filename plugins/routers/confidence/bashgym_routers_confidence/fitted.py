@@ -221,7 +221,7 @@ def fit(
         target=str(target),
         student=student,
         teacher=teacher,
-        expected=expected(chosen, scores, summary_s, summary_t, rate),
+        expected=expected(chosen, scores, _costs(tasks, mine, theirs), rate),
         training={
             "runs": list(runs),
             "tasks": len(tasks),
@@ -258,12 +258,12 @@ def _rate_from(given: float | None, theirs: Sequence[Outcome]) -> str | None:
 def expected(
     chosen: Estimate,
     scores: np.ndarray,
-    student: Summary,
-    teacher: Summary,
+    costs: tuple[np.ndarray, np.ndarray] | None,
     teacher_rate: float | None,
 ) -> dict[str, Any]:
     """What routing the fit data at the threshold is estimated to give, beside all-teacher:
-    teacher share, success, cost per task (mean costs per executor; None where unknown)."""
+    teacher share, success, and cost (`costs`: per task, each executor's cost there — measured
+    where it ran the task, its mean elsewhere; None when a cost is unknown)."""
     out: dict[str, Any] = {
         "teacher_share": round(chosen.teacher_share, 4),
         "success": None if math.isnan(chosen.success) else round(chosen.success, 4),
@@ -272,16 +272,39 @@ def expected(
         # the teacher's rate on the tasks it would get (see thresholds.estimate)
         "teacher_success_on_its_tasks": chosen.teacher_rate,
     }
-    if student.cost_usd is not None and teacher.cost_usd is not None:
-        share = chosen.teacher_share
-        cost = share * teacher.cost_usd + (1 - share) * student.cost_usd
-        out["cost_per_task_usd"] = round(cost, 6)
-        out["all_teacher_cost_per_task_usd"] = teacher.cost_usd
-        if teacher.cost_usd > 0:
-            out["saved_vs_all_teacher"] = round(1 - cost / teacher.cost_usd, 4)
+    if costs is not None:
+        mine, theirs = costs
+        routed = float(np.where(scores >= chosen.threshold, mine, theirs).sum())
+        out["cost_usd"] = round(routed, 6)
+        out["all_teacher_cost_usd"] = round(float(theirs.sum()), 6)
+        if theirs.sum() > 0:
+            out["saved_vs_all_teacher"] = round(1 - routed / float(theirs.sum()), 4)
+        if mine.mean() > 0 or theirs.mean() > 0:
+            # a failed check costs the student's attempt and then the teacher's: trying the
+            # student first is cheaper in expectation when p * teacher > student
+            out["escalation_pays_above_p"] = round(float(mine.mean() / theirs.mean()), 4)
     if out["success"] is not None and teacher_rate:
         out["retained_vs_all_teacher"] = round(out["success"] / teacher_rate, 4)
     return out
+
+
+def _costs(
+    tasks: dict[tuple[Any, ...], Outcome], mine: Sequence[Outcome], theirs: Sequence[Outcome]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per task (in `tasks`' order) the student's and the teacher's cost: the mean of what it
+    cost where the executor ran it, the executor's mean cost elsewhere; None when an
+    executor has no known cost."""
+    out = []
+    for done in (mine, theirs):
+        by: dict[tuple[Any, ...], list[float]] = {}
+        for o in done:
+            if o.cost_usd is not None:
+                by.setdefault(_identity(o), []).append(o.cost_usd)
+        if not by:
+            return None
+        mean = float(np.mean([c for cs in by.values() for c in cs]))
+        out.append(np.array([np.mean(by[k]) if k in by else mean for k in tasks]))
+    return out[0], out[1]
 
 
 def describe(router: FittedRouter) -> list[str]:
@@ -309,6 +332,12 @@ def describe(router: FittedRouter) -> list[str]:
         if "retained_vs_all_teacher" in exp:
             parts.append(f"success retained {exp['retained_vs_all_teacher']:.1%}")
         lines.append("  on the fit data (estimated): " + ", ".join(parts))
+        if "escalation_pays_above_p" in exp:
+            lines.append(
+                "  with a check and escalation, trying the student first costs less in "
+                f"expectation wherever p > {exp['escalation_pays_above_p']:.3f} (student / "
+                "teacher mean cost): a threshold above that trades money for time"
+            )
     tr = router.training
     if tr:
         s, th = tr.get("student") or {}, tr.get("teacher") or {}

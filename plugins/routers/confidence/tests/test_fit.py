@@ -65,6 +65,19 @@ def test_teacher_share_is_the_share_sent_to_the_teacher(runs, tmp_path) -> None:
     # on tasks the fit never saw, about 30% score below the threshold
     share = float(np.mean(held_out_p(out) < fitted["threshold"]))
     assert share == pytest.approx(0.3, abs=0.05)
+    # the estimate printed for the fit data is that data's own costs, task by task (both
+    # executors ran every task here, so nothing is filled in with a mean)
+    router = load(out)
+    p = router.model.predict([[task_features(s.task)[n] for n in router.features] for s in TRAIN])
+    to_student = p >= fitted["threshold"]
+    teacher_usd = sum(s.teacher_cost for s in TRAIN)
+    routed_usd = sum(
+        s.student_cost if go else s.teacher_cost for s, go in zip(TRAIN, to_student, strict=True)
+    )
+    exp = fitted["expected"]
+    assert exp["all_teacher_cost_usd"] == pytest.approx(teacher_usd, abs=1e-5)
+    assert exp["cost_usd"] == pytest.approx(routed_usd, abs=1e-5)
+    assert exp["saved_vs_all_teacher"] == pytest.approx(1 - routed_usd / teacher_usd, abs=1e-4)
 
 
 def test_success_target_holds_on_held_out_tasks(runs, tmp_path) -> None:
