@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,7 @@ class FittedRouter:
         return path
 
 
+@cache  # read-only once built: every route of a run without a file shares it
 def prior() -> FittedRouter:
     """The router with no fitted file (see the module docstring): the coefficients on the raw
     feature values (a scaler that leaves them as they are)."""
