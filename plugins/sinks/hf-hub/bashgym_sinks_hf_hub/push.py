@@ -136,7 +136,10 @@ def push(run_dir: Path, repo: str, *, private: bool, token_env: str) -> Publishe
     token = os.environ.get(token_env)
     if not token:
         raise PushError(f"${token_env} is not set: export a Hub token there (or --token-env NAME)")
-    folder, rows = find_folder(run_dir, run, repo, private)
+    try:
+        folder, rows = find_folder(run_dir, run, repo, private)
+    except (OSError, ValueError) as exc:  # an unreadable manifest, a full disk, ...
+        raise PushError(f"cannot lay out {run_dir.name}'s rows for the Hub: {exc}") from None
     from huggingface_hub import HfApi  # ~0.18 s (measured): only when pushing
     from huggingface_hub.errors import HfHubHTTPError
 
