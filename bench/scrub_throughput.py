@@ -21,7 +21,13 @@ password, a YAML password, a bearer header, ...) per that many KB of trace text,
 measured too, and the table shows how many each variant redacted (the current backends must all
 agree; `before` misses some shapes). A variant's one-off setup (compiling its patterns) is timed
 apart, not in MB/s. `--repeat` keeps the best of N.
-Run: `uv run python bench/scrub_throughput.py [--sizes 50,250] [--repeat 2] [--workers 4]`.
+A second corpus, `mixed` (`--mixed-mb`, 0 to skip), is what a coding transcript's tool results
+hold besides JSON: source, docs and config files (this Python's own stdlib and site-packages:
+.py, .md, .json, .yaml, .toml, .cfg, .ini, .txt, .js, .sh, read in path order) and raw transcript
+JSONL lines, half and half, each scrubbed as one string with `Redactor().text` (what the engine
+runs on a text cell). It is harder than the transcript rows: far more name gates (`key=`,
+`token`, `password` in code) fire per MB.
+Run: `uv run python bench/scrub_throughput.py [--sizes 50,250] [--mixed-mb 20] [--repeat 2]`.
 """
 
 from __future__ import annotations
@@ -264,6 +270,71 @@ def run_size(root: Path, args: argparse.Namespace) -> None:
         print(f"{name} output == {current[0]} output: {same}")
 
 
+_MIXED_SUFFIXES = (".py", ".md", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".txt")
+_MIXED_SUFFIXES += (".js", ".sh")
+
+
+def mixed_corpus(transcripts: Path, mb: float) -> list[str]:
+    """Source/doc/config files of this Python's installation and transcript JSONL lines, about
+    `mb` MB, half each, in a fixed order."""
+    import sysconfig
+
+    half = int(mb * 1_000_000 / 2)
+    files: list[str] = []
+    size = 0
+    roots = sorted({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]})
+    for root in roots:
+        for path in sorted(Path(root).rglob("*")):
+            if size >= half:
+                break
+            if path.suffix not in _MIXED_SUFFIXES or not path.is_file():
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if 0 < len(text) <= 2_000_000:
+                files.append(text)
+                size += len(text.encode())
+    lines: list[str] = []
+    size = 0
+    for path in sorted(transcripts.rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if size >= half:
+                break
+            lines.append(line)
+            size += len(line.encode())
+    # interleaved, as a transcript mixes them
+    out = []
+    for i in range(max(len(files), len(lines))):
+        out += files[i : i + 1] + lines[i : i + 1]
+    return out
+
+
+def run_mixed(texts: list[str], args: argparse.Namespace) -> None:
+    from bashgym_scrubbers_secrets import Redactor
+    from bashgym_scrubbers_secrets.prefilter import available
+
+    mb = sum(len(t.encode()) for t in texts) / 1e6
+    print(f"\nmixed corpus: {mb:.1f} MB in {len(texts)} strings (source/doc/config + JSONL)")
+    print(f"{'step':<24}{'wall s':>8}{'MB/s':>8}{'CPU s':>8}{'MB/s':>8}{'redacted':>10}")
+    for backend in available():
+        if backend not in args.variants:
+            continue
+        Redactor(backend=backend).text('{"a": "warm up, password: x1y2z3"}')
+
+        def scrub(backend: str = backend) -> Any:
+            scrubber = Redactor(backend=backend)
+            for text in texts:
+                scrubber.text(text)
+            return scrubber.counts
+
+        wall, cpu, counts = best_of(args.repeat, scrub)
+        rates = [f"{mb / t:>8.1f}" if t > 0 else f"{'-':>8}" for t in (wall, cpu)]
+        name = f"scrub {backend}"
+        print(f"{name:<24}{wall:>8.2f}{rates[0]}{cpu:>8.2f}{rates[1]}{sum(counts.values()):>10}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="50,250", help="Corpus sizes in MB, comma-separated.")
@@ -277,6 +348,9 @@ def main() -> None:
     )
     parser.add_argument("--before", default=BEFORE_REV, help="Git revision of the old scrubber.")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--mixed-mb", type=float, default=20, help="Size of the mixed corpus in MB; 0: skip."
+    )
     parser.add_argument("--dir", default=None, help="Where to generate (default: a temp dir).")
     parser.add_argument("--keep", action="store_true", help="Keep the generated corpora.")
     args = parser.parse_args()
@@ -300,6 +374,11 @@ def main() -> None:
                 generate(root, int(size * 1_000_000), seed=args.seed)
                 print(f"generated {size:g} MB in {time.perf_counter() - started:.1f}s")
             run_size(root, args)
+        if args.mixed_mb > 0:
+            root = base / "projects-mixed"
+            if not root.exists():
+                generate(root, int(args.mixed_mb * 1_000_000 / 2) + 1, seed=args.seed)
+            run_mixed(mixed_corpus(root, args.mixed_mb), args)
     finally:
         if not args.keep and not args.dir:
             shutil.rmtree(base, ignore_errors=True)

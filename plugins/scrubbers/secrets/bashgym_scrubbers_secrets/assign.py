@@ -23,6 +23,7 @@ from bashgym_scrubbers_secrets.names import (
     looks_random,
     placeholder,
     plausible,
+    wordy_parts,
 )
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ _NAME_TAIL = re.compile(r"[A-Za-z0-9_.\-]*")
 # space or a quote (so `a::b`, `arn:aws:...` and `http://` are not assignments).
 _SEP = re.compile(
     r"""(?:\\?["'`])?\]?(?:\[[0-9]*\])?
-    (?:[ \t]*:[ \t]+[A-Za-z_][\w\[\]., |]*?[ \t]*(?==(?![=~>])))?
+    (?:[ \t]*:[ \t]+[A-Za-z_][A-Za-z_\[\]., |]*?[0-9]{0,2}\]?[ \t]*(?==(?![=~>])))?
     [ \t]*(?::{1,3}=|[?.+]=|=>|[!=]==?|=(?![=~>])|:(?=[ \t]|\\?["'`])|:(?=[A-Za-z0-9+/_\-]{16})
     |[ \t]-[ \t]+(?=\\?["'`]))[ \t]*""",
     re.X,
@@ -49,6 +50,7 @@ _DIGIT_AND_LETTER = re.compile(r"[0-9].*[A-Za-z]|[A-Za-z].*[0-9]")
 _ASSIGNMENT_START = re.compile(r"[A-Za-z_][\w.\-]*=")
 _COMPOUND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")  # Base64-encoded
 _MODULE_LIKE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*")  # urllib2, os.path
+_TRUNCATED = re.compile(r"(?:\.\.\.|…)$")  # `ops_eyJzaWdu...`: a doc's cut-off example
 _GETTER = re.compile(r"(?:get|getattr|getenv|pop|setdefault|get_secret|getSecret)\(\s*\Z")
 _TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, `Type = x`
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
@@ -95,7 +97,7 @@ _DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON 
     r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
 )
 _GO_VAR = re.compile(  # Go `var apiToken string = "..."` (the type between name and `=`)
-    r"(?:^|(?<=[\s;{(]))(?:var|const)[ \t]+(?P<n>[A-Za-z_]\w*)"
+    r"(?:^|(?<=[\s;{(]))(?:var|const)[ \t]+(?P<n>[A-Za-z_][\w\-]*)"
     r"(?=[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=)",
     re.M,
 )
@@ -159,7 +161,10 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
         line_end = text.find("\n", end)
         if len(text[start : line_end if line_end != -1 else len(text)].split()) >= 3:
             return  # `credentials: Base64-encoded credentials (...)`: a docstring, not YAML
-    if pair and (_MODULE_LIKE.fullmatch(value) or not _DIGIT_AND_LETTER.search(value)):
+    if _TRUNCATED.search(value):
+        return
+    module = _MODULE_LIKE.fullmatch(value) is not None and wordy_parts(value)
+    if pair and (module or not _DIGIT_AND_LETTER.search(value)):
         return  # `MovedAttribute("HTTPPasswordMgr", "urllib2", ...)`: a name, not a value
     if flag and _ASSIGNMENT_START.match(value):
         return  # `--secrets KEY=value`: the assignment after the flag is judged on its own

@@ -32,6 +32,7 @@ _KEY_WORDS = {  # one word that names a secret key (apikey, secretAccessKey -> A
     "SERVICEKEY", "ADMINKEY", "APIKEYS",
 }  # fmt: skip
 _CRED_WORDS = {"CREDENTIAL", "CREDENTIALS", "CREDS", "CRED"}
+_KEY_SUFFIXES = ("APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY")  # IBMCLOUDIAMAPIKEY
 # Words beside KEY that make it a credential (API_KEY, ACCESS_KEY); with other words a `key` is
 # as likely a cache/dict/primary key, so its value must look random (see `looks_random`).
 _KEY_QUALIFIERS = {
@@ -103,11 +104,13 @@ def classify(name: str) -> NameClass | None:
     others = set(words)
     if any("SECRET" in w and w != "SECRETARY" for w in words):
         return NameClass("secret")
-    if any(w in _KEY_WORDS or w in _CRED_WORDS for w in words):
+    if any(w in _KEY_WORDS or w in _CRED_WORDS or w.endswith(_KEY_SUFFIXES) for w in words):
         return NameClass("secret")
     tokens = [w for w in words if "TOKEN" in w and not w.startswith("TOKENI") and w != "TOKENS"]
     if tokens:
-        compound = any(w != "TOKEN" for w in tokens)  # ACCESSTOKEN, authToken -> AUTH TOKEN
+        compound = any(
+            w.rstrip("0123456789") != "TOKEN" for w in tokens
+        )  # token2: a TOKEN  # ACCESSTOKEN, authToken -> AUTH TOKEN
         if compound or (len(words) > 1 and not others & _TOKEN_NOT):
             return NameClass("secret")
         return NameClass("secret", strict=True)
@@ -161,7 +164,7 @@ _PATH = re.compile(  # a file path (PWD=/home/me/proj2, SSH_AUTH_SOCK=/tmp/ssh-x
     r"|[A-Za-z]:)[/\\]"
 )
 _NAME_LIKE = re.compile(r"[A-Za-z_\-.:/ |`,()\[\]!?@]+")  # words and names: no digit, no symbol
-_CODE = re.compile(r"[()\[\]{};]|==|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
+_CODE = re.compile(r"[()\[\]{};]|\s==\s|\s(?:or|and|if|else|\+|-)\s|^(?:self|this|cls|ctx)\.")
 _IDENTIFIER = re.compile(  # credential_b64, boto3_info.credentials, ed25519.Ed25519PrivateKey
     r"[a-z_][a-z0-9]*(?:_[a-z0-9]+)+(?:\.[A-Za-z_]\w*)*|[a-z_][a-z0-9_]*(?:\.[A-Za-z_]\w*)+"
 )
@@ -178,7 +181,7 @@ _WORDY = re.compile(
 _SEPARATORS = re.compile(r"[_\-.:/=]+")
 # A word of a name or path: letters then at most a version or year (`cache`, `v2`, `boto3`,
 # `ed25519`, `2024`). A random segment (`7dimrl6cm7`, `u7uc59ndv539`) mixes them freely.
-_WORD_SEGMENT = re.compile(r"[A-Za-z]+[0-9]{0,6}|[0-9]{1,6}|[0-9]{1,4}[A-Za-z]{1,3}")
+_WORD_SEGMENT = re.compile(r"[A-Za-z]+[0-9]{0,6}|[0-9]+|[0-9]{1,4}[A-Za-z]{1,3}")
 
 
 def wordy(v: str) -> bool:
@@ -186,6 +189,11 @@ def wordy(v: str) -> bool:
     `nyc-taxi/year=2019`), each a word: not a single-case token with separators
     (`b_7=u7uc59ndv539_5oj`, `A3-1BZ3FN-WVWYWGBII2W`), whose segments are random."""
     return _WORDY.fullmatch(v) is not None and _words(v)
+
+
+def wordy_parts(v: str) -> bool:
+    """Every part of `v` between separators is a word (`urllib2`, `os.path`)."""
+    return _words(v)
 
 
 def _words(v: str) -> bool:
@@ -237,12 +245,35 @@ def looks_random(v: str) -> bool:
     words joined by `_`, `-`, `.` (`user_profile_cache_v2`)."""
     if len(v) < 16 or _RANDOM_CHARS.fullmatch(v) is None or not any(c.isdigit() for c in v):
         return False
-    if _UUID.fullmatch(v) or wordy(v) or len(set(v)) < 10:
+    if _UUID.fullmatch(v) or wordy(v):
         return False
     if _HEX.fullmatch(v) and len(v) in (32, 40, 64, 128):
         return False
     mixed = any(c.isupper() for c in v) and any(c.islower() for c in v)
     return mixed or len(v) >= 32
+
+
+_PHRASE_WORD = re.compile(r"[A-Za-z0-9'-]+")
+
+
+def _phrase_secret(v: str, kind: NameClass | None, bare: bool) -> bool:
+    """A quoted passphrase (`password = "correct horse battery staple"`): 3 to 6 plain words,
+    quoted, under a name that is not a bare `key`/`token`, with no sentence punctuation, no
+    instruction (`enter ...`, `your ...`) and no word naming the secret."""
+    words = v.split()
+    if bare or kind is None or kind.strict or not 3 <= len(words) <= 6:
+        return False
+    if not all(_PHRASE_WORD.fullmatch(w) for w in words):
+        return False
+    lowered = {w.lower() for w in words}
+    return not lowered & _PHRASE_STOP
+
+
+_PHRASE_STOP = {
+    "your", "enter", "the", "is", "are", "be", "must", "should", "not", "required", "see",
+    "here", "use", "set", "this", "for", "of", "to", "from", "password", "token", "key",
+    "secret", "api", "please", "invalid", "missing", "empty", "field", "goes",
+}  # fmt: skip
 
 
 def plausible(
@@ -260,13 +291,20 @@ def plausible(
         return False  # TOKEN: "token", "/v1/user-credentials", "oauth2_token_exchange"
     if len(v) >= 6 and v.lower() in bare_name.lower():
         return False  # 'CopySourceSSECustomerKeyMD5': 'SSECustomerKeyMD5'
-    if len(v.split()) >= 3 or _STRUCTURE.fullmatch(v):
-        return False  # a sentence, or JSON/a list
+    if v.startswith("<") and not v.endswith(">") and (" " in v or ":" in v):
+        return False  # `<xsd:element name=`: markup, cut at a quote
+    phrase = _phrase_secret(v, kind, bare)
+    if len(v.split()) >= 3 and not phrase:
+        return False  # a sentence
+    if _STRUCTURE.fullmatch(v):
+        return False  # JSON or a list
     password = kind is not None and kind.type == "password"
     if len(v) < (4 if password else 6) or PLACEHOLDER_RE.search(v):
         return False
     if _TEMPLATE.search(v) or _NOT_A_VALUE.fullmatch(v) or is_sequential_string(v):
         return False
+    if phrase:
+        return True
     if not any(c.isalnum() for c in v) or len(set(v)) < 3 or _PATH.match(v):
         return False
     if v.isdigit():  # a PIN or numeric password; a long numeric key (Discord, Asana ids)

@@ -31,6 +31,7 @@ from bashgym_scrubbers_secrets.names import (
     looks_random,
     placeholder,
     plausible,
+    random_letters,
 )
 from bashgym_scrubbers_secrets.prefilter import Gate, leading_words
 
@@ -137,8 +138,31 @@ def _artifactory_check(secret: str) -> bool:
     return len(secret) >= 20 and any(c.isdigit() for c in secret)
 
 
+def _random_body(secret: str) -> bool:
+    """Digits and letters, or letters whose case changes like a token's, not a name's."""
+    return _has_digit_and_letter(secret) or random_letters(secret)
+
+
+def _has_digit(secret: str) -> bool:
+    return any(c.isdigit() for c in secret)
+
+
 def _has_digit_and_letter(secret: str) -> bool:
     return any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
+
+
+_RUN = re.compile(r"(.)\1{7,}")
+
+
+def _no_run(secret: str) -> bool:
+    """No character eight times in a row (`sgp_5555555dAAAAA...aaaaaaaaaaaaaa`: a sample)."""
+    return _RUN.search(secret) is None
+
+
+def _sequential(secret: str) -> bool:
+    """`1234567890123...`, `abcdef...`: a counting placeholder."""
+    digits = "0123456789" * 10
+    return secret.isdigit() and secret in digits
 
 
 def _sk_check(secret: str) -> bool:
@@ -307,9 +331,15 @@ _TOKENS: list[_T] = [
         False,
         None,
     ),
-    ("telegram-token", r"[0-9]{5,16}:A[0-9A-Za-z_\-]{34}", False, True, None),
+    (
+        "telegram-token",
+        r"[0-9]{5,16}:A[0-9A-Za-z_\-]{34}",
+        0,
+        1,
+        lambda s: _has_digit_and_letter(s[-34:]),
+    ),
     # Sourcegraph, EasyPost, OpenShift (oc login), Jenkins credentials.xml, 1Password secret keys
-    ("sourcegraph-token", r"sgp_(?:[A-Fa-f0-9]{16}_|local_)?[A-Fa-f0-9]{40}", True, True, None),
+    ("sourcegraph-token", r"sgp_(?:[A-Fa-f0-9]{16}_|local_)?[A-Fa-f0-9]{40}", 1, 1, _no_run),
     ("easypost-key", r"EZ[AT]K[A-Za-z0-9]{54}", True, True, _has_digit_and_letter),
     ("openshift-token", r"sha256~[A-Za-z0-9_\-]{43}", True, True, None),
     ("jenkins-secret", r"\{AQAAABAAAA[A-Za-z0-9+/]{20,}={0,2}\}", False, False, None),
@@ -322,16 +352,18 @@ _TOKENS: list[_T] = [
     ),
     ("facebook-app-token", r"[0-9]{15,16}\|[A-Za-z0-9_\-]{27}", True, True, None),
     # Stripe: test-mode and restricted keys, any length (detect-secrets: live, exactly 24)
-    ("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}", True, False, None),
+    ("stripe-key", r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}", True, False, None),
+    ("intra42-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", True, True, None),
     ("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{20,}", True, False, None),
     ("anthropic-api-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", False, False, None),
     # OpenAI project/service-account/admin keys: `-`/`_` where the legacy regex wants [A-Za-z0-9]
     ("openai-api-key", r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}", False, False, None),
     # OpenRouter, DeepSeek, Moonshot and most OpenAI-compatible providers: sk-<32+>
     ("api-key", r"sk-[A-Za-z0-9][A-Za-z0-9_\-]{30,}", True, False, lambda s: _sk_check(s)),
-    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}", True, False, None),
+    # (random: `hf_requiredCharacteristicTypes...` is an Objective-C name)
+    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}", True, False, lambda s: _random_body(s[3:])),
     ("huggingface-token", r"api_org_[A-Za-z0-9]{30,}", True, False, None),
-    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", False, False, None),
+    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", True, False, None),
     ("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_\-]{24,}", False, False, None),
     ("google-oauth-token", r"ya29\.[A-Za-z0-9_\-]{30,}", True, False, None),
     ("google-oauth-token", r"1//0[A-Za-z0-9_\-]{40,}", True, False, _has_digit_and_letter),
@@ -378,7 +410,7 @@ _TOKENS: list[_T] = [
     ("firebase-key", r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}", False, False, None),
     # developer platforms and infrastructure
     ("linear-key", r"lin_api_[A-Za-z0-9]{40}", False, False, None),
-    ("notion-token", r"ntn_[A-Za-z0-9]{40,}", True, False, None),
+    ("notion-token", r"ntn_[A-Za-z0-9]{40,}", True, False, lambda s: not _sequential(s[4:])),
     ("notion-token", r"secret_[A-Za-z0-9]{43}", True, True, _has_digit_and_letter),
     ("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", True, False, None),
     ("newrelic-key", r"NRAK-[A-Z0-9]{27}", False, False, None),
@@ -491,7 +523,7 @@ def curl_credentials(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iter
     for lo, hi in ctx.windows(gate_ids, after=8):
         for m in _CURL.finditer(text, lo, hi):
             start, cred = m.start("cred"), m.group("cred")
-            if cred[:1] in "<$" or "${" in cred or "$(" in cred:
+            if cred[:1] in "<$" or "${" in cred or "$(" in cred or "{{" in cred:
                 continue  # `-u <user:password>`, `-u $USER:$PASS`
             # positions of the user and password inside the credential, quotes aside
             sep = cred.find(":", 1 if cred[:1] in "\"'" else 0)
@@ -515,9 +547,10 @@ def curl_credentials(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iter
 
 # A Kubernetes Secret's `data:` / `stringData:` values are secrets whatever their keys are called
 # (`.dockercfg`, `ca.pem`, `key`). Block scalars (`key: |` then indented lines) included.
-_KIND_SECRET = re.compile(r"^kind:[ \t]*[\"']?Secret[\"']?[ \t]*\r?$", re.M)
+_KIND_SECRET = re.compile(r"^[ \t]*kind:[ \t]*[\"']?secret[\"']?[ \t]*\r?$", re.M | re.I)
 _DOC_SPLIT = re.compile(r"^---[ \t]*$", re.M)
-_DATA_BLOCK = re.compile(r"^(?:data|stringData):[ \t]*\r?\n", re.M)
+_DATA_BLOCK = re.compile(r"^[ \t]*(?:data|stringData):[ \t]*\r?\n", re.M)
+_YAML_COMMENT = re.compile(r"[ \t]*#[^\n]*\n")
 _DATA_ENTRY = re.compile(
     r"^(?P<indent>[ \t]+)(?P<key>[^\s:#][^:\n]*):[ \t]*(?P<value>[^\n]*)\r?\n?", re.M
 )
@@ -537,6 +570,10 @@ def kubernetes_secrets(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> It
 def _data_values(text: str, pos: int, hi: int) -> Iterable[Finding]:
     indent = None
     while pos < hi:
+        comment = _YAML_COMMENT.match(text, pos, hi)
+        if comment is not None:
+            pos = comment.end()
+            continue
         m = _DATA_ENTRY.match(text, pos, hi)
         if m is None or (indent is not None and m.group("indent") != indent):
             return
@@ -622,7 +659,12 @@ def _structural_rules() -> list[Rule]:
         Rule("password", gates=(Gate("curl"), Gate("wget")), priority=45, finder=curl_credentials)
     )
     rules.append(
-        Rule("secret", gates=(Gate("kind:[ \t]*Secret"),), priority=42, finder=kubernetes_secrets)
+        Rule(
+            "secret",
+            gates=(Gate("kind:[ \t]*[\"']?secret", caseless=True),),
+            priority=42,
+            finder=kubernetes_secrets,
+        )
     )
     for words, pattern in _CLI:
         rules.append(
@@ -679,10 +721,8 @@ COMPARED_GATE = Gate(
     rf"""\\*["'`][ \t]*[!=]==?[ \t]*[A-Za-z0-9_.]*(?:{_W})""", caseless=True, needs=("=",)
 )  # if ("..." == password): the value before the name
 BARE_QUOTED_GATE = Gate(
-    rf"""(?:{_W})[A-Za-z0-9_.\-]*[ \t]+\\*["'][^"'\\\n]{{1,200}}\\*["'];""",
-    caseless=True,
-    words=NAME_GATES,
-)  # secret "...";  (no separator at all)
+    rf"""(?:{_W})[A-Za-z0-9_.\-]*[ \t]+\\*["']""", caseless=True, words=NAME_GATES
+)  # secret "...";  (no separator at all; the finder wants the closing quote and `;`)
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,
