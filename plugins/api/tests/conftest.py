@@ -6,6 +6,7 @@ scripted model server)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 import time
@@ -19,7 +20,7 @@ import pytest
 import uvicorn
 from bashgym_api import ServerConfig, create_app
 from bashgym_procs import free_port
-from bashgym_testing import Reply
+from bashgym_testing import Reply, ToolUse
 from websockets.sync.client import connect
 
 
@@ -137,14 +138,24 @@ The CLI greets the user by name.
 """
 
 
+def worker_turn(request: Any) -> Reply:
+    """A student worker's turns: write the file its task names, then say it is done."""
+    if any(m.get("role") == "tool" for m in request.messages):
+        return Reply("Done: the file is written.")
+    name = re.search(r"Write src/(\w+)\.py", " ".join(map(str, request.messages)))
+    path = f"src/{name.group(1) if name else 'other'}.py"
+    return Reply(tool_calls=[ToolUse("write_file", {"path": path, "content": "print('hi')\n"})])
+
+
 @pytest.fixture
 def orchestration_spec(scripted_models: Any, tmp_path: Path) -> str:
     """A spec (Markdown) over a new git repository; the scripted server answers its planning
     with PLAN (core, then cli and docs), and the tasks run on the student executor, on the
-    host, against the same server."""
+    host, against the same server: each writes its task's file (`worker_turn`)."""
     with (scripted_models.env.workdir / "bashgym.toml").open("a") as fh:
         fh.write('[orchestrator]\nexecutor = "student"\nenvironment = "local"\n')
-    scripted_models.server.script(Reply(json.dumps(PLAN)))
+    scripted_models.server.script(Reply(json.dumps(PLAN)))  # the planner's answer
+    scripted_models.server.add_rule(lambda request: True, worker_turn)  # then each worker's
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "README.md").write_text("# greeter\n")

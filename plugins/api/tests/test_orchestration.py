@@ -26,6 +26,7 @@ def wait_for(served: Any, job_id: str, wanted: set[str], timeout: float = 240) -
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_plan_edit_approve_and_run(api, orchestration_spec):
     served = api()
     r = served.client.post("/api/orchestrations", json={"spec": orchestration_spec})
@@ -57,6 +58,8 @@ def test_plan_edit_approve_and_run(api, orchestration_spec):
     states = {t["id"]: t for t in job["tasks"]}
     assert all(t["worker"] == "student" for t in states.values()), states
     assert {t["state"] for t in states.values()} == {"merged"}, states
+    assert {t["merge"] for t in states.values()} == {"merged"}, states  # each wrote its file
+    assert all(t["branch"] for t in states.values()), states
     assert job["merges"][0]["task_id"] == "core"  # cli and docs start from it
     assert job["status"] == "ok", job
     listed = {j["id"]: j for j in served.client.get("/api/jobs").json()}
