@@ -41,6 +41,13 @@ class ColumnProgress(logging.Handler):
         self._lock = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
+        # inside DataDesigner's own logging call: a failure here must never reach its engine
+        try:
+            self._report(record)
+        except Exception:  # noqa: BLE001 -- logging's own policy for a handler that fails
+            self.handleError(record)
+
+    def _report(self, record: logging.LogRecord) -> None:
         found = progress_of(record)
         if found is None:
             return
