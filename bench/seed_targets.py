@@ -1,0 +1,353 @@
+"""The seeds' own targets, measured through the `bashgym` CLI as a user runs it.
+
+Targets (from the project's seed): 1,000 SFT rows generated from 50 traces in under 30 min, and
+a 5-row preview in under 30 s, with a model that answers in a realistic time. The model here is
+the scripted server (`bashgym_testing.ScriptedModelServer`, its default answers) with a fixed
+latency per call (1 s by default) and 16 requests in parallel per model alias, so the figures
+say what BashGym and DataDesigner add on top of the model's own time, on this machine.
+
+What runs (each a real `bashgym` subprocess in an isolated HOME / XDG dirs, its cwd holding a
+`bashgym.toml` that points the `default` and `judge` aliases at the scripted server with
+`params = { max_parallel_requests = P }`):
+- corpus: N Claude Code sessions copied from the real recorded transcripts in the repo
+  (`examples/transcripts`, `plugins/sources/claude-code/tests/fixtures`), each copy under a
+  fresh session id (the file name and every `sessionId`), so the source reads N traces;
+- sft: `bashgym run -s claude-code --set source.path=CORPUS -p coding-agent-sft -n ROWS
+  -k nemo-jsonl --top-up` (the traces are the seed; --top-up keeps generating until ROWS rows
+  pass the judge and the ruff check);
+- preview: `bashgym preview coding-agent-sft -s claude-code --set source.path=CORPUS -n 5`.
+Before the timed commands, `bashgym plugins` builds the plugin index cache (a one-off on a new
+install; its time is printed, not counted).
+
+For each: wall time, the model calls the server answered (all of them: the run's one-line
+preflight per alias and DataDesigner's health checks included), the peak and mean number of
+requests in flight, the CPU of the bashgym process (user + sys, from wait4, its children
+included), and what BashGym adds beyond the model's own time: wall − calls × latency / P.
+That last figure is the time the run would have taken on an infinitely fast CPU minus what a
+model serving P requests at once must take; it includes DataDesigner's own work.
+
+    uv run python bench/seed_targets.py                # full size: 1,000 rows from 50 traces
+    uv run python bench/seed_targets.py --quick        # CI: tiny sizes, 50 ms, nothing judged
+    uv run python bench/seed_targets.py --rows 200 --only sft --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+# Real recorded Claude Code sessions shipped in the repo (top-level session files only: a
+# subagent file would add a trace of its own and blur the trace count).
+SESSION_GLOBS = (
+    (REPO / "examples" / "transcripts", "*/*.jsonl"),
+    (REPO / "plugins" / "sources" / "claude-code" / "tests" / "fixtures", "cc_session_*.jsonl"),
+    (REPO / "plugins" / "sources" / "claude-code" / "tests" / "fixtures", "minimal_*.jsonl"),
+)
+PIPELINE = "coding-agent-sft"
+ALIASES = ("default", "judge")
+KEY_ENV = "SEED_TARGETS_SCRIPTED_KEY"
+TARGETS_S = {"sft": 30 * 60.0, "preview": 30.0}
+
+
+# -- the scripted model, in its own process (never holding the measured process's GIL) -------
+
+
+def serve(latency: float) -> None:
+    """Run the scripted server until stdin closes; print its URL first, its counts last."""
+    from bashgym_testing.server import ScriptedModelServer
+
+    with ScriptedModelServer() as server:
+        server.latency = latency
+        print(server.openai_base_url, flush=True)
+        sys.stdin.read()
+        completions = server.completions
+        checks = sum(1 for r in completions if r.last_user_text in ("Reply with OK.", "Hello!"))
+        arrivals = sorted(r.timestamp for r in completions)
+        print(
+            json.dumps(
+                {
+                    "calls": len(completions),
+                    "check_calls": checks,
+                    **in_flight(arrivals, latency),
+                    "errors": len(server.errors),
+                }
+            ),
+            flush=True,
+        )
+
+
+def in_flight(arrivals: list[float], latency: float) -> dict[str, float]:
+    """Peak and mean requests in flight, from arrival times: each call is held `latency` s
+    (the server's own work is microseconds), so the peak is the most arrivals in any window of
+    `latency` s and the mean is the busy time over the span from first arrival to last answer."""
+    if not arrivals or latency <= 0:
+        return {"peak_in_flight": 0, "mean_in_flight": 0.0}
+    peak, lo = 0, 0
+    for hi, t in enumerate(arrivals):
+        while arrivals[lo] <= t - latency:
+            lo += 1
+        peak = max(peak, hi - lo + 1)
+    span = arrivals[-1] + latency - arrivals[0]
+    return {"peak_in_flight": peak, "mean_in_flight": len(arrivals) * latency / span}
+
+
+class Server:
+    """The `--serve` child: start it, read its URL, and on close its counts."""
+
+    def __init__(self, latency: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--latency", str(latency)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            self.proc.kill()
+            raise SystemExit("the scripted model server did not start")
+
+    def close(self) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        counts = json.loads(self.proc.stdout.readline())
+        self.proc.wait(timeout=60)
+        return counts
+
+
+# -- the corpus and the user's environment ----------------------------------------------------
+
+
+def base_sessions() -> list[Path]:
+    """The real recorded sessions to copy, in a stable order."""
+    found = sorted(p for root, pattern in SESSION_GLOBS for p in root.glob(pattern))
+    if not found:
+        raise SystemExit(f"no recorded Claude Code sessions found under {REPO}")
+    return found
+
+
+def build_corpus(root: Path, traces: int) -> Path:
+    """`traces` session files under root/projects, copies of the recorded ones, each under a
+    fresh (deterministic) session id in its file name and every line's `sessionId`."""
+    bases = base_sessions()
+    projects = root / "projects"
+    for i in range(traces):
+        base = bases[i % len(bases)]
+        old = base.stem
+        new = str(uuid.uuid5(uuid.NAMESPACE_URL, f"seed-targets/{i}"))
+        text = base.read_text(encoding="utf-8").replace(old, new)
+        folder = projects / f"-home-dev-{base.parent.name.strip('-') or 'project'}-{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{new}.jsonl").write_text(text, encoding="utf-8")
+    return projects
+
+
+def user_env(home: Path, endpoint: str, parallel: int) -> tuple[dict[str, str], Path]:
+    """An isolated user (HOME, XDG dirs, no outer BASHGYM_* variables) whose project folder
+    holds a bashgym.toml pointing every alias at the scripted server; (env, cwd)."""
+    dirs = {name: home / name for name in ("home", "config", "cache", "data", "work")}
+    for folder in dirs.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for alias in ALIASES:
+        lines += [
+            f"[models.{alias}]",
+            'provider = "openai-compatible"',
+            f'model = "scripted-{alias}"',
+            f'endpoint = "{endpoint}"',
+            f'api_key_env = "{KEY_ENV}"',
+            f"params = {{ max_parallel_requests = {parallel} }}",
+            "",
+        ]
+    (dirs["work"] / "bashgym.toml").write_text("\n".join(lines))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
+    env.update(
+        {
+            "HOME": str(dirs["home"]),
+            "XDG_CONFIG_HOME": str(dirs["config"]),
+            "XDG_CACHE_HOME": str(dirs["cache"]),
+            "XDG_DATA_HOME": str(dirs["data"]),
+            "NEMO_TELEMETRY_ENABLED": "false",  # no network here; a user may leave it on
+            KEY_ENV: "scripted-key",
+        }
+    )
+    return env, dirs["work"]
+
+
+def bashgym_exe() -> str:
+    exe = shutil.which("bashgym") or str(Path(sys.executable).with_name("bashgym"))
+    if not Path(exe).exists():
+        raise SystemExit("the bashgym command is not installed (run: uv sync)")
+    return exe
+
+
+# -- one measured command ---------------------------------------------------------------------
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path, log: Path, limit: float) -> dict:
+    """Run cmd (stdout to log, stderr beside it as .err); wall time, exit code and CPU (user +
+    sys of it and its waited-for children). Killed after `limit` seconds."""
+    with log.open("w") as out, log.with_suffix(".err").open("w") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=err)
+        timer = threading.Timer(limit, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {
+        "wall_s": wall,
+        "exit": proc.returncode,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+    }
+
+
+def count_lines(folder: Path) -> int:
+    return sum(
+        1 for f in folder.glob("*.jsonl") for line in f.open(encoding="utf-8") if line.strip()
+    )
+
+
+def measure(kind: str, args: argparse.Namespace, work: Path, corpus: Path) -> dict[str, Any]:
+    """Run one target (`sft` or `preview`) against a fresh scripted server."""
+    server = Server(args.latency)
+    try:
+        env, cwd = user_env(work / kind, server.url, args.parallel)
+        exe = bashgym_exe()
+        warm = timed([exe, "plugins"], env, cwd, work / f"{kind}-warm.log", 600)
+        source = ["-s", "claude-code", "--set", f"source.path={corpus}"]
+        if kind == "sft":
+            out = cwd / "run"
+            cmd = [exe, "run", *source, "-p", PIPELINE, "-n", str(args.rows), "--top-up"]
+            cmd += ["-k", "nemo-jsonl", "-o", str(out)]
+        else:
+            cmd = [exe, "preview", PIPELINE, *source, "-n", str(args.preview_rows), "--json"]
+        log = work / f"{kind}.log"
+        result = timed(cmd, env, cwd, log, args.limit)
+    finally:
+        model = server.close()
+    result.update(model)
+    result["warm_up_s"] = warm["wall_s"]
+    result["command"] = " ".join(["bashgym", *cmd[1:]])
+    if result["exit"] != 0:
+        tail = (log.read_text(errors="replace") + log.with_suffix(".err").read_text())[-3000:]
+        raise SystemExit(f"{kind}: exit {result['exit']} after {result['wall_s']:.0f} s:\n{tail}")
+    if kind == "sft":
+        summary = json.loads((out / "run.json").read_text())
+        result["rows"] = count_lines(out / "nemo-jsonl")
+        result["counts"] = summary.get("counts", {})
+        result["timings_s"] = summary.get("timings_s", {})
+    else:
+        text = log.read_text(errors="replace")
+        start = text.find("{")
+        records = json.loads(text[start:]).get("records", []) if start >= 0 else []
+        result["rows"] = len(records)
+    result["model_time_s"] = result["calls"] * args.latency / args.parallel
+    result["added_s"] = result["wall_s"] - result["model_time_s"]
+    return result
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def print_table(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
+    print(
+        f"\nscripted model: {args.latency:g} s a call, {args.parallel} in parallel per alias; "
+        f"{args.traces} traces; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    head = (
+        f"{'target':<26} | {'rows':>5} | {'wall s':>8} | {'limit s':>7} | {'calls':>5} | "
+        f"{'model s':>7} | {'added s':>7} | {'CPU s':>6} | {'in flight':>9} | verdict"
+    )
+    print(head)
+    print("-" * len(head))
+    for kind, r in results.items():
+        label = (
+            f"{args.rows} SFT rows / {args.traces} traces"
+            if kind == "sft"
+            else f"{args.preview_rows}-row preview"
+        )
+        verdict = "-" if args.quick else ("met" if r["wall_s"] < TARGETS_S[kind] else "MISSED")
+        flight = f"{r['mean_in_flight']:.1f}/{r['peak_in_flight']}"
+        print(
+            f"{label:<26} | {r['rows']:>5} | {r['wall_s']:>8.1f} | {TARGETS_S[kind]:>7.0f} | "
+            f"{r['calls']:>5} | {r['model_time_s']:>7.1f} | {r['added_s']:>7.1f} | "
+            f"{r['cpu_s']:>6.1f} | {flight:>9} | {verdict}"
+        )
+    print(
+        "\nmodel s = calls × latency / parallel (the model's own time at full use); added s = "
+        "wall − model s; CPU s = user + sys of the bashgym process and its children; "
+        "in flight = mean/peak requests held by the server (from arrival times)."
+    )
+    for kind, r in results.items():
+        extra = ""
+        if kind == "sft":
+            steps = ", ".join(f"{k} {v:.1f}s" for k, v in r.get("timings_s", {}).items())
+            counts = r.get("counts", {})
+            extra = f"; kept {counts.get('kept')}, dropped {counts.get('dropped')}; steps: {steps}"
+        print(
+            f"  {kind}: {r['check_calls']} of the calls were preflight/health checks; peak RSS "
+            f"{r['peak_rss_mib']:.0f} MiB; plugin index warm-up {r['warm_up_s']:.1f} s{extra}"
+        )
+        print(f"    {r['command']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1000, help="SFT rows to keep.")
+    parser.add_argument("--traces", type=int, default=50, help="Traces in the seed corpus.")
+    parser.add_argument("--preview-rows", type=int, default=5, help="Rows the preview makes.")
+    parser.add_argument("--latency", type=float, default=1.0, help="Seconds per model call.")
+    parser.add_argument("--parallel", type=int, default=16, help="Requests in flight per alias.")
+    parser.add_argument("--only", choices=("sft", "preview"), help="Measure one target only.")
+    parser.add_argument("--limit", type=float, default=3600, help="Kill a command after s.")
+    parser.add_argument("--quick", action="store_true", help="CI: tiny sizes, nothing judged.")
+    parser.add_argument("--json", type=Path, help="Also write the figures here.")
+    parser.add_argument("--keep", action="store_true", help="Keep the work folder (logs, run).")
+    parser.add_argument("--work", type=Path, help="Work folder to use (kept); default: a temp one.")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.latency)
+        return 0
+    if args.quick:
+        args.rows, args.traces, args.preview_rows, args.latency = 4, 3, 2, 0.05
+    if min(args.rows, args.traces, args.preview_rows, args.parallel) < 1 or args.latency < 0:
+        parser.error("--rows, --traces, --preview-rows and --parallel must be at least 1")
+    if args.work:
+        args.keep = True
+        args.work.mkdir(parents=True, exist_ok=True)
+    work = args.work or Path(tempfile.mkdtemp(prefix="seed-targets-"))
+    try:
+        corpus = build_corpus(work / "corpus", args.traces)
+        kinds = [args.only] if args.only else ["preview", "sft"]
+        results = {kind: measure(kind, args, work, corpus) for kind in kinds}
+    finally:
+        if args.keep:
+            print(f"work folder kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print_table(results, args)
+    if args.json:
+        shown = {k: str(v) for k, v in vars(args).items()}
+        args.json.write_text(json.dumps({"args": shown, **results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
