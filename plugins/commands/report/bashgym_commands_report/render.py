@@ -435,8 +435,11 @@ def _tiles(
         (None, None),
     )  # fmt: skip
     share = f"{_share(kept, base[1])} of {base[0].replace('_', ' ')}" if kept and base[0] else ""
-    where = " · ".join(
-        f"{s['label'].split(' ')[0].lower()} {s['lost']:,}" for s in stages if s["lost"]
+    where = " · ".join(  # a sink by its name: two sinks drop different rows
+        f"{s['label'].lower() if s['label'].startswith('Sink ') else s['label'].split()[0].lower()}"
+        f" {s['lost']:,}"
+        for s in stages
+        if s["lost"]
     )
     return [
         ("Kept rows", _n(kept), share),

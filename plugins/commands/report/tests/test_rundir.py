@@ -176,7 +176,7 @@ def test_the_funnel_counts_each_stage_against_what_it_was_given(tmp_path):
         rows_in, dropped, rows_out = (int(c.split()[0]) for c in cells)
         assert rows_in == dropped + rows_out
     assert "1 (10%) files: unreadable row" in page and "2 (22%) nemo-jsonl: no final" in page
-    assert "source 1 · generation 3 · sink 2" in page  # the Dropped tile, by stage
+    assert "source 1 · generation 3 · sink nemo-jsonl 2" in page  # the Dropped tile, by stage
 
 
 def test_rows_kept_and_dropped_are_shown_escaped_with_thresholds(tmp_path):
