@@ -249,23 +249,17 @@ def _stages(
         or (generated is not None and source_rows is not None and generated != source_rows)
     )
     if judged and (asked is not None or generated is not None or lost):
-        label = (
-            f"Generation {pipeline}"
-            if pipeline
-            else "Judges"
-            if plugins.get("judge")
-            else ("Rows used")
-        )
+        label = "Rows used"  # a cap (-n) on the source rows, no judge and no pipeline
+        if pipeline or plugins.get("judge"):
+            label = f"Generation {pipeline}" if pipeline else "Judges"
         rows_in = asked if asked is not None else generated
         note = "rows asked of the pipeline" if pipeline else "rows judged or capped by -n"
         if len(rounds) > 1 and asked:
             note = f"{asked:,} rows asked for in {len(rounds)} rounds"
         surplus = _int(counts.get("top_up_surplus")) or 0
-        stage = _stage(label, rows_in, lost, to_sinks if to_sinks is not None else None, note)
         if surplus:
-            stage["note"] += f"; {surplus:,} passed beyond the {requested:,} wanted, left out"
-            stage["gap"] = (stage["gap"] or 0) - surplus or None
-        stages.append(stage)
+            note += f"; {surplus:,} passed beyond the {requested:,} wanted and were left out"
+        stages.append(_stage(label, rows_in, lost, to_sinks, note, left_out=surplus))
     for sink in _sink_names(summary, steps):
         lost = by_stage.get(f"sink {sink}", Counter())
         rows_in = steps.sink_in.get(sink, to_sinks)
@@ -277,13 +271,17 @@ def _stages(
 
 
 def _stage(
-    label: str, rows_in: int | None, lost: Counter[str], rows_out: int | None, note: str
-) -> dict[str, Any]:
+    label: str, rows_in: int | None, lost: Counter[str], rows_out: int | None, note: str,
+    *, left_out: int = 0,
+) -> dict[str, Any]:  # fmt: skip
+    """One row of the stage table; `left_out`: rows neither dropped nor passed on (a top-up's
+    surplus), said in the note."""
     dropped = sum(lost.values())
     gap = None
-    if rows_in is not None and rows_out is not None and rows_in - dropped != rows_out:
-        gap = rows_in - dropped - rows_out
-        note += f"; {gap:,} rows not accounted for" if gap > 0 else ""
+    if rows_in is not None and rows_out is not None and rows_in - dropped - left_out != rows_out:
+        gap = rows_in - dropped - left_out - rows_out
+        note += (f"; {_rows(gap)} not accounted for" if gap > 0
+                 else f"; {_rows(-gap)} more out than in, less the drops")  # fmt: skip
     reasons = [
         f"{n:,} ({_share(n, rows_in)}) {reason}" if rows_in else f"{n:,} {reason}"
         for reason, n in sorted(lost.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_REASONS]
@@ -974,6 +972,10 @@ def _int(value: Any, default: int | None = None) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
     return int(value)
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row" if n == 1 else f"{n:,} rows"
 
 
 def _n(value: int | None) -> str:

@@ -309,3 +309,30 @@ def test_headless_chromium_shows_the_rows_as_text(tmp_path):
     assert "Fix the parser <script>alert('pwned')</script>" in text  # shown, not run
     assert "not json <script>alert('pwned')</script>" in text  # a dropped row's raw output
     assert "Sink nemo-jsonl" in text and "nemo-jsonl: no final answer" in text
+
+
+def test_a_top_up_stage_accounts_for_every_row_asked():
+    """Two rounds ask 16 rows for 12 wanted: 3 dropped, 1 passed beyond the 12 (left out), 12 to
+    the sink; a stage whose numbers do not add up says by how much."""
+    from collections import Counter
+
+    from bashgym_commands_report import ReportColumns, render_report
+    from bashgym_commands_report.rundir import StepDrops
+
+    steps = StepDrops(
+        by_step={"pipeline": Counter({"filter: too short": 3})},
+        sink_in={"parquet": 12}, written={"parquet": 11}, steps=["pipeline", "sink parquet"],
+    )  # fmt: skip
+    summary = {
+        "plugins": {"pipeline": {"name": "samplers"}, "sink": [{"name": "parquet"}]},
+        "counts": {"requested": 12, "generated": 15, "top_up_surplus": 1, "kept": 11,
+                   "dropped": {"filter: too short": 3}, "dropped_total": 3},
+        "rounds": [{"requested": 12, "generated": 11, "kept": 9},
+                   {"requested": 4, "generated": 4, "kept": 4}],
+    }  # fmt: skip
+    page = render_report(summary, kept=None, dropped=[], columns=ReportColumns([], {}), steps=steps)
+    stages = stage_rows(page)
+    assert stages["Generation samplers"] == ["16", "3 (19%)", "12"]
+    assert "16 rows asked for in 2 rounds; 1 passed beyond the 12 wanted" in page
+    assert stages["Sink parquet"] == ["12", "0 (0%)", "11"]
+    assert "1 row not accounted for" in page and "the stage&#39;s note says" in page
