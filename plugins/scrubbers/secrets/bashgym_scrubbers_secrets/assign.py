@@ -231,7 +231,16 @@ _COMPARED = (
 
 
 def compared(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
-    for lo, hi in ctx.windows(gate_ids):
+    # Near each gate match, not over its whole line: a trace's JSON is one long line, and these
+    # regexes start with a character class (tried at every position).
+    spans: list[tuple[int, int]] = []
+    for p in ctx.positions(gate_ids):
+        lo, hi = max(0, p - 260), min(len(text), p + 260)
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], hi)
+        else:
+            spans.append((lo, hi))
+    for lo, hi in spans:
         for pattern in _COMPARED:
             for m in pattern.finditer(text, lo, hi):
                 kind = classify(m.group("n"))

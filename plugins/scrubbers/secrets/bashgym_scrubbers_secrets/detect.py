@@ -43,7 +43,13 @@ if TYPE_CHECKING:
 __all__ = ["PLACEHOLDER", "PLACEHOLDER_RE", "Scrubber", "detector_types"]
 
 MIN_SCAN_LEN = 6  # no rule can match a shorter string (`pw=ab1` is the shortest)
-_FILLER = re.compile(r"([xX*.#0])\1{5,}|\[REDACTED:")  # docs write keys as ghp_xxxxxxxx...
+# Docs write keys as ghp_xxxxxxxx..., sntryu_aaaaaaaa..., ABSK...EXAMPLEEXAMPLE, or count
+# through the alphabet (sk-ant-...-klmnopqrstuvwx-...): samples, not secrets.
+_FILLER = re.compile(
+    r"([xX*.#0])\1{5,}|([a-z])\2{11,}|\[REDACTED:|(?:EXAMPLE){2}"
+    r"|abcdefgh|bcdefghi|cdefghij|defghijk|efghijkl|fghijklm|ghijklmn|hijklmno|ijklmnop"
+    r"|jklmnopq|klmnopqr|lmnopqrs|mnopqrst|nopqrstu|opqrstuv|pqrstuvw|qrstuvwx|rstuvwxy|stuvwxyz"
+)
 TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]*")  # a token regex with a fixed length may stop early
 
 
@@ -211,12 +217,18 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 REPEAT_MIN = 6  # a redacted value this long is redacted wherever else it occurs
+# Types found by their context (a name, a header, a URL, a flag), not by their own shape: only
+# these can be missed where the value is repeated bare, so only these are looked for again
+# (a token with its own shape is found by its rule wherever it occurs).
+CONTEXT_TYPES = frozenset(
+    {"secret", "password", "aws-secret-key", "bearer-token", "basic-auth", "api-key"}
+)
 
 
 def _repeats(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """`spans` plus every other occurrence of the values they redact: a secret found once by
     its context (`API_KEY=abc...`) also leaks where it is repeated bare (`echo abc...`)."""
-    values = {text[s:e]: t for s, e, t in spans if e - s >= REPEAT_MIN}
+    values = {text[s:e]: t for s, e, t in spans if e - s >= REPEAT_MIN and t in CONTEXT_TYPES}
     extra = []
     for value, type_ in values.items():
         i = text.find(value)
@@ -396,7 +408,7 @@ class Scrubber:
         for start, end, type_ in spans:
             parts += [text[last:start], PLACEHOLDER.format(type_)]
             self.counts[type_] += 1
-            if self._seen is not None:
+            if self._seen is not None and type_ in CONTEXT_TYPES:
                 self._seen[text[start:end]] = type_
             last = end
         parts.append(text[last:])

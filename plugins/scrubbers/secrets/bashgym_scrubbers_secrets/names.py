@@ -111,7 +111,9 @@ def classify(name: str) -> NameClass | None:
         compound = any(
             w.rstrip("0123456789") != "TOKEN" for w in tokens
         )  # token2: a TOKEN  # ACCESSTOKEN, authToken -> AUTH TOKEN
-        if compound or (len(words) > 1 and not others & _TOKEN_NOT):
+        if others & _TOKEN_NOT:
+            return None  # next_page_token, csrf-token, max_tokens: not a credential
+        if compound or len(words) > 1:
             return NameClass("secret")
         return NameClass("secret", strict=True)
     if "KEY" in others:
@@ -210,7 +212,7 @@ def random_letters(v: str) -> bool:
         return False
     words = _CAMEL_WORD.findall(v)
     short = sum(len(w) <= 2 for w in words)
-    return short >= 3 and short * 5 >= len(words) * 2
+    return short >= 3 and short * 4 >= len(words)
 
 
 _CLOSE_OF = {")": "(", "]": "[", "}": "{"}
@@ -318,7 +320,16 @@ def plausible(
     if kind is None or not kind.strict:
         return True
     token = _RANDOM_RUN.match(v).group()  # type: ignore[union-attr]  # what a token is made of
-    return looks_random(token) or basic_credentials(v)
+    if looks_random(token) or basic_credentials(v):
+        return True
+    # A hex key under a qualified name (`softlayer_key`, `sl_api_key`): a bare `key`/`token`
+    # holding a digest stays (commit SHAs and content hashes sit under those names too).
+    qualified = len([w for w in _SPLIT.split(bare_name) if w]) >= 2
+    return qualified and len(token) >= 32 and _HEX.fullmatch(token) is not None and _mixed(token)
+
+
+def _mixed(v: str) -> bool:
+    return any(c.isdigit() for c in v) and any(c.isalpha() for c in v)
 
 
 def basic_credentials(v: str, empty_password: bool = False) -> bool:

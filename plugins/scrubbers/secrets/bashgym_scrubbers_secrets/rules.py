@@ -320,7 +320,8 @@ _TOKENS: list[_T] = [
     ("aws-bedrock-key", r"ABSK[A-Za-z0-9+/]{100,}={0,2}", True, False, None),
     # GitHub fine-grained PATs (detect-secrets knows only ghp_/gho_/ghu_/ghs_/ghr_)
     ("github-token", r"github_pat_[A-Za-z0-9_]{40,}", False, False, None),
-    ("gitlab-token", r"gl(?:ptt|cbt|imt|agent|oas|ffct|soat|sa)-[A-Za-z0-9_\-]{20,}", 1, 0, None),
+    # (glptt-, glimt-, glagent-, gloas-, glsoat-, glcbt-: detect-secrets, at their exact lengths)
+    ("gitlab-token", r"gl(?:ffct|sa)-[A-Za-z0-9_\-]{20,}", 1, 0, None),
     ("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{20,}", False, False, None),
     ("slack-token", r"xox[ep]-[0-9]-[A-Za-z0-9\-]{20,}", False, False, None),  # config tokens
     # any scheme (http too) and any case of path (detect-secrets: https and T.../B... only)
@@ -595,7 +596,7 @@ def _data_values(text: str, pos: int, hi: int) -> Iterable[Finding]:
                 yield first, first + len(span), "secret"
             continue
         value = value.strip("\"'")
-        if value and not placeholder(value) and len(value) >= 4:
+        if len(value) >= 12 and not placeholder(value):  # `YmFyCg==` ("bar"): a sample
             start = text.index(value, v_lo)
             yield start, start + len(value), "secret"
 
@@ -721,8 +722,10 @@ COMPARED_GATE = Gate(
     rf"""\\*["'`][ \t]*[!=]==?[ \t]*[A-Za-z0-9_.]*(?:{_W})""", caseless=True, needs=("=",)
 )  # if ("..." == password): the value before the name
 BARE_QUOTED_GATE = Gate(
-    rf"""(?:{_W})[A-Za-z0-9_.\-]*[ \t]+\\*["']""", caseless=True, words=NAME_GATES
-)  # secret "...";  (no separator at all; the finder wants the closing quote and `;`)
+    rf"""(?:{_W})[A-Za-z0-9_.\-]*[ \t]+\\*["'][^"'\\\n]+\\*["'];""",
+    caseless=True,
+    words=NAME_GATES,
+)  # secret "...";  (no separator at all)
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,

@@ -1,0 +1,182 @@
+"""One test per class of miss and of damage that the detectors' own test data showed (issue 26),
+with this project's own examples: every secret is gone, and every character around it is
+exactly as it was; every look-alike is left unchanged."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from bashgym_scrubbers_secrets import PLACEHOLDER_RE, Redactor
+from bashgym_scrubbers_secrets.prefilter import available
+from secrets_corpus import HEX, LOWER_ALNUM, UPPER_ALNUM, tok
+
+MIXED = tok("shapes-mixed", 32)  # a key as most providers issue them
+LOWER = tok("shapes-lower", 30, LOWER_ALNUM)
+
+
+def assert_redacted(text: str, *secrets: str, backend: str | None = None) -> str:
+    """`text` scrubbed: each of `secrets` (every occurrence) replaced by one placeholder, and
+    the text around them unchanged."""
+    out = Redactor(backend=backend).text(text)
+    pattern = re.escape(text)
+    for secret in secrets:
+        pattern = pattern.replace(re.escape(secret), PLACEHOLDER_RE.pattern)
+    assert re.fullmatch(pattern, out), (text, out)
+    for secret in secrets:
+        assert secret not in out
+    return out
+
+
+# ---- the same value again --------------------------------------------------------------------
+
+
+def test_a_secret_repeated_in_a_string_is_redacted_at_every_occurrence():
+    text = f"export DB_PASSWORD={MIXED}\necho connecting with {MIXED} now"
+    assert_redacted(text, MIXED)
+
+
+def test_a_secret_repeated_in_another_json_literal_is_redacted_there_too():
+    doc = json.dumps(
+        {
+            "messages": [
+                {"role": "tool", "content": f"api_key = {MIXED}"},
+                {"role": "assistant", "content": f"I will use {MIXED} for the call."},
+            ]
+        }
+    )
+    out = Redactor().text(doc)
+    assert MIXED not in out
+    assert json.loads(out)["messages"][1]["content"].startswith("I will use [REDACTED:")
+
+
+# ---- assignment shapes ---------------------------------------------------------------------
+
+SHAPES = {
+    "make-conditional": (f'DEPLOY_TOKEN ?= "{MIXED}"', MIXED),
+    "make-shell": (f'DEPLOY_TOKEN ::= "{MIXED}"', MIXED),
+    "make-evaluated": (f'DEPLOY_TOKEN :::= "{MIXED}"', MIXED),
+    "go-typed-var": (f'var deployToken string = "{MIXED}"', MIXED),
+    "php-append": (f'$deployToken .= "{MIXED}";', MIXED),
+    "xml-own-line": (f"<deployToken>\n    {MIXED}\n</deployToken>", MIXED),
+    "key-colon-no-space": (f'DEPLOY_TOKEN:"{MIXED}"', MIXED),
+    "name-dash-value": (f"deploy_token - '{MIXED}'", MIXED),
+    "curl-user": (f"curl -u ci-bot:{LOWER}x9 https://ci.example.org/api", f"{LOWER}x9"),
+    "curl-user-continued": (
+        f"curl -X POST https://ci.example.org/api \\\n  -d 'x=1' \\\n  --user ci:'{MIXED}'",
+        MIXED,
+    ),
+    "curl-apikey-header": (
+        f'curl -H "apikey: 5d1c0a2e-7b43-4f7e-9c55-{HEX[:12]}" https://x.example.org',
+        f"5d1c0a2e-7b43-4f7e-9c55-{HEX[:12]}",
+    ),
+    "yaml-binary": (f"deploy_token: !!binary {MIXED}\nretries: 3", MIXED),
+    "ini-continuation": (f"[smtp]\npassword =\n    {MIXED}\nport = 587", MIXED),
+    "set-property": (f'System.setProperty("DEPLOY_TOKEN", "{LOWER}")', LOWER),
+    "reversed-comparison": (f'if ("{MIXED}" == admin_password) {{', MIXED),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_assignment_shape(shape):
+    text, secret = SHAPES[shape]
+    assert_redacted(text, secret)
+
+
+# ---- values that are tokens though they look like words, numbers or names ----------------------
+
+VALUES = {
+    # one case, with separators: random segments, not words
+    "lower-with-separators": f"beamer_token = b_7=u{LOWER[:9]}_5oj=a0{LOWER[9:20]}",
+    "upper-with-dashes": "ONEPASS_SECRET = A3-7KQ2ZD-X8W3M2NQ4RT-9F2KD-P6S7T-Q2W8E",
+    "uuid-under-key-name": 'hubspot_api_key = "d7a3c1a8-5a90-4d2f-9260-f8be576cd8a4"',
+    # numbers: a long numeric id issued as a credential
+    "numeric-client-secret": 'discord_client_secret = "759786491092164957622570868245"',
+    # unquoted, looks like snake_case until its parts are read
+    "snake-looking": f"gocardless_token: live_r{LOWER[:6]}_6{LOWER[6:20]}_u{LOWER[20:]}",
+    # letters only, but with a token's case changes
+    "random-letters": 'SUMO_ACCESS_TOKEN = "sueqICtbUsqOzXkPw"',
+}
+
+
+@pytest.mark.parametrize("name", VALUES)
+def test_token_shaped_value_under_a_secret_name(name):
+    text = VALUES[name]
+    sep = re.search(r"\s*(?:=|:|:=)\s*\"?", text)
+    assert sep is not None
+    value = text[sep.end() :].rstrip('"')
+    assert_redacted(text, value)
+
+
+# ---- token formats found by their own shape ----------------------------------------------------
+
+_SGP = tok("sgp", 40, HEX + "ABCDEF")
+_EZAK = tok("ezak", 54)
+_OC = tok("oc", 43)
+_JENKINS = "{AQAAABAAAAAQ" + tok("jenkins", 40) + "=}"
+TOKENS = {
+    "sourcegraph": (f"SRC_ACCESS_TOKEN set; using sgp_{_SGP} for the search", f"sgp_{_SGP}"),
+    "easypost": (f"client = easypost.Client('EZAK{_EZAK}')", f"EZAK{_EZAK}"),
+    "openshift": (f"oc login --token=sha256~{_OC} --server=https://api.x:6443", f"sha256~{_OC}"),
+    "jenkins": (f"<privateKey>{_JENKINS}</privateKey>", _JENKINS),
+    "slack-webhook-http": (
+        f"curl -X POST http://hooks.slack.com/services/T0{UPPER_ALNUM[:7]}/B0{MIXED[:20]}",
+        f"hooks.slack.com/services/T0{UPPER_ALNUM[:7]}/B0{MIXED[:20]}",
+    ),
+    "slack-webhook-lowercase": (
+        f"webhook: https://hooks.slack.com/services/{LOWER}{LOWER[:10]}",
+        f"hooks.slack.com/services/{LOWER}{LOWER[:10]}",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", TOKENS)
+def test_token_format(name):
+    text, secret = TOKENS[name]
+    assert_redacted(text, secret)
+
+
+def test_kubernetes_secret_data_values_whatever_their_keys():
+    blob = "eyJhdXRocyI6eyJyZWdpc3RyeS5leGFtcGxlIjp7ImF1dGgiOiJZV1J0YVc0NmN6TmpjbVYwIn19fQ=="
+    text = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: registry\ntype: Opaque\ndata:\n"
+        f"  # base64\n  .dockerconfigjson: {blob}\n  ca.pem: |\n    LS0tLS1CRUdJTiBDRVJU{MIXED}\n"
+        "---\nkind: ConfigMap\ndata:\n  mode: c2FmZQ==\n"
+    )
+    out = assert_redacted(text, blob, f"LS0tLS1CRUdJTiBDRVJU{MIXED}")
+    assert "mode: c2FmZQ==" in out  # a ConfigMap's data is not a secret
+
+
+# ---- damage the scrubber must not do ---------------------------------------------------------
+
+LEFT_ALONE = [
+    "primaryKey=9O_wS4qxCi9dspM3tf_8sl6xryiOu-",
+    "foreignKey=y0sNjcaeOF2X24sKxM0i6IZmEyaDUF",
+    "key_down_event=ky4nEK_wxQ1tplf=DR61-Pd1Rc3Z_m",
+    '"bucket_key": "SalesResults-1.2"',
+    "arn:aws:sns:us-east-1:111122223333:aaaaaaaaaaaaaaaaaaassssssddddddddddddd",
+    "curl -u <user:password> https://test.example.com/endpoint",
+    'curl -H "Authorization: Bearer <Openverse API token>" https://api.example.org',
+    "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
+    'telegram_api_token = "<xsd:element name="AgencyCode" '
+    'type="clm73443:AgencyCodeContentTypeX"/>"',
+    'curl --user "{{ $.Values.username }}:{{ $.Values.password }}" http://svc',
+    "export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...",
+    "token: str = get_token()\npassword: Optional[str] = None",
+]
+
+
+@pytest.mark.parametrize("text", LEFT_ALONE, ids=range(len(LEFT_ALONE)))
+def test_look_alike_left_unchanged(text):
+    scrubber = Redactor()
+    assert scrubber.text(text) == text
+    assert scrubber.text(json.dumps({"content": text})) == json.dumps({"content": text})
+    assert not scrubber.counts
+
+
+@pytest.mark.parametrize("backend", available())
+def test_every_backend_finds_the_new_shapes(backend):
+    """The new gates are multi-pattern gates: each engine finds the same shapes."""
+    for text, secret in [*SHAPES.values(), *TOKENS.values()]:
+        assert_redacted(text, secret, backend=backend)
