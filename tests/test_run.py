@@ -65,6 +65,7 @@ def test_slice_from_flags_writes_parquet_and_counts(bashgym_cli, bashgym_env, ta
         "kept": 9,
         "dropped": {},
         "dropped_total": 0,
+        "kept_by_sink": {"parquet": 9},
     }
     assert set(run["timings_s"]) >= {"source", "pipeline", "scrub", "sink parquet", "total"}
     assert run["outputs"] == {"parquet": [str(out / "data.parquet")]}
@@ -388,3 +389,26 @@ def test_a_run_that_keeps_nothing_is_not_ok(bashgym_cli, register_plugin, repo, 
     assert "Top drop reasons: 12 × judge drop-all: never good enough" in summary["warning"]
     page = (out / "report.html").read_text()
     assert "badge bad'>empty" in page and "never good enough" in page
+
+
+def test_a_run_is_empty_only_when_no_sink_wrote_a_row(bashgym_cli, tmp_path):
+    """nemo-jsonl refuses a session with no user turn; Parquet writes it: the run kept rows
+    (it used to end `empty`, exit 3, judged by the sink that wrote the fewest)."""
+    session = {"type": "assistant", "uuid": "a1", "sessionId": "s1",
+               "timestamp": "2026-05-01T10:00:00Z",
+               "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                           "content": [{"type": "text", "text": "hello"}],
+                           "usage": {"input_tokens": 10, "output_tokens": 2}}}  # fmt: skip
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "s1.jsonl").write_text(json.dumps(session) + "\n")
+    out = tmp_path / "run"
+    result = bashgym_cli("run", "-s", "claude-code", "--set", f"source.path={corpus}",
+                         "-k", "nemo-jsonl", "-k", "parquet", "--out", str(out))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = read_run(out)
+    assert summary["status"] == "ok"
+    assert summary["counts"]["nemo-jsonl.train"] == 0
+    assert summary["counts"]["kept_by_sink"] == {"nemo-jsonl": 0, "parquet": 1}
+    assert "(0 nemo-jsonl, 1 parquet) kept" in " ".join(result.output.split())
+    assert len(pq.read_table(out / "data.parquet")) == 1

@@ -108,8 +108,7 @@ class Engine:
         return seed
 
     def execute_tasks(self, seed: pd.DataFrame) -> pd.DataFrame:
-        """Each seed row a Task run by the executor, through the `run_tasks` hook (the default:
-        bashgym-work-tasks); the result is one trace row per task, scrubbed."""
+        """Each seed row a Task on the executor (the `run_tasks` hook): one trace row per task."""
         with self.step("executor"):
             rows = self.host.hook.run_tasks(rows=seed, resolved=self.resolved, run=self.run)
         if rows is None:
@@ -241,7 +240,9 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 if interrupted:
                     raise RunInterrupted(run_dir, why) from None
                 raise
-            status = "ok" if run.tally.kept != 0 else "empty"
+            # empty: no sink wrote a row (JSONL refusing all while Parquet kept them is not)
+            wrote = run.tally.written.values()
+            status = "empty" if wrote and not any(n != 0 for n in wrote) else "ok"
             extra = _extra(engine, generated)
             if status == "empty":
                 top = run.tally.dropped.most_common(3)
@@ -304,8 +305,7 @@ def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[ev.Event], 
 
 
 def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
-    """Settings with the run file's plugin tables (`[designer]`, ...) over the configured ones
-    (each was checked against its model by `resolve()`)."""
+    """Settings with the run file's plugin tables (`[designer]`, ...; checked in resolve())."""
     update: dict[str, Any] = {}
     for name, table in resolved.spec.tables.items():
         model = type(current := getattr(settings, name, None))

@@ -310,7 +310,7 @@ class Tally:
 
     def summary(self) -> dict[str, Any]:
         counts: dict[str, Any] = {**self.counts, "kept": self.kept, "dropped": dict(self.dropped)}
-        counts["dropped_total"] = sum(self.dropped.values())
+        counts.update(dropped_total=sum(self.dropped.values()), kept_by_sink=dict(self.written))
         more = len(self.notes) - MAX_NOTES
         out: dict[str, Any] = {
             "counts": counts,

@@ -214,6 +214,10 @@ def print_summary(summary: dict[str, Any]) -> None:
     counts = summary["counts"]
     dropped = ", ".join(f"{n} {r}" for r, n in counts["dropped"].items()) or "none"
     kept = "an unknown number of" if counts["kept"] is None else counts["kept"]
+    by_sink = counts.get("kept_by_sink") or {}
+    if len(set(by_sink.values())) > 1:  # sinks that disagree: each says what it wrote
+        kept = ", ".join(f"{'?' if n is None else n} {name}" for name, n in by_sink.items())
+        kept = f"({kept})"
     empty = summary["status"] == "empty"
     out.print(
         f"{'[yellow]no rows kept[/]' if empty else '[green]done[/]'} {summary['run_dir']}: "
