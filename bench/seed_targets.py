@@ -92,14 +92,22 @@ def in_flight(arrivals: list[float], latency: float) -> dict[str, float]:
     (the server's own work is microseconds), so the peak is the most arrivals in any window of
     `latency` s and the mean is the busy time over the span from first arrival to last answer."""
     if not arrivals or latency <= 0:
-        return {"peak_in_flight": 0, "mean_in_flight": 0.0}
-    peak, lo = 0, 0
+        return {"peak_in_flight": 0, "mean_in_flight": 0.0, "model_busy_s": 0.0}
+    peak, lo, busy, covered_to = 0, 0, 0.0, arrivals[0]
     for hi, t in enumerate(arrivals):
         while arrivals[lo] <= t - latency:
             lo += 1
         peak = max(peak, hi - lo + 1)
+        # the union of [arrival, arrival + latency]: time with at least one call in flight
+        busy += max(0.0, t + latency - max(t, covered_to))
+        covered_to = max(covered_to, t + latency)
     span = arrivals[-1] + latency - arrivals[0]
-    return {"peak_in_flight": peak, "mean_in_flight": len(arrivals) * latency / span}
+    return {
+        "peak_in_flight": peak,
+        "mean_in_flight": len(arrivals) * latency / span,
+        "model_busy_s": busy,
+        "first_call_epoch": arrivals[0],
+    }
 
 
 class Server:
@@ -153,24 +161,11 @@ def build_corpus(root: Path, traces: int) -> Path:
     return projects
 
 
-def user_env(home: Path, endpoint: str, parallel: int) -> tuple[dict[str, str], Path]:
-    """An isolated user (HOME, XDG dirs, no outer BASHGYM_* variables) whose project folder
-    holds a bashgym.toml pointing every alias at the scripted server; (env, cwd)."""
+def user_env(home: Path) -> tuple[dict[str, str], Path]:
+    """An isolated user (HOME, XDG dirs, no outer BASHGYM_* variables); (env, project dir)."""
     dirs = {name: home / name for name in ("home", "config", "cache", "data", "work")}
     for folder in dirs.values():
         folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for alias in ALIASES:
-        lines += [
-            f"[models.{alias}]",
-            'provider = "openai-compatible"',
-            f'model = "scripted-{alias}"',
-            f'endpoint = "{endpoint}"',
-            f'api_key_env = "{KEY_ENV}"',
-            f"params = {{ max_parallel_requests = {parallel} }}",
-            "",
-        ]
-    (dirs["work"] / "bashgym.toml").write_text("\n".join(lines))
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
     env.update(
         {
@@ -183,6 +178,22 @@ def user_env(home: Path, endpoint: str, parallel: int) -> tuple[dict[str, str], 
         }
     )
     return env, dirs["work"]
+
+
+def point_models_at(project: Path, endpoint: str, parallel: int) -> None:
+    """The project's bashgym.toml: every alias on the scripted server, `parallel` at once."""
+    lines = []
+    for alias in ALIASES:
+        lines += [
+            f"[models.{alias}]",
+            'provider = "openai-compatible"',
+            f'model = "scripted-{alias}"',
+            f'endpoint = "{endpoint}"',
+            f'api_key_env = "{KEY_ENV}"',
+            f"params = {{ max_parallel_requests = {parallel} }}",
+            "",
+        ]
+    (project / "bashgym.toml").write_text("\n".join(lines))
 
 
 def bashgym_exe() -> str:
@@ -199,7 +210,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path, log: Path, limit: floa
     """Run cmd (stdout to log, stderr beside it as .err); wall time, exit code and CPU (user +
     sys of it and its waited-for children). Killed after `limit` seconds."""
     with log.open("w") as out, log.with_suffix(".err").open("w") as err:
-        start = time.perf_counter()
+        start, epoch = time.perf_counter(), time.time()
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=err)
         timer = threading.Timer(limit, proc.kill)
         timer.start()
@@ -211,6 +222,7 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path, log: Path, limit: floa
     proc.returncode = os.waitstatus_to_exitcode(status)
     return {
         "wall_s": wall,
+        "start_epoch": epoch,
         "exit": proc.returncode,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_mib": usage.ru_maxrss / 1024,
@@ -223,16 +235,18 @@ def count_lines(folder: Path) -> int:
     )
 
 
-def measure(kind: str, args: argparse.Namespace, work: Path, corpus: Path) -> dict[str, Any]:
-    """Run one target (`sft` or `preview`) against a fresh scripted server."""
+def measure(
+    kind: str, args: argparse.Namespace, user: tuple[dict[str, str], Path], work: Path, corpus: Path
+) -> dict[str, Any]:
+    """Run one target (`sft` or `preview`) as `user` (env, project dir), on a fresh server."""
+    env, cwd = user
+    exe = bashgym_exe()
     server = Server(args.latency)
     try:
-        env, cwd = user_env(work / kind, server.url, args.parallel)
-        exe = bashgym_exe()
-        warm = timed([exe, "plugins"], env, cwd, work / f"{kind}-warm.log", 600)
+        point_models_at(cwd, server.url, args.parallel)
         source = ["-s", "claude-code", "--set", f"source.path={corpus}"]
         if kind == "sft":
-            out = cwd / "run"
+            out = cwd / "run-sft"
             cmd = [exe, "run", *source, "-p", PIPELINE, "-n", str(args.rows), "--top-up"]
             cmd += ["-k", "nemo-jsonl", "-o", str(out)]
         else:
@@ -242,7 +256,6 @@ def measure(kind: str, args: argparse.Namespace, work: Path, corpus: Path) -> di
     finally:
         model = server.close()
     result.update(model)
-    result["warm_up_s"] = warm["wall_s"]
     result["command"] = " ".join(["bashgym", *cmd[1:]])
     if result["exit"] != 0:
         tail = (log.read_text(errors="replace") + log.with_suffix(".err").read_text())[-3000:]
@@ -258,6 +271,9 @@ def measure(kind: str, args: argparse.Namespace, work: Path, corpus: Path) -> di
         records = json.loads(text[start:]).get("records", []) if start >= 0 else []
         result["rows"] = len(records)
     result["model_time_s"] = result["calls"] * args.latency / args.parallel
+    result["idle_s"] = result["wall_s"] - result["model_busy_s"]
+    if "first_call_epoch" in result:
+        result["to_first_call_s"] = result["first_call_epoch"] - result["start_epoch"]
     result["added_s"] = result["wall_s"] - result["model_time_s"]
     return result
 
@@ -272,7 +288,8 @@ def print_table(results: dict[str, dict[str, Any]], args: argparse.Namespace) ->
     )
     head = (
         f"{'target':<26} | {'rows':>5} | {'wall s':>8} | {'limit s':>7} | {'calls':>5} | "
-        f"{'model s':>7} | {'added s':>7} | {'CPU s':>6} | {'in flight':>9} | verdict"
+        f"{'model s':>7} | {'added s':>7} | {'busy s':>6} | {'idle s':>6} | {'CPU s':>6} | "
+        f"{'in flight':>9} | verdict"
     )
     print(head)
     print("-" * len(head))
@@ -287,12 +304,15 @@ def print_table(results: dict[str, dict[str, Any]], args: argparse.Namespace) ->
         print(
             f"{label:<26} | {r['rows']:>5} | {r['wall_s']:>8.1f} | {TARGETS_S[kind]:>7.0f} | "
             f"{r['calls']:>5} | {r['model_time_s']:>7.1f} | {r['added_s']:>7.1f} | "
-            f"{r['cpu_s']:>6.1f} | {flight:>9} | {verdict}"
+            f"{r['model_busy_s']:>6.1f} | {r['idle_s']:>6.1f} | {r['cpu_s']:>6.1f} | {flight:>9} | "
+            f"{verdict}"
         )
     print(
         "\nmodel s = calls × latency / parallel (the model's own time at full use); added s = "
-        "wall − model s; CPU s = user + sys of the bashgym process and its children; "
-        "in flight = mean/peak requests held by the server (from arrival times)."
+        "wall − model s; busy s = time with at least one call in flight (the model's own time "
+        "on the critical path); idle s = wall − busy s (no call in flight: start-up, BashGym "
+        "and DataDesigner CPU); CPU s = user + sys of the bashgym process and its children; "
+        "in flight = mean/peak calls held by the server (from arrival times)."
     )
     for kind, r in results.items():
         extra = ""
@@ -301,8 +321,9 @@ def print_table(results: dict[str, dict[str, Any]], args: argparse.Namespace) ->
             counts = r.get("counts", {})
             extra = f"; kept {counts.get('kept')}, dropped {counts.get('dropped')}; steps: {steps}"
         print(
-            f"  {kind}: {r['check_calls']} of the calls were preflight/health checks; peak RSS "
-            f"{r['peak_rss_mib']:.0f} MiB; plugin index warm-up {r['warm_up_s']:.1f} s{extra}"
+            f"  {kind}: {r['check_calls']} of the calls were preflight/health checks; first call "
+            f"{r.get('to_first_call_s', float('nan')):.1f} s after start; peak RSS "
+            f"{r['peak_rss_mib']:.0f} MiB{extra}"
         )
         print(f"    {r['command']}")
 
@@ -335,8 +356,12 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="seed-targets-"))
     try:
         corpus = build_corpus(work / "corpus", args.traces)
+        user = user_env(work / "user")
+        # `bashgym plugins` builds the plugin index cache, as a new install's first command does
+        warm = timed([bashgym_exe(), "plugins"], *user, work / "warm-up.log", 600)
+        print(f"plugin index warm-up (not counted): {warm['wall_s']:.1f} s", flush=True)
         kinds = [args.only] if args.only else ["preview", "sft"]
-        results = {kind: measure(kind, args, work, corpus) for kind in kinds}
+        results = {kind: measure(kind, args, user, work, corpus) for kind in kinds}
     finally:
         if args.keep:
             print(f"work folder kept: {work}")
