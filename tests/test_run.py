@@ -410,5 +410,8 @@ def test_a_run_is_empty_only_when_no_sink_wrote_a_row(bashgym_cli, tmp_path):
     assert summary["status"] == "ok"
     assert summary["counts"]["nemo-jsonl.train"] == 0
     assert summary["counts"]["kept_by_sink"] == {"nemo-jsonl": 0, "parquet": 1}
+    # which file each dropped row came from, so a user can find what was left out
+    (reason,) = summary["counts"]["dropped"]
+    assert summary["dropped_rows"] == {reason: [str(corpus / "s1.jsonl")]}
     assert "(0 nemo-jsonl, 1 parquet) kept" in " ".join(result.output.split())
     assert len(pq.read_table(out / "data.parquet")) == 1

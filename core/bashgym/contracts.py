@@ -474,8 +474,7 @@ class Router(Component[O]):
 
     @abstractmethod
     def route(self, task: Task, options: O, run: RunContext) -> Route:
-        """Choose the executor for `task` (called in a worker thread: it may block, e.g. on a
-        probe through `run.model(alias)`)."""
+        """Choose the executor for `task` (in a worker thread: it may block on a probe call)."""
 
 
 @dataclass(frozen=True)
@@ -492,8 +491,7 @@ class Trainer(Component[O]):
 
     @abstractmethod
     def train(self, run_dir: Path, out_dir: Path, options: O, settings: Settings) -> Trained:
-        """Train the student on `run_dir`'s written rows; write the adapter and a small report
-        under `out_dir`."""
+        """Train the student on `run_dir`'s written rows; adapter and report go to `out_dir`."""
 
 
 @dataclass(frozen=True)
@@ -513,8 +511,7 @@ class Runtime(Component[O]):
 
 
 class PathError(ValueError):
-    """A path the agent may not use, or a file operation that cannot be done: one line, which an
-    executor hands back to its model."""
+    """A path the agent may not use, or a file operation that cannot be done: one line for it."""
 
 
 class Files(Protocol):

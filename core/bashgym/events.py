@@ -212,7 +212,7 @@ class EventBus:
                 self._file = None
 
 
-MAX_NOTES = 200  # run.json stays readable; counts carry the totals
+MAX_NOTES, MAX_IDS = 200, 50  # run.json stays readable; counts carry the totals
 
 
 @dataclass
@@ -237,6 +237,7 @@ class Tally:
     artifacts: dict[str, str] = field(default_factory=dict)
     progress: dict[str, list[int | None]] = field(default_factory=dict)  # step: [done, total]
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # plugins' (`Reported`)
+    dropped_ids: dict[str, list[str]] = field(default_factory=dict)  # reason: the first MAX_IDS
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -256,7 +257,10 @@ class Tally:
             done[1] = e.total
 
     def _on_row_dropped(self, e: RowDropped) -> None:
-        self.dropped[f"{e.by}: {e.reason}" if e.by else e.reason] += e.n
+        key = f"{e.by}: {e.reason}" if e.by else e.reason
+        self.dropped[key] += e.n
+        if e.row_id and len(ids := self.dropped_ids.setdefault(key, [])) < MAX_IDS:
+            ids.append(e.row_id)  # which rows (files, ids): a user can find what was left out
 
     def _on_counted(self, e: Counted) -> None:
         self.counts[e.what] += e.n
@@ -321,6 +325,7 @@ class Tally:
             "outputs": self.outputs,
             "artifacts": self.artifacts,
             "notes": self.notes[:MAX_NOTES] + ([f"... and {more} more"] if more > 0 else []),
+            "dropped_rows": self.dropped_ids,
             "timings_s": dict(self.timings),
         }
         out.update({k: v for k, v in self.sections.items() if k not in out})

@@ -55,8 +55,7 @@ def m001_items(db: sqlite3.Connection) -> None:
 
 
 def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks (Linux), so a reused pid is not mistaken for
-    the owner; '' where /proc is missing."""
+    """The process's start time in ticks (a reused pid is no owner); '' without /proc."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -117,16 +116,15 @@ def lock_holder(run_dir: Path) -> str:
 
 
 def scratch_dir(prefix: str) -> Path:
-    """A new folder for a session's temporary files (an environment's TMPDIR): in the running
-    run's dir (`bashgym-scratch/`), so what a killed run left is found and removed when it
-    resumes; outside a run, in the system's temp dir."""
+    """A new folder for a session's temporary files (TMPDIR): in the running run's dir, so a
+    resume removes what a killed run left; outside a run, in the system's temp dir."""
     return Path(tempfile.mkdtemp(prefix=prefix, dir=SCRATCH.get())).absolute()  # for any cwd
 
 
 @contextmanager
 def run_scratch(folder: Path) -> Iterator[None]:
-    """`scratch_dir`s go under `folder` while a run goes; it is emptied first (what a killed
-    attempt left: the run's lock says no one else uses it) and removed after."""
+    """`scratch_dir`s go under `folder` while a run goes: emptied first (the run's lock says
+    no one else uses it), removed after."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     token = SCRATCH.set(folder)

@@ -58,7 +58,8 @@ class HfHubSink(Sink[HfHubOptions]):
             kept, hub_rows = [], []
             for row, out in trace_rows(rows, options):
                 if isinstance(out, str):
-                    run.drop(f"{NAME}: {out}")
+                    where = row.get("source_file") or row.get("id")  # named in run.json
+                    run.drop(f"{NAME}: {out}", row_id=str(where) if where else None)
                     continue
                 kept.append(row)
                 hub_rows.append(out)

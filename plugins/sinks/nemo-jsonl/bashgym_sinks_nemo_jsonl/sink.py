@@ -130,8 +130,8 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
                 record = _Record(key, side, score(key, seed), out.lines[file])
                 for item in lines_of(row, shape, options):
                     if isinstance(item, Invalid):
-                        reason = f"{NAME}: {item}"
-                        run.drop(reason)
+                        reason = f"{NAME}: {item}"  # run.json names the row's file (or id)
+                        run.drop(reason, row_id=str(row.get("source_file") or key))
                         dropped[reason] += 1
                         if len(examples[reason]) < DROP_EXAMPLES:
                             examples[reason].append(key)

@@ -285,9 +285,9 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
                     kept += 1
                     if options.limit is not None and kept >= options.limit:
                         return
-                orphans = sum(map(len, legacy.values()))
-                if orphans and options.subagents:
-                    run.drop("claude-code: subagent without its session", orphans)
+                if options.subagents:  # each by file: run.json names them
+                    for orphan in (p for paths in legacy.values() for p in paths):
+                        run.drop("claude-code: subagent without its session", row_id=str(orphan))
         finally:
             bad.close()
 

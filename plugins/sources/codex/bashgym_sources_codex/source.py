@@ -178,7 +178,7 @@ class CodexSource(Source[CodexOptions]):
             for kind, n in counts.items():
                 run.count(f"source.left_out.{reason}.{kind}", n)
         if options.skip_empty and not rollout.has_dialogue:
-            run.drop("codex: rollout has no user or assistant message")
+            run.drop("codex: rollout has no user or assistant message", row_id=str(path))
             return None
         return rollout.trace
 
