@@ -21,12 +21,12 @@ password, a YAML password, a bearer header, ...) per that many KB of trace text,
 measured too, and the table shows how many each variant redacted (the current backends must all
 agree; `before` misses some shapes). A variant's one-off setup (compiling its patterns) is timed
 apart, not in MB/s. `--repeat` keeps the best of N.
-A second corpus, `mixed` (`--mixed-mb`, 0 to skip), is what a coding transcript's tool results
-hold besides JSON: source, docs and config files (this Python's own stdlib and site-packages:
-.py, .md, .json, .yaml, .toml, .cfg, .ini, .txt, .js, .sh, read in path order) and raw transcript
-JSONL lines, half and half, each scrubbed as one string with `Redactor().text` (what the engine
-runs on a text cell). It is harder than the transcript rows: far more name gates (`key=`,
-`token`, `password` in code) fire per MB.
+A second corpus, `mixed` (`--mixed-mb`, default the smallest of `--sizes`, 0 to skip), is what
+a coding transcript's tool results hold besides JSON: source, docs and config files (this
+Python's own stdlib and site-packages: .py, .md, .json, .yaml, .toml, .cfg, .ini, .txt, .js,
+.sh, read in path order) and raw transcript JSONL lines, half and half, each scrubbed as one
+string with `Redactor().text` (what the engine runs on a text cell). More name gates (`key=`,
+`token`, `password` in code) fire per MB there than in the transcript rows.
 Run: `uv run python bench/scrub_throughput.py [--sizes 50,250] [--mixed-mb 20] [--repeat 2]`.
 """
 
@@ -349,7 +349,10 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE_REV, help="Git revision of the old scrubber.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--mixed-mb", type=float, default=20, help="Size of the mixed corpus in MB; 0: skip."
+        "--mixed-mb",
+        type=float,
+        default=None,
+        help="Size of the mixed corpus in MB (default: the smallest of --sizes); 0: skip.",
     )
     parser.add_argument("--dir", default=None, help="Where to generate (default: a temp dir).")
     parser.add_argument("--keep", action="store_true", help="Keep the generated corpora.")
@@ -374,6 +377,9 @@ def main() -> None:
                 generate(root, int(size * 1_000_000), seed=args.seed)
                 print(f"generated {size:g} MB in {time.perf_counter() - started:.1f}s")
             run_size(root, args)
+        sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
+        if args.mixed_mb is None:
+            args.mixed_mb = min(sizes, default=0)
         if args.mixed_mb > 0:
             root = base / "projects-mixed"
             if not root.exists():
