@@ -154,7 +154,9 @@ def settings_file(
     adapter: Path | None,
     student_model: str | None,
 ) -> None:
-    student = ['provider = "embedded"']
+    # a 0.5B student can loop on one reply until max_tokens: a cap and a timeout keep a task
+    # to minutes on 2 cores
+    student = ['provider = "embedded"', "params = { max_tokens = 256, timeout = 400 }"]
     if adapter is not None:
         student.append(f'model = "{adapter}"')
     elif student_model:
@@ -191,6 +193,10 @@ def agent_run(
         f"executor.max_turns={args.max_turns}",
         "--set",
         "executor.temperature=0",
+        "--set",
+        "executor.model_retries=1",
+        "--set",
+        f"tasks.task_timeout_s={args.task_timeout}",
         "--plugin",
         str(HERE / "_loop_teacher.py"),
         "-c",
@@ -247,6 +253,7 @@ def main() -> None:
     p.add_argument("--teacher-model", default="gpt-4o", help="Priced as in litellm's list.")
     p.add_argument("--student-model", default=None, help="A GGUF (default: the embedded one).")
     p.add_argument("--timeout", type=float, default=3600, help="Seconds per bashgym command.")
+    p.add_argument("--task-timeout", type=float, default=900, help="Seconds per agent task.")
     p.add_argument("--out", type=Path, default=None, help="Work folder (default: a temp one).")
     p.add_argument("--json", type=Path, default=None, help="Also write the figures here.")
     args = p.parse_args()
