@@ -63,7 +63,11 @@ _NOT_SECRET_LAST = {
     "VALUES", "PROFILE", "EXCHANGE", "AUDIT", "CHANGED", "MGR", "BASE64",
 }  # fmt: skip
 _SHELL_VARS = {"PWD", "OLDPWD", "$PWD", "$OLDPWD"}  # the working directory, in every env dump
-_NOT_SECRET_FIRST = {"PUBLIC", "PUBLISHABLE", "PUB", "MAX", "MIN", "NUM", "IS", "HAS", "USE"}
+_NOT_SECRET_FIRST = {
+    "PUBLIC", "PUBLISHABLE", "PUB", "MAX", "MIN", "NUM", "IS", "HAS", "USE",
+    # says the value is not a real one: fakeToken, dummy_password, nonMatchingToken, INVALID_KEY
+    "FAKE", "DUMMY", "MOCK", "BOGUS", "NON", "INVALID", "PLACEHOLDER", "EXAMPLE", "SAMPLE",
+}  # fmt: skip
 # Words beside KEY that make it a database, cache, map or keyboard key, never a credential
 # (primaryKey, foreign_key, bucket_key, sort_key).
 _KEY_NOT = {
