@@ -112,9 +112,7 @@ def env_options(bench: Workbench, slot: int) -> Any:
     return options
 
 
-def task_prompt(
-    task: PlannedTask, job: Job, spec: Spec, branch: str, earlier: list[dict[str, Any]]
-) -> str:
+def task_prompt(task: PlannedTask, spec: Spec, earlier: list[dict[str, Any]]) -> str:
     """The worker's instruction: the plan's prompt, the job's constraints and acceptance
     criteria (the whole job's, so a task's work fits them), the task's check, and for a retry
     what went wrong before."""
@@ -128,9 +126,9 @@ def task_prompt(
             lines += [f"{heading}:", *(f"- {item}" for item in items)]
     if check := task.check or spec.check:
         lines.append(f"When you finish, `{check}` must pass.")
-    lines.append(
-        f"You work in a git worktree on branch {branch} (job {job.name}). Change files as the "
-        "task asks; what you leave uncommitted is committed for you when you finish."
+    lines.append(  # no branch or job name here: a small model took one for a path
+        "Work in the current folder, a git checkout of the repository (paths are relative to "
+        "it). Change files as the task asks; what you leave uncommitted is committed for you."
     )
     if earlier:
         last = earlier[-1]
@@ -171,7 +169,7 @@ async def run_attempt(
     attempt = Attempt(task.id, number, branch, start, "error", None, chosen.name, chosen.why)
     tree = await repo.add_worktree(bench.job.worktrees / task.id, branch, start)
     copied = copy_files(repo.root, tree.path, spec.copy_files)
-    prompt = task_prompt(task, bench.job, spec, branch, earlier)
+    prompt = task_prompt(task, spec, earlier)
     work = Task(
         id=task.id,
         prompt=prompt,
