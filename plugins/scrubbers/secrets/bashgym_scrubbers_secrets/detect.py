@@ -399,7 +399,11 @@ class Scrubber:
                     group[2], group[3] = type_, best
             else:
                 groups.append([start, end, type_, best])
-        return _repeats(text, [(s, e, t) for s, e, t, _ in groups])
+        spans = _repeats(text, [(s, e, t) for s, e, t, _ in groups])
+        if self._allow and len(spans) > len(groups):  # a repeat may fall in an allowed range
+            allowed = self._allow.ranges(text)
+            spans = [f for f in spans if not any(a <= f[0] and f[1] <= b for a, b in allowed)]
+        return spans
 
     def _replace(self, text: str, spans: list[tuple[int, int, str]]) -> str:
         if not spans:

@@ -37,6 +37,12 @@ def test_a_secret_repeated_in_a_string_is_redacted_at_every_occurrence():
     assert_redacted(text, MIXED)
 
 
+def test_a_repeat_inside_an_allowed_string_stays():
+    text = f"API_KEY={MIXED}\nfixture {MIXED}"
+    out = Redactor(allow=[f"fixture {MIXED}"]).text(text)
+    assert out == f"API_KEY=[REDACTED:secret]\nfixture {MIXED}"
+
+
 def test_a_secret_repeated_in_another_json_literal_is_redacted_there_too():
     doc = json.dumps(
         {
