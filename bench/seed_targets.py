@@ -16,15 +16,18 @@ What runs (each a real `bashgym` subprocess in an isolated HOME / XDG dirs, its 
   -k nemo-jsonl --top-up` (the traces are the seed; --top-up keeps generating until ROWS rows
   pass the judge and the ruff check);
 - preview: `bashgym preview coding-agent-sft -s claude-code --set source.path=CORPUS -n 5`.
-Before the timed commands, `bashgym plugins` builds the plugin index cache (a one-off on a new
-install; its time is printed, not counted).
+Before the timed commands, a warm-up does what a user's first commands leave behind: `bashgym
+plugins` builds the plugin index cache and a 1-row preview compiles the modules (its time is
+printed, not counted). Python caches compiled modules as a user's does, even on a box that
+sets PYTHONDONTWRITEBYTECODE (`--no-bytecode` keeps that setting: a first run's cost).
 
 For each: wall time, the model calls the server answered (all of them: the run's one-line
 preflight per alias and DataDesigner's health checks included), the peak and mean number of
 requests in flight, the CPU of the bashgym process (user + sys, from wait4, its children
-included), and what BashGym adds beyond the model's own time: wall − calls × latency / P.
-That last figure is the time the run would have taken on an infinitely fast CPU minus what a
-model serving P requests at once must take; it includes DataDesigner's own work.
+included), and what BashGym adds beyond the model's own time: wall − calls × latency / P, the
+wall time beyond what a model serving P calls at once must take (start-up, BashGym's and
+DataDesigner's CPU, and the waits the columns' order imposes). The model's busy time (at least
+one call in flight) and the idle time (none in flight) split the wall time the other way.
 
     uv run python bench/seed_targets.py                # full size: 1,000 rows from 50 traces
     uv run python bench/seed_targets.py --quick        # CI: tiny sizes, 50 ms, nothing judged
