@@ -104,28 +104,22 @@ def pipeline_list(as_json: JsonOpt = False) -> None:
     if not infos:
         out.print("no pipelines installed (see `bashgym plugins`)")
         return
-    table = Table()
-    for column in ("pipeline", "output", "seed", "description", "columns"):
-        # names are folded, never cut short; the free text columns share what width is left
-        ratio = 1 if column in ("description", "columns") else None
-        table.add_column(column, overflow="fold", ratio=ratio)
+    from bashgym_commands_inspect import Field, print_listing
+
+    # a table only when the names fit whole, else a block per pipeline: a name the user types
+    # is never folded or cut (`code-graph-pai|rs` at 80 columns before)
+    fields = [Field("pipeline", name=True), Field("plugin", name=True), Field("output"),
+              Field("seed"), Field("description"), Field("columns")]  # fmt: skip
+    rows = []
     for info in infos:
         seed = "required" if info.needs_seed else "optional"
         if info.example_seed:
             seed += f"\nexample: {', '.join(info.seed_columns)}"
         columns = (
-            f"[red]build failed: {escape(info.error)}[/]"
-            if info.error
-            else ", ".join(c.name for c in info.columns)
+            f"build failed: {info.error}" if info.error else ", ".join(c.name for c in info.columns)
         )
-        table.add_row(
-            f"[bold]{info.name}[/]\n[dim]{info.plugin}[/]",
-            info.output_format,
-            escape(seed),
-            escape(info.description),
-            columns,
-        )
-    out.print(table)
+        rows.append([info.name, info.plugin, info.output_format, seed, info.description, columns])
+    print_listing(out, fields, rows)
 
 
 def validate_command(

@@ -182,10 +182,12 @@ def test_list_shows_columns_and_seed_needs_and_errors(
     assert rows["story"]["output_format"] == "chat"
     assert rows["broken"]["columns"] == []
     assert rows["broken"]["error"] == "RuntimeError: no recipe for this"
-    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: no cell folds mid-word
-    table = bashgym_cli("pipeline", "list")
-    assert table.exit_code == 0, table.output
-    text = " ".join(table.stdout.split())
+    monkeypatch.setenv("COLUMNS", "80")  # as `| cat` gives: names whole, text wrapped
+    listing = bashgym_cli("pipeline", "list")
+    assert listing.exit_code == 0, listing.output
+    words = listing.stdout.split()
+    assert {"samplers", "solve", "story", "broken", "pipelines-samplers"} <= set(words)
+    text = " ".join(words)
     assert "task_category, difficulty" in text
     assert "build failed: RuntimeError: no recipe for this" in text
 
