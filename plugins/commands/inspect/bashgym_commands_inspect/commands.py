@@ -61,7 +61,7 @@ def plugins_command(
 
 
 def options_command(
-    role: Annotated[str, typer.Argument(help=f"One of: {', '.join(ROLES)}, router, scrubber.")],
+    role: Annotated[str, typer.Argument(help=f"One of: {', '.join(ROLES)}, scrubber.")],
     name: Annotated[str, typer.Argument(help="The registered name, e.g. files.")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
@@ -70,7 +70,7 @@ def options_command(
     Read from the plugin's pydantic model through its JSON schema, so what is shown is what
     `--set ROLE.OPTION=VALUE` and run files accept.
     """
-    extra = {"router": "routers", "runtime": "runtimes", "scrubber": "scrubbers"}
+    extra = {"runtime": "runtimes", "scrubber": "scrubbers"}
     kind = ROLES.get(role) or extra.get(role)
     if kind is None:
         raise fail(f"unknown role {role!r}; valid roles: {', '.join([*ROLES, *extra])}")
