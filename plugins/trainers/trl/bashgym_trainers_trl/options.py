@@ -26,7 +26,12 @@ class TrlOptions(Options):
     learning_rate: float = Field(default=2e-4, gt=0)
     batch_size: int = Field(default=1, ge=1, description="Conversations per device step.")
     grad_accum: int = Field(default=4, ge=1, description="Device steps per optimizer step.")
-    max_length: int = Field(default=1024, ge=16, description="Tokens per conversation (cut).")
+    max_length: int = Field(
+        default=2048,
+        ge=16,
+        description="Tokens per conversation (cut); tool-use lines carry the tools' schemas "
+        "(~900 tokens for the student's six).",
+    )
     rank: int = Field(default=8, ge=1, description="LoRA rank r.")
     alpha: float = Field(default=16.0, gt=0, description="LoRA alpha (scale = alpha / r).")
     dropout: float = Field(default=0.05, ge=0, lt=1)
@@ -36,8 +41,9 @@ class TrlOptions(Options):
     )
     loss: Literal["completion", "all"] = Field(
         default="completion",
-        description="completion: loss on the last assistant turn only (the answer the student "
-        "learns); all: on every token of the conversation.",
+        description="completion: loss on the assistant's answer only (conversations with one "
+        "assistant turn; tool-use conversations, whose tool calls are what is learned, train on "
+        "every token); all: every token of every conversation.",
     )
     gradient_checkpointing: bool = Field(
         default=False,

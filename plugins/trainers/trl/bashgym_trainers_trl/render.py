@@ -13,9 +13,10 @@ from typing import Any
 
 
 def render(rows: list[dict[str, Any]], tokenizer: Any, loss: str) -> list[dict[str, str]]:
-    """One TRL example per conversation: {"prompt", "completion"} (loss on the last assistant
-    turn) or {"text"} (loss on everything; also when the template's prompt is not a prefix of
-    the whole conversation for some row, since one dataset cannot mix the two shapes)."""
+    """One TRL example per conversation: {"prompt", "completion"} (loss on the assistant's
+    answer, when every conversation has one assistant turn) or {"text"} (loss on everything:
+    asked for, multi-turn tool use, or a template whose prompt is not a prefix of the whole
+    conversation for some row, since one dataset cannot mix the two shapes)."""
     texts, pairs = [], []
     for row in rows:
         messages, tools = row["messages"], row.get("tools") or None
@@ -29,4 +30,7 @@ def render(rows: list[dict[str, Any]], tokenizer: Any, loss: str) -> list[dict[s
                 # TRL appends the EOS token to a completion that lacks it: end at the template's
                 # end-of-turn mark (Qwen: <|im_end|>), not the newline after it
                 pairs.append({"prompt": prompt, "completion": full[len(prompt) :].rstrip("\n")})
-    return pairs if loss == "completion" and len(pairs) == len(rows) else texts
+    # a tool-use conversation's earlier assistant turns (the tool calls) are what the student
+    # must learn: "completion" keeps to one-answer conversations, the rest train on everything
+    single = all(sum(m.get("role") == "assistant" for m in r["messages"]) == 1 for r in rows)
+    return pairs if loss == "completion" and single and len(pairs) == len(rows) else texts

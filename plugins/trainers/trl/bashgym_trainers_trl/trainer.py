@@ -153,6 +153,11 @@ def _fit(
     trainer.remove_callback(PrinterCallback)  # our Progress prints each step once
     if resume:
         say(f"resuming from {resume.name}")
+    if len(trainer.train_dataset) == 0:
+        raise InputError(
+            f"no training example is left once cut to trainer.max_length={options.max_length} "
+            "tokens (the answers fall past the cut): raise trainer.max_length"
+        )
     result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     adapter = save_adapter(trainer.model, out_dir, base, model.config)
     points = progress.points(trainer.state.log_history)
@@ -171,7 +176,7 @@ def _fit(
         "final_loss": losses[-1] if losses else None,
         "eval_loss": evals[-1] if evals else None,
         "train_runtime_s": round(float(result.metrics.get("train_runtime", 0.0)), 1),
-        "loss_on": "last assistant turn" if "prompt" in train_rows[0] else "whole conversation",
+        "loss_on": "the assistant's answer" if "prompt" in train_rows[0] else "every token",
     }
     report = write_report(out_dir, points, metrics)
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1))
