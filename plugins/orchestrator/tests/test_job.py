@@ -12,6 +12,9 @@ import pandas as pd
 import pytest
 from bashgym_orchestrator.job import Job
 
+from bashgym import hookimpl
+from bashgym.contracts import NoOptions, Route, Router
+
 RUN = ("-x", "shell", "-e", "local")
 # a GitHub token's shape: the worker prints it (its prompt holds it split in two), and it is
 # scrubbed from every file of the job
@@ -254,3 +257,43 @@ def test_a_worker_that_changes_nothing_failed(
     assert result["tasks"]["next"]["state"] == "blocked"
     assert "'idle'" in result["tasks"]["next"]["reason"]
     assert orch.finished_counts(job) == {"idle": 1, "next": 1}
+
+
+class PickShell(Router[NoOptions]):
+    """A router for the test: every task to `shell`, escalated to `shell` on a retry."""
+
+    def executors(self, options: NoOptions) -> list[str]:
+        return ["shell"]
+
+    def route(self, task: Any, options: NoOptions, run: Any) -> Route:
+        return Route(executor="shell", reason=f"{task.id} looks easy", escalate_to="shell")
+
+
+def test_a_router_picks_each_executor(
+    bashgym_cli: Any, no_scrub: None, register_plugin: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    class Plugin:
+        @hookimpl
+        def register_routers(self, register: Any) -> None:
+            register("pick-shell", PickShell())
+
+    register_plugin(Plugin(), "test-router")
+    job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", "echo a > a.txt")])
+    done = bashgym_cli(
+        "orchestrate",
+        "run",
+        job.dir,
+        "--router",
+        "pick-shell",
+        "-e",
+        "local",
+        "--plugin",
+        orch.shell_plugin,
+        "-k",
+        "parquet",
+    )
+    assert done.exit_code == 0, done.output
+    assert [e["executor"] for e in orch.events(job) if e["type"] == "task_started"] == ["shell"]
+    rows = pd.read_parquet(next((job.dir).rglob("*.parquet")))
+    trace = json.loads(rows[rows["kind"] == "worker"].iloc[0]["trace"])
+    assert trace["extra"]["orchestrator"]["route"] == "router: a looks easy"
