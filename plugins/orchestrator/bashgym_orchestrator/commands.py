@@ -42,6 +42,7 @@ are never touched.
   bashgym orchestrate run JOB --workers 3 -x claude-cli -k nemo-jsonl
   bashgym orchestrate status JOB              # from another terminal, while it runs
   bashgym orchestrate cancel JOB              # stops it; `resume JOB` goes on later
+  bashgym orchestrate retry JOB TASK          # a failed task runs again (fix plan.json first)
 """
 
 orchestrate = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
@@ -308,10 +309,58 @@ def resume_command(job_dir: JobArg) -> None:
     _execute(lambda: spec, None, job)
 
 
-def _execute(build: Any, sets: list[str] | None, job: Job) -> None:
+@orchestrate.command("retry")
+def retry_command(
+    job_dir: JobArg,
+    task_id: Annotated[str, typer.Argument(metavar="TASK", help="The id of the task to retry.")],
+) -> None:
+    """Run TASK of JOB again: a task that ended failed (or one blocked by a failed task: the
+    failed task it waits on is retried) gets a fresh attempt budget (--retries as the job ran
+    with), the tasks it blocked are unblocked, and the job goes on to merge and verify again.
+
+    Fix the cause first if you like: edit the task's `check` or prompt in JOB/plan.json, or
+    `check` in JOB/spec.json. The failed attempt's branch is kept as
+    `bashgym/<job>/<task>-attempt-<n>`; merged tasks stay merged, every task ends once more at
+    most. A running job is refused (one line, exit 1): `orchestrate cancel JOB` first, or wait
+    (a retry is never queued: only the job's own process changes its run store).
+    Exit 0 when the job ran to the end, 1 when the task cannot be retried or the job failed,
+    130 when interrupted (`orchestrate resume JOB` goes on), 2 for a mistake here.
+    """
+    from bashgym_cli.runs import load_run_file
+
+    from bashgym.resume import input_hash
+    from bashgym_orchestrator.retry import RetryRefused, retry
+
+    job = _job(job_dir)
+    try:
+        plan = job.plan()
+    except (PlanError, InputError) as exc:
+        raise fail(str(exc)) from None
+    if task_id not in {t.id for t in plan.tasks}:
+        known = ", ".join(t.id for t in plan.tasks)
+        raise fail(f"{job.dir} has no task {task_id!r} (tasks: {known})")
+    if not (job.dir / "run.toml").is_file():
+        raise fail(f"{job.dir} has not run yet: `bashgym orchestrate run {job.dir}`", code=1)
+    try:
+        spec = load_run_file(job.dir / "run.toml")
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+
+    def reopen(resolved: Any) -> None:
+        try:
+            reopened = retry(job, task_id, input_hash(resolved))
+        except RetryRefused as exc:
+            raise fail(str(exc), code=1) from None
+        err.print(f"retrying {', '.join(reopened)} of {job.dir}", highlight=False)
+
+    _execute(lambda: spec, None, job, prepare=reopen)
+
+
+def _execute(build: Any, sets: list[str] | None, job: Job, prepare: Any = None) -> None:
     """The run through the same path as `bashgym run`: every plugin loaded (executors and
     environments are options of the source here, not roles the index would load), the live
-    table in place of the generic progress bars on a terminal."""
+    table in place of the generic progress bars on a terminal. `prepare(resolved)` runs once
+    the run is resolved, before it starts (`retry` reopens the job there)."""
     from bashgym_cli.runs import resolve_spec
 
     from bashgym.engine import RunInterrupted, execute
@@ -327,6 +376,8 @@ def _execute(build: Any, sets: list[str] | None, job: Job) -> None:
     try:
         host, settings, resolved = resolve_spec(build, sets=sets)
         try:
+            if prepare is not None:
+                prepare(resolved)
             summary = execute(resolved, host, settings)
         except InputError as exc:
             raise fail(str(exc)) from None

@@ -46,6 +46,7 @@ from bashgym_orchestrator.events import (
 )
 from bashgym_orchestrator.job import write_json
 from bashgym_orchestrator.plan import Plan, PlannedTask, critical_path
+from bashgym_orchestrator.retry import fresh_from
 from bashgym_orchestrator.schedule import Scheduler, State
 from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch
 
@@ -225,8 +226,9 @@ class JobRunner:
     async def _work(self, tid: str, slot: int, budget: Budget) -> None:
         task, run = self.plan.task(tid), self.bench.run
         earlier = self._attempts(tid)
+        fresh = fresh_from(self.store, tid)  # attempts before an `orchestrate retry` don't count
         while not (earlier and earlier[-1]["status"] == "success"):
-            if len(earlier) > self.retries:
+            if len(earlier) - fresh > self.retries:
                 self._fail(tid, earlier[-1].get("reason") or "failed")
                 return
             if earlier and budget.left_usd is not None and budget.left_usd < 1e-6:
@@ -237,7 +239,7 @@ class JobRunner:
             self.store.add(ATTEMPTS, [key])
             self.store.claim(ATTEMPTS, key)
             attempt = await self._attempt(task, number, slot, budget, earlier)
-            final = not attempt.success and number > self.retries
+            final = not attempt.success and number - fresh > self.retries
             if not attempt.success and not final and attempt.branch:  # kept, renamed
                 kept = f"{attempt.branch}-attempt-{number}"
                 await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)

@@ -215,7 +215,8 @@ def _attempt_row(job: Job, record: dict[str, Any], task: Any) -> dict[str, Any]:
         task is not None
         and task.state == "done"
         and (task.result or {}).get("branch") == record["branch"]
-    )
+        and (task.result or {}).get("attempts", record["number"]) == record["number"]
+    )  # a task retried by `orchestrate retry` has failed attempts on the same branch name
     merge = (task.result or {}).get("outcome") if merged else None
     kind = record.get("kind", WORKER_KIND)
     facts = {
