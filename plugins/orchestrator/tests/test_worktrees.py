@@ -86,3 +86,25 @@ def test_a_job_name_no_other_job_uses(repo: Path, orch: Any) -> None:
         asyncio.run(Repository(repo).unused_job_name("other")),
     )
     assert names == ("job-2", "other")
+
+
+def test_a_worktree_deleted_by_hand_is_made_again(repo: Path, tmp_path: Path, orch: Any) -> None:
+    """remove_worktree skips `git worktree prune` for a path git has no record of; a path whose
+    folder went but whose record stayed (rm -rf of a worktree) must still be pruned."""
+    import shutil
+
+    async def scenario() -> Any:
+        git = Repository(repo)
+        base = await git.commit_of("main")
+        path = tmp_path / "wt" / "t1"
+        assert not git._registered(path)
+        await git.add_worktree(path, "bashgym/job/t1", base)
+        assert git._registered(path)
+        shutil.rmtree(path)
+        assert git._registered(path)  # git still records it: `worktree add` would refuse
+        return await git.add_worktree(path, "bashgym/job/t1", base)
+
+    tree = asyncio.run(scenario())
+    assert (tree.path / "README.md").is_file()
+    listed = orch.git(repo, "worktree", "list", "--porcelain")
+    assert listed.count(f"worktree {tree.path}") == 1
