@@ -52,15 +52,14 @@ class ModelAlias(BaseModel):
     params: dict[str, Any] = Field(
         default_factory=dict, description="Inference parameters: temperature, max_tokens, ..."
     )
+    adapter: str | None = Field(default=None, description="A LoRA the runtime serves it with.")
 
     @field_validator("api_key_env")
     @classmethod
     def _is_env_var_name(cls, value: str | None) -> str | None:
         if value is not None and not ENV_VAR_NAME.match(value):
-            raise ValueError(
-                "must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
-                "never the key itself"
-            )
+            raise ValueError("must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
+                             "never the key itself")  # fmt: skip
         return value
 
 
