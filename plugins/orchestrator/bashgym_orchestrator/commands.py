@@ -309,23 +309,26 @@ def resume_command(job_dir: JobArg) -> None:
     _execute(lambda: spec, None, job)
 
 
-@orchestrate.command("retry")
+RETRY_HELP = (
+    "Run TASK of JOB again, with a fresh attempt budget (--retries as the job ran with)."
+    "\n\nTASK ended failed, or blocked by a failed task (then that task is the one retried). "
+    "The tasks it blocked are unblocked; merged tasks stay merged; the job merges and "
+    "verifies again."
+    "\n\nFix the cause first: the task's `check` or prompt in JOB/plan.json, or `check` in "
+    "JOB/spec.json. The failed attempt's branch is kept as `bashgym/<job>/<task>-attempt-<n>`."
+    "\n\nA running job is refused (exit 1): `orchestrate cancel JOB` first, or wait. A retry "
+    "is never queued: only the job's own process changes its run store."
+    "\n\nExit 0 when the job ran to the end, 1 when the task cannot be retried or the job "
+    "failed, 130 when interrupted (`orchestrate resume JOB` goes on), 2 for a mistake here."
+)
+
+
+@orchestrate.command("retry", help=RETRY_HELP)
 def retry_command(
     job_dir: JobArg,
     task_id: Annotated[str, typer.Argument(metavar="TASK", help="The id of the task to retry.")],
 ) -> None:
-    """Run TASK of JOB again: a task that ended failed (or one blocked by a failed task: the
-    failed task it waits on is retried) gets a fresh attempt budget (--retries as the job ran
-    with), the tasks it blocked are unblocked, and the job goes on to merge and verify again.
-
-    Fix the cause first if you like: edit the task's `check` or prompt in JOB/plan.json, or
-    `check` in JOB/spec.json. The failed attempt's branch is kept as
-    `bashgym/<job>/<task>-attempt-<n>`; merged tasks stay merged, every task ends once more at
-    most. A running job is refused (one line, exit 1): `orchestrate cancel JOB` first, or wait
-    (a retry is never queued: only the job's own process changes its run store).
-    Exit 0 when the job ran to the end, 1 when the task cannot be retried or the job failed,
-    130 when interrupted (`orchestrate resume JOB` goes on), 2 for a mistake here.
-    """
+    """Reopen TASK in the run store and resume the job (RETRY_HELP; `retry` module)."""
     from bashgym_cli.runs import load_run_file
 
     from bashgym.resume import input_hash
