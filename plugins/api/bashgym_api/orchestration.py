@@ -152,10 +152,21 @@ def routes(app: FastAPI) -> None:
             raise JobError(404, f"job {job_id!r} has no task {task_id!r} (tasks: {known})")
         if st.jobs.running(job_dir):
             raise JobError(409, f"job {job_id!r} is running: cancel it first, or wait")
+        # what `orchestrate retry` takes: a failed task, or a blocked one (its failed cause)
+        tasks, _, _ = task_states(read_json(odir / PLAN_FILE).get("tasks") or [],
+                                  odir / EVENTS_FILE)  # fmt: skip
+        state_now = next(t["state"] for t in tasks if t["id"] == task_id)
+        if state_now not in RETRYABLE:
+            raise JobError(
+                409, f"task {task_id!r} is {state_now}: only a failed or blocked task is retried"
+            )
         st.commands.require(["orchestrate", "retry"])
         argv = [*procs.bashgym_argv(), "orchestrate", "retry", str(odir), task_id]
         st.jobs.launch(job_dir, argv)
         return {"id": job_id, "task": task_id, "status": "running"}
+
+
+RETRYABLE = ("failed", "blocked", "budget")
 
 
 def _quote(text: str) -> str:
