@@ -59,7 +59,7 @@ def test_jobs_stream_cancel_resume_and_survive_a_restart(
     monkeypatch.delenv("HF_TOKEN", raising=False)  # the push below must fail, offline
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     server = scripted_models.server
-    server.latency = 0.25
+    server.latency = 0.5
     served = api()
 
     # a small run: its events streamed to the end over the WebSocket, then its rows
@@ -81,6 +81,15 @@ def test_jobs_stream_cancel_resume_and_survive_a_restart(
     created = served.client.post("/api/jobs", json=spec)
     assert created.status_code == 201, created.text
     slow = created.json()["id"]
+
+    # cancelled as soon as its first rows are in (on a quiet machine the whole run takes
+    # seconds: what the other checks below cost would let it finish first)
+    def first_rows(event: dict) -> bool:
+        return event["type"] == "rows_generated" and event["step"] == "pipeline" and event["n"]
+
+    seen, _ = served.events(slow, until=first_rows)
+    cancelled = served.client.delete(f"/api/jobs/{slow}")
+    assert cancelled.status_code == 200, cancelled.text
 
     events, end = served.events(quick)
     assert end is not None and end["status"] == "ok"
@@ -112,12 +121,6 @@ def test_jobs_stream_cancel_resume_and_survive_a_restart(
     rest, end = served.events(quick, offset=middle)
     assert strip(rest) == strip([e for e in events if e["_offset"] > middle])
 
-    def first_rows(event: dict) -> bool:
-        return event["type"] == "rows_generated" and event["step"] == "pipeline" and event["n"]
-
-    seen, _ = served.events(slow, until=first_rows)
-    cancelled = served.client.delete(f"/api/jobs/{slow}")
-    assert cancelled.status_code == 200, cancelled.text
     job = served.wait_status(slow, {"cancelled", "failed", "ok"}, timeout=60)
     assert job["status"] == "cancelled", job
     run = json.loads((jobs_root / slow / "run.json").read_text())

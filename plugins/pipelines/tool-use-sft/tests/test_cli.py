@@ -46,7 +46,7 @@ def test_tool_use_lines_carry_the_tools_schema(scripted_models, bashgym_cli, tmp
         ]  # fmt: skip
         call = line["messages"][2]["tool_calls"][0]
         assert call["function"]["name"] == "search_code"
-        assert json.loads(call["function"]["arguments"]) == {
+        assert call["function"]["arguments"] == {  # objects: what chat templates render
             "pattern": "python-version", "path": ".github"
         }  # fmt: skip
         assert "search_code" in [t["function"]["name"] for t in line["tools"]]

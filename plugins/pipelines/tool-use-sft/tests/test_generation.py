@@ -128,7 +128,10 @@ def test_valid_conversations_become_tool_use_rows_the_sink_accepts(scripted_mode
     assert all("grep_files" not in r.last_user_text for r in judged)
     assert '"name": "http_get"' in judged[0].last_user_text  # the judge sees the tool set
 
-    sink_options = NemoJsonlOptions(path=str(tmp_path / "out"), format="tool-use", val_fraction=0)
+    sink_options = NemoJsonlOptions(  # OpenAI's JSON-text arguments: the rows as generated
+        path=str(tmp_path / "out"), format="tool-use", val_fraction=0,
+        tool_arguments="openai-string",
+    )  # fmt: skip
     NemoJsonlSink().write(rows, sink_options, run, ToolUseSftPipeline.output_format)
     lines = [json.loads(x) for x in (tmp_path / "out" / "train.jsonl").read_text().splitlines()]
     assert len(lines) == 2 and not run.dropped

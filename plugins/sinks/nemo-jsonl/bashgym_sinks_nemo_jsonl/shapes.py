@@ -323,8 +323,8 @@ def trace_lines(
             why = f"trace did not succeed ({current.outcome.error_kind or 'failed'})"
         try:
             line = sft_line(current.openai_messages(), current.openai_tools(), options)
-        except Invalid as exc:
-            yield exc
+        except Invalid as exc:  # a failed trace is dropped for its own cause, not its shape
+            yield Invalid(why) if why is not None else exc
             continue
         if why is not None and options.success_only:
             yield Invalid(why)
