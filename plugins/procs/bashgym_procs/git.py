@@ -54,6 +54,7 @@ import re
 import shutil
 import stat
 import tempfile
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,15 +296,51 @@ async def _git_config(cwd: str, *args: str) -> Completed:
 # --- point 3: a populated submodule would run git with its own config -----------------------
 
 
-async def _check_submodules(repo: Repo) -> None:
+# The gitlinks of an index, by the index file's identity: listing the index is a git process
+# (~13 ms on a small repository, more on a large one) before every command, and an
+# orchestrator runs many commands on an index that has not changed. Git rewrites an index by
+# renaming a new file over it (a new inode); an in-place write changes its ctime, which no
+# process can set back (mtime it can). Only the listing is cached: whether a gitlink's folder
+# holds a `.git` is looked at every time (the work tree changes without the index changing).
+_GITLINKS: OrderedDict[tuple[str, int, int, int, int, int], tuple[str, ...]] = OrderedDict()
+_GITLINKS_KEPT = 256
+
+
+def _index_key(repo: Repo) -> tuple[str, int, int, int, int, int] | None:
+    try:
+        st = os.stat(repo.git_dir / "index", follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (str(repo.git_dir), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+async def _gitlinks(repo: Repo) -> tuple[str, ...]:
+    """The paths of the index's gitlinks (mode 160000), from the cache when the index is the
+    same file as when it was listed."""
+    key = _index_key(repo)
+    if key is not None and key in _GITLINKS:
+        _GITLINKS.move_to_end(key)
+        return _GITLINKS[key]
     done = await _git(repo, ("ls-files", "-z", "--stage"), timeout=120, output_limit=2**26)
     if not done.ok or done.truncated:
         why = "too many entries" if done.ok else done.output.strip()[:300]
         raise UnsafeRepo(f"{repo.work_tree}: git cannot list its index: {why}")
+    links = []
     for entry in done.output.split("\0"):
         meta, _, path = entry.partition("\t")
-        if not meta.startswith("160000 "):
-            continue
+        if meta.startswith("160000 "):
+            links.append(path)
+    if key is not None and key == _index_key(repo):  # not rewritten while git read it
+        _GITLINKS[key] = tuple(links)
+        while len(_GITLINKS) > _GITLINKS_KEPT:
+            _GITLINKS.popitem(last=False)
+    return tuple(links)
+
+
+async def _check_submodules(repo: Repo) -> None:
+    for path in await _gitlinks(repo):
         if "\ufffd" in path or os.path.lexists(repo.work_tree / path / ".git"):
             raise UnsafeRepo(
                 f"{repo.work_tree}: submodule {path!r} holds a repository git would run "

@@ -328,3 +328,47 @@ def test_a_trusted_git_dir_keeps_its_config_but_never_runs_hooks(tmp_path):
     assert not marker.exists()
     log = plain_git(main, "log", "--format=%s", "task").stdout.split()
     assert log[0] == "task"
+
+
+def test_the_index_listing_is_cached_but_never_stale(tmp_path):
+    """The gitlinks of an index are listed once per index file; an index rewritten in place
+    with its size and mtime kept (a task can set mtime, not ctime), or a `.git` appearing in a
+    gitlink's folder, is still refused."""
+    ws = make_repo(tmp_path / "ws")
+    blob = plain_git(ws, "hash-object", "-w", "a.txt", check=True).stdout.strip()
+    plain_git(ws, "update-index", "--add", "--cacheinfo", f"100644,{blob},sub", check=True)
+    make_repo(ws / "sub")  # a repository where the index has a plain file
+    repo = git.Repo.untrusted(ws)
+    assert asyncio.run(git.run(repo, "status")).ok  # (status may rewrite the index)
+    assert asyncio.run(git.run(repo, "rev-parse", "HEAD")).ok  # listed: no gitlink
+    assert asyncio.run(git.run(repo, "rev-parse", "HEAD")).ok  # from the cache
+    # the same index with `sub` as a gitlink: same size, written over the old one in place
+    other = tmp_path / "other"
+    shutil.copytree(ws, other)
+    plain_git(other, "update-index", "--cacheinfo", f"160000,{blob},sub", check=True)
+    index = ws / ".git" / "index"
+    before, data = index.stat(), (other / ".git" / "index").read_bytes()
+    assert len(data) == before.st_size
+    with index.open("r+b") as fh:
+        fh.write(data)
+    os.utime(index, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = index.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    with pytest.raises(git.UnsafeRepo, match="submodule 'sub'"):
+        asyncio.run(git.run(repo, "rev-parse", "HEAD"))
+
+
+def test_a_git_dir_appearing_in_a_cached_gitlink_is_refused(tmp_path):
+    ws = make_repo(tmp_path / "ws")
+    blob = plain_git(ws, "hash-object", "-w", "a.txt", check=True).stdout.strip()
+    plain_git(ws, "update-index", "--add", "--cacheinfo", f"160000,{blob},sub", check=True)
+    repo = git.Repo.untrusted(ws)
+    for _ in range(2):  # an empty gitlink folder: nothing to run; listed, then cached
+        assert asyncio.run(git.run(repo, "rev-parse", "HEAD")).ok
+    make_repo(ws / "sub")
+    with pytest.raises(git.UnsafeRepo, match="submodule 'sub'"):
+        asyncio.run(git.run(repo, "rev-parse", "HEAD"))

@@ -101,3 +101,32 @@ def test_stop_terms_then_kills_a_stubborn_group():
     started = time.monotonic()
     procs.stop(proc, grace=0.5)
     assert proc.poll() is not None and time.monotonic() - started < 10
+
+
+def test_a_run_child_dies_with_its_parent(tmp_path):
+    """`run` sets the death signal without a preexec_fn (setpriv): still dies with us."""
+    pidfile = tmp_path / "child"
+    code = textwrap.dedent(f"""
+        import asyncio
+        import bashgym_procs as procs
+        asyncio.run(procs.run(["bash", "-c", "echo $$ > {pidfile}; exec sleep 300"]))
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 30
+    while not (pidfile.is_file() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.02)
+    child = int(pidfile.read_text())
+    assert not _gone(child)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    assert _wait_gone(child)
+
+
+def test_a_missing_program_is_still_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(procs.run(["bashgym-no-such-program-here"]))
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(procs.run([str(tmp_path / "absent")]))
+    done = asyncio.run(procs.run(["printf", "%s", "a b"], env={"PATH": os.environ["PATH"]}))
+    assert done.ok and done.output == "a b"
