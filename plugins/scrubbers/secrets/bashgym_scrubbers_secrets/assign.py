@@ -23,6 +23,7 @@ from bashgym_scrubbers_secrets.names import (
     looks_random,
     placeholder,
     plausible,
+    qualified_hex_key,
     wordy_parts,
 )
 
@@ -72,6 +73,7 @@ _HEADER_VALUE = re.compile(
     r"""(?:\\?["'`])?(?:(?P<scheme>[A-Za-z][\w-]*)[ \t]+)?(?P<cred>[^\s'"`,;\\]+)"""
 )
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
+_INSIDE_VALUE = re.compile(r">[^\s'\"`<>]|<[^\s'\"`<>/A-Za-z!?]")  # not a tag, a tag's end
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
@@ -155,7 +157,7 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
         return
     start, end, bare = found
     value = text[start:end]
-    if tight and not looks_random(value):
+    if tight and not (looks_random(value) or qualified_hex_key(value, name)):
         return  # `name:value` with no space: only a token-shaped value (`apikey:abcd1234...`)
     if bare and m.group().rstrip().endswith(":") and _COMPOUND_WORD.fullmatch(value):
         line_end = text.find("\n", end)
@@ -189,6 +191,13 @@ def read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
             break
     if group != "bare":
         return start, end, False
+    # `<`/`>` end a bare value only where markup starts (`secret</key>`, `pw<br>`): inside
+    # one (`p@ss>w0rd`) the value goes on, else its tail would be left in place.
+    while text[end : end + 1] in ("<", ">") and _INSIDE_VALUE.match(text, end):
+        more = _VALUE.match(text, end + 1)
+        if more is None or more.group("bare") is None:
+            break
+        end = more.end("bare")
     while end > start and text[end - 1] in ",;":
         end -= 1
     while end > start and text[end - 1] in _CLOSERS:

@@ -101,7 +101,10 @@ def classify(name: str) -> NameClass | None:
         return None
     if "PUBLIC" in words or "PUBLISHABLE" in words:  # LANGFUSE_PUBLIC_KEY, STRIPE_PUBLISHABLE_KEY
         return None
-    if any(_is_password_word(w, (words[i + 1 :] or [None])[0]) for i, w in enumerate(words)):
+    if any(
+        _is_password_word(w, (words[i + 1 :] or [None])[0], words[i - 1] if i else None)
+        for i, w in enumerate(words)
+    ):
         return NameClass("password")
     if words[-1] in ("AUTHORIZATION", "AUTHENTICATION") or words == ["PROXY", "AUTHORIZATION"]:
         return NameClass("secret", header=True)
@@ -132,13 +135,23 @@ def classify(name: str) -> NameClass | None:
     return None
 
 
-def _is_password_word(w: str, following: str | None = None) -> bool:
-    """`following`: the next word; a bare PASS is a password only last or before WORD, PHRASE,
-    CODE or KEY (`PASS_THROUGH`, `PASS_RATE` are not)."""
+# Whose password a bare PASS names when more words follow (`db_pass_secure`, `ADMIN_PASS_2`).
+_PASS_OWNERS = {
+    "DB", "DATABASE", "USER", "ADMIN", "ROOT", "SMTP", "MAIL", "EMAIL", "FTP", "SFTP", "SSH",
+    "LDAP", "REDIS", "MYSQL", "PG", "POSTGRES", "MONGO", "RABBITMQ", "AMQP", "PROXY", "WIFI",
+    "VNC", "RDP", "KEYSTORE", "STORE", "TRUSTSTORE", "SA", "SYS", "SYSTEM", "APP", "API",
+}  # fmt: skip
+
+
+def _is_password_word(w: str, following: str | None = None, previous: str | None = None) -> bool:
+    """`following`/`previous`: the words beside it; a bare PASS is a password only last, before
+    WORD, PHRASE, CODE or KEY, or after whose it is (`DB_PASS_SECURE`); `PASS_THROUGH`,
+    `PASS_RATE`, `TEST_PASS_COUNT` are not."""
     if "PASSWORD" in w or "PASSWD" in w or "PASSPHRASE" in w or "PASSCODE" in w:
         return True
+    owned = w == "PASS" and previous in _PASS_OWNERS and following not in _NOT_SECRET_LAST
     if w in ("PASS", "PW") and following not in (None, "WORD", "PHRASE", "CODE", "KEY"):
-        return False
+        return owned
     if w in ("PASS", "PWD", "PW", "PSWD", "PASWD"):
         return True
     return w.endswith("PWD") or (w.endswith("PASS") and w not in _NOT_PASS)
@@ -326,10 +339,15 @@ def plausible(
     token = _RANDOM_RUN.match(v).group()  # type: ignore[union-attr]  # what a token is made of
     if looks_random(token) or basic_credentials(v):
         return True
-    # A hex key under a qualified name (`softlayer_key`, `sl_api_key`): a bare `key`/`token`
-    # holding a digest stays (commit SHAs and content hashes sit under those names too).
-    qualified = len([w for w in _SPLIT.split(bare_name) if w]) >= 2
-    return qualified and len(token) >= 32 and _HEX.fullmatch(token) is not None and _mixed(token)
+    return qualified_hex_key(token, bare_name)
+
+
+def qualified_hex_key(value: str, name: str) -> bool:
+    """A hex key under a qualified name (`softlayer_key`, `sl_api_key`): 32+ hex digits with
+    letters and digits. A bare `key`/`token` holding a digest stays (commit SHAs and content
+    hashes sit under those names too)."""
+    qualified = len([w for w in _SPLIT.split(name.strip("\"'`-_.$@:")) if w]) >= 2
+    return qualified and len(value) >= 32 and _HEX.fullmatch(value) is not None and _mixed(value)
 
 
 def _mixed(v: str) -> bool:

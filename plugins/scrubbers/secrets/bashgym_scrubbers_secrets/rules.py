@@ -312,7 +312,9 @@ def _detect_secrets_rules() -> list[Rule]:
 # ---- token formats detect-secrets 1.5 does not know --------------------------------------------
 
 # (type, regex, left-bounded, right-bounded, check). The regex is also the rule's gate, so it
-# uses no lookarounds; `right` adds "no letter or digit after" to the rule's regex only.
+# uses no lookarounds; `right` adds to the rule's regex only "no letter or digit after" (1),
+# "no token character (letter, digit, `_`, `-`) after" (2: a fixed-length format that a longer
+# run is not), or 2 plus `~` (3).
 _T = tuple[str, str, bool, bool, Callable[[str], bool] | None]
 _TOKENS: list[_T] = [
     # AWS STS session tokens (IQoJb3JpZ2luX2Vj = base64 "origin_ec"), Bedrock long-lived keys
@@ -364,7 +366,8 @@ _TOKENS: list[_T] = [
     # (random: `hf_requiredCharacteristicTypes...` is an Objective-C name)
     ("huggingface-token", r"hf_[A-Za-z0-9]{30,}", True, False, lambda s: _random_body(s[3:])),
     ("huggingface-token", r"api_org_[A-Za-z0-9]{30,}", True, False, None),
-    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", True, False, None),
+    # exactly 39 characters: a longer run is some other blob that happens to hold `AIza`
+    ("google-api-key", r"AIza[0-9A-Za-z_\-]{35}", True, 2, None),
     ("google-oauth-secret", r"GOCSPX-[A-Za-z0-9_\-]{24,}", False, False, None),
     ("google-oauth-token", r"ya29\.[A-Za-z0-9_\-]{30,}", True, False, None),
     ("google-oauth-token", r"1//0[A-Za-z0-9_\-]{40,}", True, False, _has_digit_and_letter),
@@ -415,7 +418,9 @@ _TOKENS: list[_T] = [
     ("notion-token", r"secret_[A-Za-z0-9]{43}", True, True, _has_digit_and_letter),
     ("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", True, False, None),
     ("newrelic-key", r"NRAK-[A-Z0-9]{27}", False, False, None),
-    ("sentry-token", r"sntry[su]_[A-Za-z0-9+/=_]{40,}", False, False, None),
+    # user tokens are 64 hex digits exactly; org tokens base64 JSON (`sntrys_eyJ...`)
+    ("sentry-token", r"sntryu_[a-f0-9]{64}", True, 2, None),
+    ("sentry-token", r"sntrys_eyJ[A-Za-z0-9+/=_]{40,}", True, False, None),
     ("grafana-token", r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", False, False, None),
     ("grafana-token", r"glc_[A-Za-z0-9+/]{32,}={0,2}", True, False, None),
     ("supabase-token", r"sbp_[a-f0-9]{40}", False, False, None),
@@ -427,7 +432,9 @@ _TOKENS: list[_T] = [
     ("databricks-token", r"dapi[a-f0-9]{32}(?:-[0-9])?", True, False, None),
     ("heroku-key", r"HRKU-[A-Za-z0-9_\-]{58,}", False, False, None),
     ("alibaba-key", r"LTAI[A-Za-z0-9]{20}", True, True, None),
-    ("azure-ad-client-secret", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}", True, 1, None),
+    # (its own characters but `.` must not follow: `...0,4~q8Q~<37 chars>~yk0,` in a Freenet
+    # USK is no client secret; a sentence's full stop may)
+    ("azure-ad-client-secret", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}", True, 3, None),
     ("flyio-token", r"fo1_[A-Za-z0-9_\-]{43}", False, False, None),
     ("flyio-token", r"fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}", True, False, None),
     ("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", 0, 0, None),
@@ -454,11 +461,14 @@ _NEEDS["facebook-app-token"] = ("|",)
 _LEFT = {"telegram-token": r"(?<![0-9])"}
 
 
+_RIGHT = ("", r"(?![A-Za-z0-9])", r"(?![A-Za-z0-9_\-])", r"(?![A-Za-z0-9_\-~])")
+
+
 def _token_rules() -> list[Rule]:
     out = []
     for type_, pattern, bounded, right, check in _TOKENS:
         left = _LEFT.get(type_, "")
-        regex = re.compile(left + pattern + (r"(?![A-Za-z0-9])" if right else ""), re.ASCII)
+        regex = re.compile(left + pattern + _RIGHT[int(right)], re.ASCII)
         priority = 52 if type_ == "api-key" else 70  # the generic sk- loses to any
         out.append(
             Rule(
@@ -644,6 +654,20 @@ def _structural_rules() -> list[Rule]:
             priority=50,
             min_unique=1,
             check=basic_credentials,
+        ),
+        # SoftLayer's API endpoint with the key in its path (`api.softlayer.com/soap/v3/KEY`).
+        Rule(
+            "softlayer-key",
+            (
+                re.compile(
+                    r"api\.softlayer\.com/(?:soap|rest|xmlrpc)/v3(?:\.1)?/(?P<s>[a-z0-9]{64})"
+                    r"(?![a-z0-9])",
+                    re.ASCII | re.IGNORECASE,
+                ),
+            ),
+            (Gate("softlayer\\.com/", caseless=True),),
+            group=True,
+            priority=60,
         ),
         # ~/.netrc: `machine HOST login USER password SECRET`, on one line or several.
         Rule(

@@ -10,10 +10,11 @@ import re
 import pytest
 from bashgym_scrubbers_secrets import PLACEHOLDER_RE, Redactor
 from bashgym_scrubbers_secrets.prefilter import available
-from secrets_corpus import HEX, LOWER_ALNUM, UPPER_ALNUM, tok
+from secrets_corpus import ALNUM, HEX, LOWER_ALNUM, UPPER_ALNUM, URLSAFE, tok
 
 MIXED = tok("shapes-mixed", 32)  # a key as most providers issue them
 LOWER = tok("shapes-lower", 30, LOWER_ALNUM)
+_HEX48 = tok("shapes-hex", 48, HEX)
 
 
 def assert_redacted(text: str, *secrets: str, backend: str | None = None) -> str:
@@ -81,6 +82,12 @@ SHAPES = {
     "ini-continuation": (f"[smtp]\npassword =\n    {MIXED}\nport = 587", MIXED),
     "set-property": (f'System.setProperty("DEPLOY_TOKEN", "{LOWER}")', LOWER),
     "reversed-comparison": (f'if ("{MIXED}" == admin_password) {{', MIXED),
+    # a PASS named for whose it is, more words after (`db_pass_secure`)
+    "owned-pass-word": (f"smtp_pass_primary := {MIXED}", MIXED),
+    # a bare value with `>`/`<` inside it: redacted whole, no tail left behind
+    "bare-value-with-angle": ("backup_passwd = Wq7>rT2<9xZ!m#;", "Wq7>rT2<9xZ!m#"),
+    # `name:value` with no space and a hex key under a qualified name
+    "tight-hex-key": (f"billing_api_key:{_HEX48}", _HEX48),
 }
 
 
@@ -137,6 +144,12 @@ TOKENS = {
 }
 
 
+_SL = tok("softlayer", 64, LOWER_ALNUM)
+_SENTRY = tok("sentry-user", 64, HEX.lower())
+TOKENS["softlayer-url"] = (f"GET https://api.softlayer.com/rest/v3.1/{_SL}/Account", _SL)
+TOKENS["sentry-user-token"] = (f"SENTRY_AUTH_TOKEN set: sntryu_{_SENTRY} ok", f"sntryu_{_SENTRY}")
+
+
 @pytest.mark.parametrize("name", TOKENS)
 def test_token_format(name):
     text, secret = TOKENS[name]
@@ -170,6 +183,15 @@ LEFT_ALONE = [
     'curl --user "{{ $.Values.username }}:{{ $.Values.password }}" http://svc',
     "export OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoiaHR0cHM6...",
     "token: str = get_token()\npassword: Optional[str] = None",
+    # a fixed-length format inside a longer run is not that token
+    "blob AIza" + tok("gk-long", 44, URLSAFE) + " end",
+    "digest sntryu_" + tok("sentry-long", 66, HEX.lower()),
+    "id=PK8~0,7~z4Q~" + tok("usk", 37, ALNUM) + "~k2q,AQACAAE/site/3",
+    # PASS not named for a credential, and markup after a bare value
+    "TEST_PASS_COUNT = 7d3f9a2b11",
+    "db_pass_file=/run/secrets/db9",
+    "<password>" + "</password><br>",
+    "see https://api.softlayer.com/rest/v3/SoftLayer_Account/getObject.json",
 ]
 
 
