@@ -24,6 +24,7 @@ from bashgym_scrubbers_secrets.names import (
     placeholder,
     plausible,
     qualified_hex_key,
+    random_letters,
     wordy_parts,
 )
 
@@ -48,6 +49,7 @@ _QUOTED_PAIR = re.compile(r"""\\?["'`][ \t]*,[ \t]*(?=\\?["'`])""")
 _QUOTED_PAIR_VALUE = re.compile(r"""\\?(["'`])[^"'`\n]*\\?\1""")  # closed on the line
 _QUOTES = "\"'`"
 _DIGIT_AND_LETTER = re.compile(r"[0-9].*[A-Za-z]|[A-Za-z].*[0-9]")
+_LONG_NUMBER = re.compile(r"[0-9]{12,}")  # a numeric credential (Discord, Asana ids and secrets)
 _ASSIGNMENT_START = re.compile(r"[A-Za-z_][\w.\-]*=")
 _COMPOUND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")  # Base64-encoded
 _MODULE_LIKE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*")  # urllib2, os.path
@@ -166,7 +168,10 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
     if _TRUNCATED.search(value):
         return
     module = _MODULE_LIKE.fullmatch(value) is not None and wordy_parts(value)
-    if pair and (module or not _DIGIT_AND_LETTER.search(value)):
+    token_like = (
+        _DIGIT_AND_LETTER.search(value) or random_letters(value) or _LONG_NUMBER.fullmatch(value)
+    )
+    if pair and (module or not token_like):
         return  # `MovedAttribute("HTTPPasswordMgr", "urllib2", ...)`: a name, not a value
     if flag and _ASSIGNMENT_START.match(value):
         return  # `--secrets KEY=value`: the assignment after the flag is judged on its own

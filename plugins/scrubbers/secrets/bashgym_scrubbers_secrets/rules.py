@@ -326,6 +326,8 @@ _TOKENS: list[_T] = [
     ("gitlab-token", r"gl(?:ffct|sa)-[A-Za-z0-9_\-]{20,}", 1, 0, None),
     ("slack-token", r"xapp-[0-9]-[A-Za-z0-9\-]{20,}", False, False, None),
     ("slack-token", r"xox[ep]-[0-9]-[A-Za-z0-9\-]{20,}", False, False, None),  # config tokens
+    # user and refresh tokens (detect-secrets: xoxp only, and no xoxe): team-user-id-hex
+    ("slack-token", r"xox[ep](?:-[0-9]{10,13}){3}-[A-Za-z0-9]{28,34}", False, 1, None),
     # any scheme (http too) and any case of path (detect-secrets: https and T.../B... only)
     (
         "slack-webhook",
@@ -356,6 +358,7 @@ _TOKENS: list[_T] = [
     ("facebook-app-token", r"[0-9]{15,16}\|[A-Za-z0-9_\-]{27}", True, True, None),
     # Stripe: test-mode and restricted keys, any length (detect-secrets: live, exactly 24)
     ("stripe-key", r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{20,}", True, False, None),
+    ("adobe-client-secret", r"p8e-[A-Za-z0-9]{32}", True, 2, _has_digit_and_letter),
     ("intra42-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", True, True, None),
     ("stripe-webhook-secret", r"whsec_[A-Za-z0-9+/=]{20,}", True, False, None),
     ("anthropic-api-key", r"sk-ant-[A-Za-z0-9_\-]{20,}", False, False, None),
@@ -668,6 +671,23 @@ def _structural_rules() -> list[Rule]:
             (Gate("softlayer\\.com/", caseless=True),),
             group=True,
             priority=60,
+        ),
+        # Bundler's per-host credentials (`BUNDLE_GEMS__CONTRIBSYS__COM=user:password`, the
+        # Sidekiq Enterprise and GitHub Packages sources): the name holds no secret word.
+        Rule(
+            "password",
+            (
+                re.compile(
+                    r"BUNDLE_[A-Z0-9_]*?__[A-Z0-9_]+(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?"
+                    r"(?P<s>[A-Za-z0-9._%+\-]+:[^\s\"'\\;&]+)",
+                    re.ASCII,
+                ),
+            ),
+            (Gate("BUNDLE_"),),
+            windowed=True,
+            group=True,
+            priority=45,
+            min_unique=1,
         ),
         # ~/.netrc: `machine HOST login USER password SECRET`, on one line or several.
         Rule(

@@ -88,6 +88,17 @@ SHAPES = {
     "bare-value-with-angle": ("backup_passwd = Wq7>rT2<9xZ!m#;", "Wq7>rT2<9xZ!m#"),
     # `name:value` with no space and a hex key under a qualified name
     "tight-hex-key": (f"billing_api_key:{_HEX48}", _HEX48),
+    # a quoted name/value call holding a long number or random letters
+    "set-property-numeric": (
+        'props.put("CHAT_BOT_TOKEN", "480213579911046628");',
+        "480213579911046628",
+    ),
+    "set-property-letters": ('setenv("LOG_TOKEN", "qWmZpXrTbNcVyKhL");', "qWmZpXrTbNcVyKhL"),
+    # Bundler's per-host credentials: the name holds no secret word
+    "bundler-host-credentials": (
+        f'export BUNDLE_PKGS__EXAMPLE__IO="ci-bot:{LOWER[:16]}"',
+        f"ci-bot:{LOWER[:16]}",
+    ),
 }
 
 
@@ -146,6 +157,10 @@ TOKENS = {
 
 _SL = tok("softlayer", 64, LOWER_ALNUM)
 _SENTRY = tok("sentry-user", 64, HEX.lower())
+_P8E = tok("p8e", 32)
+TOKENS["adobe-client-secret"] = (f'ADOBE = {{"secret": "p8e-{_P8E}"}}', f"p8e-{_P8E}")
+_XOXE = "-".join(tok(f"team{i}", 12, "0123456789") for i in range(3)) + "-" + tok("xoxe", 32, HEX)
+TOKENS["slack-refresh-token"] = (f"files.example/img.png?t=xoxe-{_XOXE}&x=1", f"xoxe-{_XOXE}")
 TOKENS["softlayer-url"] = (f"GET https://api.softlayer.com/rest/v3.1/{_SL}/Account", _SL)
 TOKENS["sentry-user-token"] = (f"SENTRY_AUTH_TOKEN set: sntryu_{_SENTRY} ok", f"sntryu_{_SENTRY}")
 
@@ -192,6 +207,8 @@ LEFT_ALONE = [
     "db_pass_file=/run/secrets/db9",
     "<password>" + "</password><br>",
     "see https://api.softlayer.com/rest/v3/SoftLayer_Account/getObject.json",
+    "BUNDLE_JOBS=4\nBUNDLE_PATH: vendor/bundle\nBUNDLE_GEMS__EXAMPLE__IO: ${GEM_CREDS}",
+    'props.put("PAGE_TOKEN_TTL", "86400000000000");',
 ]
 
 
