@@ -20,6 +20,7 @@ Then `verify` runs there, worktrees of merged tasks are removed, and job.json sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,7 @@ from bashgym_orchestrator.job import write_json
 from bashgym_orchestrator.plan import Plan, PlannedTask, critical_path
 from bashgym_orchestrator.retry import fresh_from
 from bashgym_orchestrator.schedule import Scheduler, State
+from bashgym_orchestrator.stream import SinkStream
 from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch
 
 TASKS, ATTEMPTS, META = "tasks", "attempts", "job"
@@ -76,6 +78,7 @@ class JobRunner:
     retries: int
     workers: int
     cap_usd: float | None
+    stream: SinkStream | None = None  # the sinks written as the job goes (`stream`)
     started: float = field(default_factory=time.monotonic)
     _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -139,7 +142,12 @@ class JobRunner:
                 *self.store.items(ATTEMPTS, "running"),
             ):
                 self.store.fail(held.namespace, held.key, "stopped", retry=True)  # pending again
+            if self.stream is not None:  # what had ended is in the sinks when it stops
+                with contextlib.suppress(Exception):
+                    await self.stream.drain()
             raise
+        if self.stream is not None:
+            await self.stream.drain()
         verify = await self._verify()
         await self._clean_up(verify)
         return self._snapshot("done", verify=verify)
@@ -249,6 +257,7 @@ class JobRunner:
                 except GitError as exc:
                     run.note(f"task {tid}: the failed attempt's branch was not kept: {exc}")
             self.store.complete(ATTEMPTS, key, attempt.record(self.bench.run.redact))
+            self._stored()
             earlier.append(attempt.record(self.bench.run.redact))
             if not attempt.success:
                 run.emit(
@@ -285,6 +294,11 @@ class JobRunner:
             attempt.row = trace_row(self.bench.run, failed, attempt, None, task.prompt)
         attempt.row.setdefault("duration_s", round(time.monotonic() - started, 3))
         return attempt
+
+    def _stored(self) -> None:
+        """A row of the job's data was stored or changed: the streamed sinks follow."""
+        if self.stream is not None:
+            self.stream.poke()
 
     def _fail(self, tid: str, reason: str) -> None:
         """The task (running) failed for good; every task depending on it is blocked."""
@@ -341,6 +355,7 @@ class JobRunner:
             "deletions": attempt["deletions"],
         }
         self.store.complete(TASKS, tid, result)
+        self._stored()
         self.outcome[tid] = outcome
         if outcome in MERGED_OUTCOMES:
             self.schedule.succeed(tid)
@@ -413,6 +428,7 @@ class JobRunner:
         attempt.row = trace_row(bench.run, result, attempt, chosen, prompt)
         record = attempt.record(self.bench.run.redact) | {"kind": "merge-resolution", "number": 0}
         self.store.complete(ATTEMPTS, key, record)
+        self._stored()
         return commit
 
     # -- the end --------------------------------------------------------------------------

@@ -63,6 +63,12 @@ class OrchestratorOptions(Options):
     keep_worktrees: Literal["failed", "all", "none"] = Field(
         default="failed", description="Worktrees left at the end (failed: failed/conflicted)."
     )
+    stream_sinks: list[str] = Field(
+        default_factory=lambda: ["nemo-jsonl", "parquet"],
+        description="Sinks rewritten with the job's rows each time an attempt ends (local "
+        "files, renamed into place), so a killed job keeps what had ended; the others write "
+        "at the end.",
+    )
     port_base: int = Field(
         default=41000, ge=1024, le=65000, description="First port handed to workers."
     )

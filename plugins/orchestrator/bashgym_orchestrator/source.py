@@ -58,6 +58,7 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
     """Run the job's tasks to the end (see `dispatch`); its result, as job.json has it."""
     from bashgym_orchestrator.attempt import Workbench
     from bashgym_orchestrator.dispatch import Cancelled, JobRunner
+    from bashgym_orchestrator.stream import SinkStream
     from bashgym_orchestrator.worktrees import Repository
 
     spec, plan = job.spec(), job.plan()
@@ -93,6 +94,7 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         retries=options.retries if options.retries is not None else config.retries,
         workers=options.workers or spec.workers or config.workers,
         cap_usd=options.budget_usd or spec.budget_usd,
+        stream=SinkStream.of_run(job, run, options.stream_sinks),
     )
     job.cancel_file.unlink(missing_ok=True)
     try:
@@ -188,22 +190,32 @@ def _options(registered: Any, given: dict[str, Any], what: str) -> Any:
 
 def job_rows(job: Job, run: RunContext) -> list[dict[str, Any]]:
     """One row per stored attempt (oldest first) and the plan's row."""
-    from bashgym_orchestrator.dispatch import ATTEMPTS, TASKS
-
     same = os.path.realpath(job.dir) == os.path.realpath(run.run_dir)
     if not same and not (job.dir / "state.db").is_file():
         raise InputError(f"{job.dir} has not run yet: `bashgym orchestrate run {job.dir}`")
     store = run.store if same else RunStore(job.dir / "state.db")
     try:
-        outcomes = {i.key: i for i in store.items(TASKS)}
-        attempts = [i.result for i in store.items(ATTEMPTS, "done") if isinstance(i.result, dict)]
+        rows = [row for _, row in stored_rows(job, store)]
     finally:
         if not same:
             store.close()
-    rows = [_attempt_row(job, record, outcomes.get(record["task_id"])) for record in attempts]
-    plan_rows = [_plan_row(job)]
+    plan_rows = [plan_row_of(job)]
     run.emit(TracesIngested(job=job.name, traces=len(rows), plan_rows=len(plan_rows)))
     return rows + plan_rows
+
+
+def stored_rows(job: Job, store: RunStore) -> list[tuple[tuple[str, str], dict[str, Any]]]:
+    """Each stored attempt's row (oldest first), keyed by its version (`stream.row_key`)."""
+    from bashgym_orchestrator.dispatch import ATTEMPTS, TASKS
+    from bashgym_orchestrator.stream import row_key
+
+    outcomes = {i.key: i for i in store.items(TASKS)}
+    rows = []
+    for item in store.items(ATTEMPTS, "done"):
+        if isinstance(record := item.result, dict):
+            task = outcomes.get(record["task_id"])
+            rows.append((row_key(item.key, task), _attempt_row(job, record, task)))
+    return rows
 
 
 def _attempt_row(job: Job, record: dict[str, Any], task: Any) -> dict[str, Any]:
@@ -249,7 +261,7 @@ def _attempt_row(job: Job, record: dict[str, Any], task: Any) -> dict[str, Any]:
     }
 
 
-def _plan_row(job: Job) -> dict[str, Any]:
+def plan_row_of(job: Job) -> dict[str, Any]:
     """The plan as a trace row: the planner's prompt and its answer (what a student needs to
     learn decomposition), status success once the plan was approved."""
     from bashgym_orchestrator.planning import plan_row

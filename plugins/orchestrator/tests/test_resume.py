@@ -87,11 +87,13 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
     ]
     job = orch.make_job(tmp_path / "job", repo, tasks, verify="test -f d.txt")
     proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2")
-    # mid-job: a task has ended and another is still running
-    wait_for(lambda: count(orch, job, "task_finished") >= 1, proc)
+    # mid-job: a task has ended (its trace written to the sink) and another is still running
+    wait_for(lambda: count(orch, job, "task_finished") >= 1 and len(sft_lines(job)) >= 2, proc)
     assert count(orch, job, "task_started") > count(orch, job, "task_finished")
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    kept = sft_lines(job)  # what the sink held at the kill: complete lines, each once
+    assert len(set(kept)) == len(kept) and "Task a: task a" in {k[:14] for k in kept}
 
     status = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
     assert status["status"] == "running"  # run.json as the kill left it ...
@@ -108,6 +110,24 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
     assert sorted(merges.splitlines()) == [f"Merge task {t}: task {t}" for t in "abcd"]
     run = json.loads((job.dir / "run.json").read_text())
     assert run["status"] == "ok" and run["attempt"] == 2
+    # the resumed job rewrote the sink from its store: every attempt and the plan, once
+    lines = sft_lines(job)
+    assert len(lines) == len(set(lines)) == 5 and set(kept) <= set(lines)
+    counts = run["counts"]
+    assert counts["nemo-jsonl.train"] + counts["nemo-jsonl.val"] == 5 == counts["kept"]
+
+
+def sft_lines(job: Any) -> list[str]:
+    """The first user turn of each line the nemo-jsonl sink holds now (a worker's task, or the
+    plan's spec), from complete files only (the sink renames each into place)."""
+    out = []
+    for name in ("train.jsonl", "val.jsonl", "negatives.jsonl"):
+        path = job.dir / "nemo-jsonl" / name
+        text = path.read_text() if path.is_file() else ""
+        for line in text.splitlines():
+            messages = json.loads(line)["messages"]
+            out.append(next(m["content"] for m in messages if m["role"] == "user"))
+    return out
 
 
 @pytest.mark.slow
