@@ -96,6 +96,18 @@ class Attempt:
         return out
 
 
+def planned_metadata(task: PlannedTask) -> dict[str, Any]:
+    """What the plan knows of a task before it runs, as a Task's metadata: the features a
+    router weighs (bashgym-routers-confidence reads `estimated_turns` and `files`) and what
+    `bashgym router fit` later reads back from the run's tasks."""
+    return {
+        "estimated_turns": task.estimated_turns,
+        "files": list(task.files),
+        "priority": task.priority,
+        "budget_usd": task.budget_usd,
+    }
+
+
 def ports(options: OrchestratorOptions, slot: int) -> dict[str, str]:
     """The worker slot's own port range, as environment variables."""
     first = options.port_base + slot * options.ports_per_worker
@@ -174,7 +186,12 @@ async def run_attempt(
         id=task.id,
         prompt=prompt,
         depends_on=list(task.depends_on),
-        metadata={"job": bench.job.name, "attempt": number, "branch": branch},
+        metadata={
+            "job": bench.job.name,
+            "attempt": number,
+            "branch": branch,
+            **planned_metadata(task),
+        },
     )
     options = env_options(bench, slot)
     timeout = bench.options.task_timeout_s
@@ -266,4 +283,13 @@ def trace_row(
     return run.scrub_frame(pd.DataFrame([row])).to_dict(orient="records")[0]  # type: ignore[no-any-return]
 
 
-__all__ = ["Attempt", "Chosen", "Workbench", "Worktree", "run_attempt", "task_prompt", "trace_row"]
+__all__ = [
+    "Attempt",
+    "Chosen",
+    "Workbench",
+    "Worktree",
+    "planned_metadata",
+    "run_attempt",
+    "task_prompt",
+    "trace_row",
+]

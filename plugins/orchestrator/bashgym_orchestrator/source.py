@@ -148,13 +148,18 @@ class Picker:
 
     def __call__(self, task: Any, number: int, earlier: list[dict[str, Any]]) -> Any:
         from bashgym.records import Task
-        from bashgym_orchestrator.attempt import Chosen
+        from bashgym_orchestrator.attempt import Chosen, planned_metadata
 
         name, why = self.default, "configured"
         if self.router is not None:
             route = self.routes.get(task.id)
             if route is None:
-                work = Task(id=task.id, prompt=task.prompt, depends_on=list(task.depends_on))
+                work = Task(
+                    id=task.id,
+                    prompt=task.prompt,
+                    depends_on=list(task.depends_on),
+                    metadata=planned_metadata(task),
+                )
                 route = self.routes[task.id] = self.router.obj.route(
                     work, self.router_options, self.run
                 )

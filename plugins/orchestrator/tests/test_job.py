@@ -5,6 +5,7 @@ the prompt, conflicts kept and reported, verify, budgets, traces read back as a 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +298,35 @@ def test_a_router_picks_each_executor(
     rows = pd.read_parquet(next((job.dir).rglob("*.parquet")))
     trace = json.loads(rows[rows["kind"] == "worker"].iloc[0]["trace"])
     assert trace["extra"]["orchestrator"]["route"] == "router: a looks easy"
+
+
+def test_the_router_sees_the_plans_estimates_and_files(
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    """The confidence router's features of a routed task come from the plan: its estimated
+    turns and the files it expects to touch (recorded where `bashgym router fit` reads them)."""
+    pytest.importorskip("bashgym_routers_confidence", reason="needs bashgym-routers-confidence")
+    from bashgym_routers_confidence.features import FEATURES_NAMESPACE
+
+    from bashgym.store import RunStore
+
+    task = orch.shell_task("a", "echo a > a.txt", estimated_turns=7, files=["src/one.py", "b.md"])
+    job = orch.make_job(tmp_path / "job", repo, [task])
+    done = bashgym_cli(
+        "orchestrate", "run", job.dir, "--router", "confidence", "-e", "local",
+        "--plugin", orch.shell_plugin, "-k", "parquet",
+        "--set", "source.router_options.student=shell",
+        "--set", "source.router_options.teacher=shell",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    store = RunStore(job.dir / "state.db")
+    try:
+        features = store.get(FEATURES_NAMESPACE, "a").result  # type: ignore[union-attr]
+    finally:
+        store.close()
+    assert features["has_est_turns"] == 1.0
+    assert features["log_est_turns"] == pytest.approx(math.log1p(7))
+    assert features["file_refs"] == 2.0  # the plan's two files (the prompt names none)
+    rows = pd.read_parquet(next((job.dir).rglob("*.parquet")))
+    trace = json.loads(rows[rows["kind"] == "worker"].iloc[0]["trace"])
+    assert trace["extra"]["orchestrator"]["route"].startswith("router: p(student passes)=")
