@@ -11,10 +11,6 @@ from its last finished batch.
 
 from __future__ import annotations
 
-import asyncio
-import random
-import re
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,8 +19,6 @@ import data_designer.config as dd
 from bashgym.contracts import (
     Generated,
     InputError,
-    Model,
-    ModelCallError,
     RunContext,
     RunStopped,
 )
@@ -33,9 +27,8 @@ from bashgym.records import Usage
 from bashgym.text import one_line
 from bashgym_designer.constrain import base_alias, constrain
 from bashgym_designer.designer import generate, seed_frame
-from bashgym_designer.faults import FIRST_BACKOFF_S, MAX_BACKOFF_S
 from bashgym_designer.models import providers_for
-from bashgym_designer.settings import designer_settings
+from bashgym_designer.preflight import preflight
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,71 +80,6 @@ def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:
         run.emit(UsageCharged.of(tokens, cost, model=model, alias=name))
 
     return report
-
-
-# Check failures worth trying again (a server that is there but busy or briefly failing);
-# anything else -- connection refused at start, a bad key, a wrong model id -- is one line now.
-_TRANSIENT = re.compile(r"^(HTTP (429|5\d\d)\b|connection to .* lost|malformed reply)")
-CHECK = [{"role": "user", "content": "Reply with OK."}]
-CHECK_TIMEOUT_S = 30.0  # one tiny answer; an alias's own `timeout` param wins
-
-
-def preflight(builder: dd.DataDesignerConfigBuilder, run: RunContext) -> None:
-    """One tiny request per alias the config calls, before any batch: a refused connection, a
-    bad key or a wrong model id is one line (exit 2), not a batch of failed rows; a 429 or a
-    5xx is tried again with backoff for up to `designer.rate_limit_give_up_s`, then one line.
-    Its tokens (charged by `run.model`) and failed tries are counted like any request.
-    (Replaces DataDesigner's own health check, whose requests it does not count.) Models
-    served here already answered when they started."""
-    for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
-        model = run.model(alias)  # starts a served model now: one that cannot start fails here
-        if model.served:
-            continue
-        error, tried = _check_until(
-            run, model, designer_settings(run.settings).rate_limit_give_up_s
-        )
-        if error is not None:
-            raise InputError(f"model alias {alias!r} does not answer: {error}{tried}")
-
-
-def _check(model: Model) -> str | None:
-    """One try of the tiny request: None when it answered, else why not in one line."""
-    timeout = float(model.params.get("timeout") or CHECK_TIMEOUT_S)
-    try:
-        asyncio.run(model.acomplete(CHECK, params={"max_tokens": 8, "timeout": timeout}, retries=0))
-    except ModelCallError as exc:  # its reason names the alias already: said once by the caller
-        return exc.reason.removeprefix(f"model {model.alias}: ")
-    except InputError as exc:  # the alias cannot be used as configured (its key is not set)
-        return str(exc)
-    return None
-
-
-def _check_until(run: RunContext, model: Model, give_up_s: float) -> tuple[str | None, str]:
-    """`_check(model)`, tried again on transient failures (backoff with jitter, as `faults`
-    does for generation) until it answers or `give_up_s` has passed; each failed try is
-    charged as a failed request. Returns the last error (None: it answered) and, after several
-    tries, how long it was tried (for the error line)."""
-    started, tries = 0.0, 0
-    while True:
-        error = _check(model)
-        if error is None:
-            return None, ""
-        tries, started = tries + 1, started or time.monotonic()  # not the client's import
-        run.emit(UsageCharged(model=model.model, alias=model.alias, requests=0, failed_requests=1))
-        left = started + give_up_s - time.monotonic()
-        if not _TRANSIENT.search(error) or left <= 0:
-            spent = time.monotonic() - started
-            tried = (
-                f" ({tries} tries over {spent:.0f}s; designer.rate_limit_give_up_s)"
-                if tries > 1
-                else ""
-            )
-            return error, tried
-        time.sleep(min(left, MAX_BACKOFF_S, FIRST_BACKOFF_S * 2 ** (tries - 1)) * _jitter())
-
-
-def _jitter() -> float:
-    return random.uniform(0.5, 1.0)
 
 
 def skip_health_checks(builder: dd.DataDesignerConfigBuilder) -> None:
