@@ -72,7 +72,8 @@ def _repository(given: Path | None, spec_repo: Path | None) -> Path:
 
 def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
     """Plan `spec_file` with the planner model into a new job directory; the job."""
-    from bashgym_orchestrator.planning import make_plan, planner_model
+    from bashgym.contracts import Charged
+    from bashgym_orchestrator.planning import Spend, make_plan, planner_model
     from bashgym_orchestrator.worktrees import Repository
 
     try:
@@ -90,15 +91,24 @@ def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
             job = Job.new(settings.runs_dir, spec)
         err.print(f"planning {escape(spec.title)!r} with the planner model ...", highlight=False)
         started = time.monotonic()
+        spend = Spend()
         with open_models(settings, host.registry, host.hook) as models:
-            model = planner_model(models)
+            model = Charged(planner_model(models), spend.charge)
             plan = asyncio.run(make_plan(spec, spec.repository, model, cap_usd=spec.budget_usd))
+        spend.duration_s = round(time.monotonic() - started, 3)
     except (InputError, SettingsError) as exc:
         raise fail(str(exc)) from None
     job.set_name(asyncio.run(repository.unused_job_name(job.dir.name)))
     job.save_spec(spec)
     job.save_plan(plan)
-    err.print(f"planned in {time.monotonic() - started:.1f}s by {plan.planner}", highlight=False)
+    job.save_planning(spend)
+    tokens = spend.usage.input_tokens + spend.usage.output_tokens
+    cost = "price unknown" if spend.cost_usd is None else f"${spend.cost_usd:.4f}"
+    err.print(
+        f"planned in {spend.duration_s:.1f}s by {plan.planner}: {spend.requests} request(s), "
+        f"{tokens:,} tokens, {cost} (charged to the job)",
+        highlight=False,
+    )
     return job
 
 

@@ -79,6 +79,7 @@ class JobRunner:
     workers: int
     cap_usd: float | None
     stream: SinkStream | None = None  # the sinks written as the job goes (`stream`)
+    planning_usd: float = 0.0  # what planning cost: spent from the job's budget
     started: float = field(default_factory=time.monotonic)
     _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -100,7 +101,8 @@ class JobRunner:
         await repo.reset_to(self.integration, self._last_integration_commit())
         self.schedule = Scheduler(self.plan.tasks)
         self._restore_states()
-        self.budget = Budget(self.cap_usd, spent_usd=run.tally.task_cost_usd)
+        spent = run.tally.task_cost_usd + self.planning_usd
+        self.budget = Budget(self.cap_usd, spent_usd=spent)
         free_slots = list(range(self.workers))
         try:
             while True:
@@ -523,7 +525,8 @@ class JobRunner:
             "counts": counts,
             "tasks": tasks,
             "verify": verify,
-            "cost_usd": round(self.bench.run.tally.task_cost_usd, 6),
+            "cost_usd": round(self.bench.run.tally.task_cost_usd + self.planning_usd, 6),
+            "planning_cost_usd": round(self.planning_usd, 6),
             "budget_usd": self.cap_usd,
             "wall_s": round(wall, 3),
             "critical_path": path,

@@ -3,6 +3,7 @@
     JOB/spec.json     the spec as planned (repository made absolute)
     JOB/plan.json     the task DAG; editable by hand, validated again when used
     JOB/name          the job's name in its branches, unique in the repository
+    JOB/planning.json what planning cost (requests, tokens, USD), charged to the job's run
     JOB/job.json      the job's result: merged / conflicted / failed / blocked, verify, cost
     JOB/worktrees/    one git worktree per task (and `integration`), removed at the end
                       except those of failed or conflicted tasks
@@ -29,7 +30,7 @@ from bashgym_orchestrator.plan import Plan, read_plan, write_plan
 from bashgym_orchestrator.spec import Spec
 
 SPEC_FILE, PLAN_FILE, RESULT_FILE, CANCEL_FILE = "spec.json", "plan.json", "job.json", "cancel"
-WORKTREES, NAME_FILE = "worktrees", "name"
+WORKTREES, NAME_FILE, PLANNING_FILE = "worktrees", "name", "planning.json"
 
 
 def _slug(text: str) -> str:
@@ -113,6 +114,21 @@ class Job:
 
     def save_plan(self, plan: Plan) -> None:
         write_plan(plan, self.plan_file)
+
+    def save_planning(self, spend: Any) -> None:
+        """What planning cost (`planning.Spend`)."""
+        write_json(self.dir / PLANNING_FILE, spend.as_json())
+
+    def planning(self) -> Any:
+        """What planning cost (`planning.Spend`), or None (a plan made by hand, or before
+        planning was recorded)."""
+        from bashgym_orchestrator.planning import Spend
+
+        try:
+            data = json.loads((self.dir / PLANNING_FILE).read_text(encoding="utf-8"))
+            return Spend.from_json(data)
+        except (OSError, ValueError, TypeError):
+            return None
 
     def result(self) -> dict[str, Any] | None:
         try:

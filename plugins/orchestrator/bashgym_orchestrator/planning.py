@@ -20,10 +20,12 @@ import asyncio
 import json
 import re
 import subprocess
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bashgym.contracts import Completion, InputError, Model, RunContext
+from bashgym.records import Usage
 from bashgym_orchestrator.plan import (
     ID_RULE,
     PLAN_SCHEMA,
@@ -67,6 +69,36 @@ line), `description`, `priority` ({", ".join(PRIORITIES)}), `depends_on` (ids), 
 (repository-relative paths), `estimated_turns` (agent turns, at least 1), `budget_usd` (the
 task's cost cap in USD) and `prompt`.
 Answer with the plan as JSON: {{"tasks": [...]}}."""
+
+
+@dataclass
+class Spend:
+    """What planning cost, answer by answer (the `charge` of a kernel `Charged` model): saved
+    in the job dir by `orchestrate plan` and charged to the job's run when it starts, so
+    run.json's usage and cost, and the job's budget, include planning."""
+
+    requests: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0  # None: a price was unknown
+    model: str = ""
+    alias: str | None = None
+    duration_s: float = 0.0
+
+    def charge(
+        self, usage: Usage, cost_usd: float | None, *, model: str, alias: str | None = None
+    ) -> None:
+        self.requests += 1
+        self.usage = self.usage + usage
+        known = cost_usd is not None and self.cost_usd is not None
+        self.cost_usd = self.cost_usd + cost_usd if known else None  # type: ignore[operator]
+        self.model, self.alias = model, alias
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "usage": self.usage.model_dump()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Spend:
+        return cls(**{**data, "usage": Usage.model_validate(data.get("usage") or {})})
 
 
 def planner_model(source: RunContext | Any) -> Model:

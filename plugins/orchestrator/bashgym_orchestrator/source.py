@@ -24,6 +24,7 @@ from bashgym_orchestrator.job import Job
 from bashgym_orchestrator.options import OrchestratorOptions, OrchestratorSettings
 
 PLAN_KIND, WORKER_KIND = "plan", "worker"
+PLANNING_NAMESPACE = "planning"  # the run-store item that says planning was charged
 
 
 class JobCancelled(KeyboardInterrupt):
@@ -95,6 +96,7 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         workers=options.workers or spec.workers or config.workers,
         cap_usd=options.budget_usd or spec.budget_usd,
         stream=SinkStream.of_run(job, run, options.stream_sinks),
+        planning_usd=charge_planning(job, run),
     )
     job.cancel_file.unlink(missing_ok=True)
     try:
@@ -103,6 +105,31 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         runner._snapshot("cancelled")
         job.cancel_file.unlink(missing_ok=True)
         raise JobCancelled(str(exc)) from None
+
+
+def charge_planning(job: Job, run: RunContext) -> float:
+    """Charge what planning cost (`orchestrate plan` saved it) to the run, once whatever the
+    resumes (a run-store item says it was done; a resumed run's tally reads the charge back
+    from events.jsonl); the USD it cost, which the job's budget counts as spent."""
+    from bashgym.events import UsageCharged
+
+    spend = job.planning()
+    if spend is None or not spend.requests:
+        return 0.0
+    store = run.store
+    store.add(PLANNING_NAMESPACE, ["planning"])
+    if store.claim(PLANNING_NAMESPACE, "planning") is not None:
+        run.emit(
+            UsageCharged.of(
+                spend.usage,
+                spend.cost_usd,
+                model=spend.model or "planner",
+                alias=spend.alias,
+                requests=spend.requests,
+            )
+        )
+        store.complete(PLANNING_NAMESPACE, "planning", spend.as_json())
+    return spend.cost_usd or 0.0
 
 
 class Picker:
@@ -289,6 +316,9 @@ def plan_row_of(job: Job) -> dict[str, Any]:
         ),
     )
     trace.outcome.success = plan.approved
+    spend = job.planning()
+    if spend is not None:  # what the planner's answers cost (the repair request's too)
+        trace.usage, trace.cost_usd = spend.usage, spend.cost_usd
     return {
         **trace_to_row(trace),
         "kind": PLAN_KIND,

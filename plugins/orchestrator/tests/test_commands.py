@@ -53,14 +53,24 @@ def test_plan_then_run_spec_with_yes(
 
     assert planned.exit_code == 0, planned.output
     job = Job.at(tmp_path / "j1")
+    spend = job.planning()  # what planning cost, charged to the job when it runs
+    assert spend is not None and spend.requests == 1 and spend.usage.input_tokens > 0
+    assert spend.alias == "default" and "1 request(s)" in planned.output
     assert [t.id for t in job.plan().tasks] == ["hello"] and not job.plan().approved
     assert "hello" in planned.stdout and "approve" in planned.stdout
     assert job.spec().repository == repo and job.name == "j1"
     refused = bashgym_cli("orchestrate", "run", job.dir, "-x", "shell")
     assert refused.exit_code == 2 and "not approved" in refused.output
 
-    # a spec straight to a finished job: planned, approved by --yes, run
+    # a spec straight to a finished job: planned, approved by --yes, run; the planner is a
+    # model with a price (litellm's list), so its cost shows in run.json and job.json
     orch.git(repo, "branch", "bashgym/j1/integration")  # a branch of another job named j1
+    with (scripted_models.env.workdir / "bashgym.toml").open("a") as toml:
+        toml.write(
+            '[models.planner]\nprovider = "openai-compatible"\nmodel = "gpt-4o-mini"\n'
+            f'endpoint = "{scripted_models.server.openai_base_url}"\n'
+            'api_key_env = "BASHGYM_SCRIPTED_KEY"\n'
+        )
     scripted_models.server.script(plan_answer("echo hi > hello.txt"))
     done = bashgym_cli(
         "orchestrate",
@@ -81,9 +91,29 @@ def test_plan_then_run_spec_with_yes(
     assert done.exit_code == 0, done.output
     made = next(p for p in Path(scripted_models.settings().runs_dir).glob("*") if p.is_dir())
     ran = Job.at(made)
-    assert ran.result()["counts"] == {"merged": 1}  # type: ignore[index]
+    result = ran.result()
+    assert result is not None and result["counts"] == {"merged": 1}
+    planning = ran.planning()
+    assert planning is not None and planning.cost_usd and planning.cost_usd > 0
+    assert result["planning_cost_usd"] == result["cost_usd"] == round(planning.cost_usd, 6)
+    run = json.loads((ran.dir / "run.json").read_text())
+    assert run["usage_by_alias"]["planner"]["requests"] == 1
+    assert run["cost_usd"] >= planning.cost_usd > 0
+    assert run["usage"]["input_tokens"] >= planning.usage.input_tokens
     assert orch.git(repo, "show", f"bashgym/{ran.name}/integration:hello.txt") == "hi"
     status = json.loads(bashgym_cli("orchestrate", "status", ran.dir, "--json").stdout)
     assert status["status"] == "done" and status["tasks"]["hello"]["state"] == "merged"
     again = bashgym_cli("orchestrate", "resume", ran.dir)
     assert again.exit_code == 2 and "has finished" in again.output
+
+    # planning's cost is spent from the job's budget: a cap below it starts no task
+    scripted_models.server.script(plan_answer("echo hi > hello.txt"))
+    capped = bashgym_cli(
+        "orchestrate", "run", spec, "--repo", repo, "--yes", "-x", "shell", "-e", "local",
+        "--plugin", orch.shell_plugin, "--budget", f"{planning.cost_usd / 2:.8f}",
+        "-k", "nemo-jsonl",
+    )  # fmt: skip
+    assert capped.exit_code == 0, capped.output
+    job3 = Job.at(next(p for p in Path(scripted_models.settings().runs_dir).glob("*") if p != made))
+    assert job3.result()["counts"] == {"blocked": 1}  # type: ignore[index]
+    assert "budget:" in job3.result()["tasks"]["hello"]["reason"]  # type: ignore[index]

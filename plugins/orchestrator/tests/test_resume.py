@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bashgym_orchestrator.planning import Spend
+
+from bashgym.records import Usage
 
 BASHGYM = shutil.which("bashgym") or str(Path(sys.executable).with_name("bashgym"))
 
@@ -86,6 +89,7 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
         orch.shell_task("d", "echo d > d.txt", deps=("b", "c")),
     ]
     job = orch.make_job(tmp_path / "job", repo, tasks, verify="test -f d.txt")
+    job.save_planning(Spend(requests=2, usage=Usage(input_tokens=900), cost_usd=0.25, model="m"))
     proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2")
     # mid-job: a task has ended (its trace written to the sink) and another is still running
     wait_for(lambda: count(orch, job, "task_finished") >= 1 and len(sft_lines(job)) >= 2, proc)
@@ -115,6 +119,9 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
     assert len(lines) == len(set(lines)) == 5 and set(kept) <= set(lines)
     counts = run["counts"]
     assert counts["nemo-jsonl.train"] + counts["nemo-jsonl.val"] == 5 == counts["kept"]
+    # planning charged once across the kill and the resume
+    assert run["usage_by_model"]["m"]["requests"] == 2 and run["cost_usd"] == 0.25
+    assert job.result()["cost_usd"] == 0.25  # type: ignore[index]
 
 
 def sft_lines(job: Any) -> list[str]:
