@@ -14,7 +14,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, get_args
@@ -30,14 +30,12 @@ if TYPE_CHECKING:  # keep `import bashgym` light: pandas loads only when used
 
     from bashgym.events import EventBus
     from bashgym.registry import Registry
-    from bashgym.runspec import Step
+    from bashgym.runspec import ResolvedRun, Step
     from bashgym.settings import ModelAlias, Settings
 
 # a run's roles and the kind each is registered as (`--source files` names a source)
-ROLES = {
-    role: f"{role}s"
-    for role in ("source", "executor", "router", "environment", "pipeline", "judge", "sink")
-}
+ROLES = {r: f"{r}s" for r in ("source", "executor", "router", "environment", "pipeline", "judge",
+                              "sink", "backend")}  # fmt: skip
 
 
 class InputError(ValueError):
@@ -468,9 +466,8 @@ class Router(Component[O]):
         string options named `executor`, `student` or `teacher`, or ending in `_executor`."""
         named = options.model_dump().items()  # type: ignore[attr-defined]
         keys = ("executor", "student", "teacher")
-        return [
-            v for k, v in named if isinstance(v, str) and (k in keys or k.endswith("_executor"))
-        ]
+        return [v for k, v in named
+                if isinstance(v, str) and (k in keys or k.endswith("_executor"))]  # fmt: skip
 
     @abstractmethod
     def route(self, task: Task, options: O, run: RunContext) -> Route:
@@ -508,6 +505,32 @@ class Runtime(Component[O]):
     @abstractmethod
     def serve(self, alias: ModelAlias, settings: Settings) -> AbstractContextManager[ServedModel]:
         """Start serving `alias` (wait until it answers); stop it, children too, on exit."""
+
+
+class Backend(Component[O]):
+    """Where a run's work runs off this process (e.g. a Ray cluster): each generation round
+    (`generate`, instead of the runner's) and each agent task (`call`, from work-tasks). The run
+    store, events.jsonl and run.json stay here: what runs elsewhere reports back."""
+
+    def open(
+        self, options: O, resolved: ResolvedRun, run: RunContext
+    ) -> AbstractContextManager[Any]:
+        """Connect (or start a local instance) for `run`; closed when the run ends."""
+        return nullcontext()
+
+    @abstractmethod
+    def generate(
+        self, runner: str, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None,
+        n: int, run: RunContext, *, round: int, resume: bool, options: O,
+    ) -> Generated:  # fmt: skip
+        """`Runner.generate` of runner `runner`, made elsewhere (e.g. in shards): the same rows
+        in seed order, every count, drop reason and usage emitted on `run`."""
+
+    @abstractmethod
+    async def call(self, fn: Callable[..., Any], *args: Any, run: RunContext, options: O) -> Any:
+        """`await fn(worker_run, *args)` elsewhere (`fn` module-level, `args` plain data, no
+        secret), `worker_run` a RunContext rebuilt there whose events are emitted on `run` here.
+        A worker lost mid-call is retried once: `fn` must be safe to repeat; the caller records."""
 
 
 class PathError(ValueError):
@@ -608,5 +631,6 @@ BASES: dict[str, type[Component[Any]]] = {
     "environments": Environment,
     "scrubbers": Scrubber,
     "runners": Runner,
+    "backends": Backend,
 }
 KINDS = tuple(BASES)

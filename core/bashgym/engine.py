@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -133,11 +135,11 @@ class Engine:
 
         runner = pipeline_runner(resolved)
         if runner is not None and (seed is None or len(seed)):
+            gen: Any = self.host.registry.get("runners", runner).obj
+            if (b := resolved.backend) is not None:  # each round made elsewhere (e.g. in shards)
+                gen = SimpleNamespace(generate=partial(b.obj.generate, runner, options=b.options))
             with self.step("pipeline"):
-                generated = generate_in_rounds(
-                    self.host.registry.get("runners", runner).obj, resolved, seed, run, judge,
-                    resume=self.resume,
-                )  # fmt: skip
+                generated = generate_in_rounds(gen, resolved, seed, run, judge, resume=self.resume)
             generated.dropped.extend(dropped)
             return generated
         assert seed is not None  # resolve() guarantees a source or a pipeline
@@ -191,26 +193,14 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             for old in ("events.jsonl", "state.db", "state.db-wal", "state.db-shm"):
                 (run_dir / old).unlink(missing_ok=True)
         bus = ev.EventBus(run_dir / "events.jsonl", redact=redact)
-        run = RunContext(
-            run_dir=run_dir,
-            settings=settings,
-            seed=resolved.spec.seed,
-            models=contracts.open_models(settings, host.registry, host.hook),
-            bus=bus,
-            registry=host.registry,
-            scrubbing=scrubbing,
-        )
+        models = contracts.open_models(settings, host.registry, host.hook)
+        run = RunContext(run_dir, settings, resolved.spec.seed, models, bus, registry=host.registry,
+                         scrubbing=scrubbing)  # fmt: skip
         if target.resume:  # usage and cost: what every attempt of this run spent
             run.tally.add_earlier(run_dir / "events.jsonl")
-        meta = {
-            "pid": os.getpid(),
-            "run_dir": str(run_dir),
-            "config_hash": digest,
-            "input_hash": inputs,
-            "attempt": attempt,
-            "started_at": datetime.now(UTC).isoformat(),
-            "plugins": _plugins(resolved),
-        }
+        meta = dict(pid=os.getpid(), run_dir=str(run_dir), config_hash=digest, input_hash=inputs,
+                    attempt=attempt, started_at=datetime.now(UTC).isoformat(),
+                    plugins=_plugins(resolved))  # fmt: skip
         recorder = RunJson(run_dir, run.tally, meta)
         for subscriber in (run.tally, recorder, _hook_subscriber(host, run)):
             if subscriber is not None:
@@ -221,7 +211,9 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
         generated: Generated | None = None
         try:
             try:
-                with run.models:  # type: ignore[union-attr]
+                backend = resolved.backend
+                opened = backend.obj.open(backend.options, resolved, run) if backend else None
+                with run.models, opened or nullcontext():  # type: ignore[union-attr]
                     seed = engine.read_source()
                     if resolved.executor is not None:
                         assert seed is not None
@@ -234,9 +226,8 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 why = str(exc) or "Ctrl-C"
                 error = why if interrupted else f"{type(exc).__name__}: {exc}"
                 run.emit(ev.RunFinished(status=status, error=error))
-                finish(
-                    recorder, host, run, status=status, error=error, extra=_extra(engine, generated)
-                )
+                finish(recorder, host, run, status=status, error=error,
+                       extra=_extra(engine, generated))  # fmt: skip
                 if interrupted:
                     raise RunInterrupted(run_dir, why) from None
                 raise

@@ -317,17 +317,13 @@ class Tally:
         counts.update(dropped_total=sum(self.dropped.values()), kept_by_sink=dict(self.written))
         more = len(self.notes) - MAX_NOTES
         out: dict[str, Any] = {
-            "counts": counts,
-            "usage": self.usage.model_dump(),
-            "cost_usd": round(self.cost_usd, 6),
+            "counts": counts, "usage": self.usage.model_dump(), "cost_usd": round(self.cost_usd, 6),
             "usage_by_model": {k: dict(v) for k, v in self.by_model.items()},
             "usage_by_alias": {k: dict(v) for k, v in self.by_alias.items()},
-            "outputs": self.outputs,
-            "artifacts": self.artifacts,
+            "outputs": self.outputs, "artifacts": self.artifacts,
             "notes": self.notes[:MAX_NOTES] + ([f"... and {more} more"] if more > 0 else []),
-            "dropped_rows": self.dropped_ids,
-            "timings_s": dict(self.timings),
-        }
+            "dropped_rows": self.dropped_ids, "timings_s": dict(self.timings),
+        }  # fmt: skip
         out.update({k: v for k, v in self.sections.items() if k not in out})
         if self.unpriced:
             out["cost_unknown_for"] = sorted(self.unpriced)

@@ -44,6 +44,7 @@ REGISTERS = {
     "scrubbers": "Scrubbers: each finds secrets; the run's Scrubbing applies the configured ones.",
     "runners": "Runners: each generates rows from pipelines' configs (e.g. `datadesigner`).",
     "sinks": "Sinks: each writes a finished dataset and says what it wrote.",
+    "backends": "Backends: each runs a run's generation rounds and tasks elsewhere (a cluster).",
 }
 
 

@@ -37,9 +37,10 @@ class Target:
 
 
 def config_hash(resolved: ResolvedRun, settings: Settings) -> str:
-    """Identity of a run's config: what it generates, not where it writes or how it was asked."""
-    spec = resolved.spec.model_copy(update={"fresh": False})
-    text = resolved_toml(replace(resolved, spec=spec), Path("RUN_DIR"))
+    """Identity of a run's config: what it generates, not where it writes or runs (its backend:
+    a run started in this process may resume on a cluster), nor how it was asked."""
+    spec = resolved.spec.model_copy(update={"fresh": False, "backend": None})
+    text = resolved_toml(replace(resolved, spec=spec, backend=None), Path("RUN_DIR"))
     for name, table in sorted(settings.tables().items()):  # e.g. [designer] buffer_size
         text += "".join(f"\n{name}.{k}={getattr(table, k)!r}" for k in table.resume_keys)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -19,7 +19,7 @@ from bashgym.registry import PluginConflictError, Registered, Registry, UnknownN
 from bashgym.text import explain_validation
 
 PLURAL_KEYS = {"judge": "judges", "sink": "sinks"}
-SINGLE_ROLES = ("source", "executor", "router", "environment", "pipeline")
+SINGLE_ROLES = ("source", "executor", "router", "environment", "pipeline", "backend")
 ROLE_KEYS = (*SINGLE_ROLES, *PLURAL_KEYS.values())
 
 
@@ -42,27 +42,21 @@ class RunSpec(BaseModel):
     router: StepSpec | None = None  # picks an executor per task (`Router.executors` names them)
     environment: StepSpec | None = None
     pipeline: StepSpec | None = None
+    backend: StepSpec | None = None  # where rounds and tasks run (None: in this process)
     judges: list[StepSpec] = Field(default_factory=list)
     sinks: list[StepSpec] = Field(default_factory=list)
     num_records: int | None = Field(default=None, ge=1)
     out: Path | None = None
     seed: int = 0
     plugins: list[str] = Field(default_factory=list)
-    top_up: bool = Field(
-        default=False,
-        description="Keep generating (in rounds) until num_records rows pass every filter/judge.",
-    )
+    top_up: bool = Field(False, description="Keep generating (in rounds) until num_records rows "
+                         "pass every filter/judge.")  # fmt: skip
     max_rounds: int = Field(default=5, ge=1, description="Most generation rounds with top_up.")
-    tables: dict[str, dict[str, Any]] = Field(
-        default_factory=dict,
-        description="Plugin settings tables for this run (`[designer]`, `[workspace]`, ...): "
-        "each over the configured table, e.g. [designer] max_conversation_restarts = 1.",
-    )
-    fresh: bool = Field(
-        default=False,
-        description="Start over even if the run dir holds an unfinished run of the same config "
-        "(default: resume it).",
-    )
+    tables: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Plugin "
+        "settings tables for this run (`[designer]`, `[workspace]`, ...): each over the configured "
+        "table, e.g. [designer] max_conversation_restarts = 1.")  # fmt: skip
+    fresh: bool = Field(False, description="Start over even if the run dir holds an unfinished "
+                        "run of the same config (default: resume it).")  # fmt: skip
 
     @model_validator(mode="before")
     @classmethod
@@ -137,9 +131,10 @@ class ResolvedRun:
     executor: Step | None = None  # with a router: the run's `executor`, else its first pick
     environment: Step | None = None
     router: Step | None = None
+    backend: Step | None = None
 
     def steps(self) -> list[Step]:
-        single = (self.source, self.executor, self.router, self.environment, self.pipeline)
+        single = [getattr(self, role) for role in SINGLE_ROLES]
         return [s for s in single if s] + self.judges + self.sinks
 
 
@@ -237,7 +232,9 @@ def resolve(
         except ValidationError as exc:
             raise RunConfigError(f"the run's [{name}] table: {explain_validation(exc)}") from None
     sinks = [step("sink", s) for s in spec.sinks]
-    return ResolvedRun(spec, source, pipeline, judges, sinks, executor, environment, router)
+    backend = step("backend", spec.backend) if spec.backend else None
+    steps = (source, pipeline, judges, sinks, executor, environment, router, backend)
+    return ResolvedRun(spec, *steps)
 
 
 def _names(registry: Registry, kind: str) -> str:

@@ -37,19 +37,10 @@ def migration(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Con
 @migration
 def m001_items(db: sqlite3.Connection) -> None:
     db.execute(
-        """CREATE TABLE items (
-            namespace TEXT NOT NULL,
-            key TEXT NOT NULL,
-            state TEXT NOT NULL DEFAULT 'pending',
-            attempts INTEGER NOT NULL DEFAULT 0,
-            owner TEXT,
-            payload TEXT,
-            result TEXT,
-            error TEXT,
-            created_at REAL NOT NULL,
-            started_at REAL,
-            finished_at REAL,
-            PRIMARY KEY (namespace, key))"""
+        """CREATE TABLE items (namespace TEXT NOT NULL, key TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+            owner TEXT, payload TEXT, result TEXT, error TEXT, created_at REAL NOT NULL,
+            started_at REAL, finished_at REAL, PRIMARY KEY (namespace, key))"""
     )
     db.execute("CREATE INDEX items_state ON items (namespace, state)")
 
