@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from bashgym_scrubbers_secrets import prefilter as prefilters
 from bashgym_scrubbers_secrets.assign import header_findings
 from bashgym_scrubbers_secrets.names import PLACEHOLDER, PLACEHOLDER_RE, classify, plausible
-from bashgym_scrubbers_secrets.rules import Rule, RuleSet, left_ok, ruleset
+from bashgym_scrubbers_secrets.rules import ESCAPE_GATES, Rule, RuleSet, left_ok, ruleset
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -277,9 +277,10 @@ class _Allow:
 # ---- JSON text ---------------------------------------------------------------------------------
 
 _JSON_START = re.compile(r"\s*[\[{\"]")
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-# Escapes that could hide a gate in raw JSON text: `\u0041` for `A`, `\/` for `/`.
-_HIDING_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]|\\/")
+_ESCAPE = re.compile("|".join(g.pattern for g in ESCAPE_GATES))
+# json's own C scanner: the decoded string of the literal whose opening quote is just before an
+# index, and the index just past its closing quote (strict: no raw control characters).
+_scanstring = json.decoder.scanstring
 _JSON_VERBATIM = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]+")  # printable ASCII but `"` `\\`
 _PAIR_KEYS = {"name", "key", "parameterkey", "parametername", "secretname"}
 _WS = " \t\r\n"
@@ -485,25 +486,39 @@ class Scrubber:
         if len(text) < MIN_SCAN_LEN:
             return text
         hits = None
-        if _JSON_START.match(text) and self._prefilter is not None:
+        json_text = _JSON_START.match(text) is not None
+        escapes = self._rules.escapes
+        if json_text and self._prefilter is not None:
             found = self._prefilter.anchors(text)  # one scan: which gates, and where
             if found is not None:
                 fired, by_gate = found
-                hits = sorted({p for positions in by_gate.values() for p in positions})
+                hits = sorted(
+                    {p for g, positions in by_gate.items() if g not in escapes for p in positions}
+                )
         if hits is None:
             fired = self._fired(text, among)
+        # An escape in JSON text can hide a gate, so such text is walked even when none fired.
+        if self._prefilter is None:  # (`none`: every gate "fired"; look for escapes here)
+            escaped = json_text and _ESCAPE.search(text) is not None
+        else:
+            escaped = json_text and any(g in fired for g in escapes)
         rules = self._rules.fired(fired)
-        if not rules:
+        if not rules and not escaped:
             return text
-        if _JSON_START.match(text):
-            out = self._json(text, fired, hits)
+        if json_text:
+            out = self._json(text, fired, hits, escaped)
             if out is not None:
                 return out
+        if not rules:
+            return text
         return self._replace(text, self._findings(text, rules))
 
-    def _json(self, text: str, fired: Sequence[int], hits: list[int] | None) -> str | None:
+    def _json(
+        self, text: str, fired: Sequence[int], hits: list[int] | None, escaped: bool
+    ) -> str | None:
         """JSON text scrubbed literal by literal (see the module docstring); None when `text`
-        is not JSON after all. `hits`: a position inside each gate match (else found here)."""
+        is not JSON after all. `hits`: a position inside each gate match (else found here);
+        `escaped`: an escape that could hide a gate occurs in it (then it is parsed whole)."""
         if text.lstrip()[:1] == '"':  # a JSON string, whole: scrub what it says
             try:
                 decoded = json.loads(text)
@@ -513,7 +528,7 @@ class Scrubber:
                 return None
             new = self._string(decoded)
             return text if new is decoded else json.dumps(new, ensure_ascii=False)
-        if self._rules.always or "\\/" in text or ("\\u00" in text and _HIDING_ESCAPE.search(text)):
+        if self._rules.always or escaped:
             return self._walk_json(text)
         if hits is None:
             hits = Context(text, self._rules).positions(fired)
@@ -522,18 +537,16 @@ class Scrubber:
         while i < len(hits):
             p = hits[i]
             q = _open_quote(text, p)
-            m = _JSON_STRING.match(text, q) if q >= 0 else None
-            if m is None or m.end() <= p:
+            try:  # the literal's end and its string in one C pass, with no copy of the text
+                decoded, e = _scanstring(text, q + 1, True) if q >= 0 else (None, -1)
+            except ValueError:  # unterminated, a control character, a bad escape
                 return None
-            e = m.end()
+            if e <= p:
+                return None
             before, after = _prev(text, q), _next(text, e)
             if before < 0 or text[before] not in "{[,:":
                 return None
             if after < len(text) and text[after] not in ":,]}":
-                return None
-            try:
-                decoded = json.loads(text[q:e])
-            except ValueError:
                 return None
             i = bisect.bisect_left(hits, e, i + 1)  # the next hit past this literal
             if (q, e) not in jobs:
@@ -542,13 +555,14 @@ class Scrubber:
                 name = decoded if classify(decoded) is not None else None
                 if name is None and decoded.lower() == "value":
                     name = _pair_name_before(text, q)  # {"name": "DB_PASSWORD", "value": ...}
-                span = self._value_literal(text, after + 1) if name is not None else None
-                if span is not None:
+                j = _next(text, after + 1) if name is not None else len(text)
+                if j < len(text) and text[j] == '"':
                     try:
-                        jobs[span] = (json.loads(text[span[0] : span[1]]), name)
+                        value, end = _scanstring(text, j + 1, True)
                     except ValueError:  # `"\H"`: not JSON after all
                         return None
-                    i = bisect.bisect_left(hits, span[1], i)
+                    jobs[(j, end)] = (value, name)
+                    i = bisect.bisect_left(hits, end, i)
         out, done = [], 0
         outer, self._seen = self._seen, {}
         try:
@@ -582,12 +596,6 @@ class Scrubber:
             self.counts[type_] += n
             text = text.replace(value, PLACEHOLDER.format(type_))
         return text
-
-    @staticmethod
-    def _value_literal(text: str, i: int) -> tuple[int, int] | None:
-        j = _next(text, i)
-        m = _JSON_STRING.match(text, j) if j < len(text) and text[j] == '"' else None
-        return m.span() if m is not None else None
 
     def _walk_json(self, text: str) -> str | None:
         try:

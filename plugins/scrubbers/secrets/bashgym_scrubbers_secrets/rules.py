@@ -790,6 +790,7 @@ class RuleSet:
     gates: tuple[Gate, ...]
     by_gate: tuple[tuple[int, ...], ...]  # gate id -> rule indices
     always: tuple[int, ...]  # rules with no gate: run on every string
+    escapes: tuple[int, ...] = ()  # gates of JSON escapes that can hide a gate (no rule's)
 
     def fired(self, gate_ids: Iterable[int]) -> list[Rule]:
         """The rules that can match where `gate_ids` occur, in table order."""
@@ -823,4 +824,17 @@ def ruleset() -> RuleSet:
         rule.gate_ids = tuple(mine)
         if not mine:
             always.append(i)
-    return RuleSet(rules, tuple(gates), tuple(tuple(r) for r in by_gate), tuple(always))
+    escapes = []
+    for gate in ESCAPE_GATES:
+        escapes.append(len(gates))
+        gates.append(gate)
+        by_gate.append([])
+    return RuleSet(
+        rules, tuple(gates), tuple(tuple(r) for r in by_gate), tuple(always), tuple(escapes)
+    )
+
+
+# JSON escapes that can hide a gate in JSON text (`\u0041KIA...` is `AKIA...`, `:\/\/` is `://`).
+# No rule owns these gates: found in the same scan as the others, they tell the scrubber to parse
+# and walk that JSON text rather than look for gates in it raw. The only gates with a backslash.
+ESCAPE_GATES = (Gate(r"\\/"), Gate(r"\\u00[2-7][0-9a-fA-F]"))

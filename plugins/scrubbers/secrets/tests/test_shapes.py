@@ -225,3 +225,23 @@ def test_every_backend_finds_the_new_shapes(backend):
     """The new gates are multi-pattern gates: each engine finds the same shapes."""
     for text, secret in [*SHAPES.values(), *TOKENS.values()]:
         assert_redacted(text, secret, backend=backend)
+
+
+# ---- JSON escapes that hide a gate -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", available())
+def test_a_secret_hidden_by_json_escapes_alone_is_found(backend):
+    """`\\/` (PHP's json_encode writes every `/` so) and `\\u0041` hide the gate a rule needs
+    (`://`, `AKIA`); with no other gate in the text, the escapes alone get it parsed."""
+    password = "Vx8" + tok("escaped-pw", 14)
+    key = "AKIA" + tok("escaped-aws", 16, UPPER_ALNUM)
+    doc = (
+        '{"dsn": "mysql:\\/\\/app:' + password + '@db.example.net\\/shop", '
+        '"k": "\\u0041' + key[1:] + '", "ansi": "\\u001b[0m done"}'
+    )
+    out = Redactor(backend=backend).text(doc)
+    assert password not in out and key[4:] not in out, out
+    assert json.loads(out)["ansi"] == "\x1b[0m done"
+    plain = '{"path": "src\\/app\\/main.py", "ansi": "\\u001b[0m"}'
+    assert Redactor(backend=backend).text(plain) == plain  # nothing hidden: unchanged
