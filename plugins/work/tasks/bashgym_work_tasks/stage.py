@@ -15,10 +15,9 @@ across its attempts (what earlier attempts charged counts).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-import shutil
-import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -26,24 +25,22 @@ from typing import TYPE_CHECKING
 
 import bashgym_procs as procs
 
-from bashgym.contracts import Budget, EnvironmentSession, InputError, Route, RunContext, TaskContext
+from bashgym.contracts import Budget, BudgetExceeded, InputError, Route, RunContext
 from bashgym.events import Reported, RowsGenerated
-from bashgym.records import Task, WorkerResult, trace_to_row
+from bashgym.records import Task, trace_to_row
+from bashgym_work_tasks.attempt import Job
+from bashgym_work_tasks.attempt import attempt as run_attempt
 from bashgym_work_tasks.routing import (
     ESCALATED,
     Attempt,
-    TaskChecked,
     TaskRouted,
-    Verdict,
-    check_of,
     escalation,
     route_columns,
     routing_report,
 )
-from bashgym_work_tasks.running import finished, run_task, work_through
+from bashgym_work_tasks.running import finished, work_through
 from bashgym_work_tasks.settings import TasksSettings, WorkspaceSettings
 from bashgym_work_tasks.tasks import tasks_from_rows
-from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -240,39 +237,31 @@ class AgentRuns:
     async def run_one(
         self, task: Task, budget: Budget, *, route: Route | None = None, attempt: Attempt = "first"
     ) -> None:
-        """Run `task` (on `route`'s executor, else the run's) and its check, then keep its row
-        and mark it done in one store transaction, and only then say it finished: a kill
-        between never runs a finished (paid for) task again."""
+        """Run `task` (on `route`'s executor, else the run's) and its check — here, or through
+        the run's backend on a node of its own — then keep its row and mark it done in one store
+        transaction, and only then say it finished: a kill between never runs a finished (paid
+        for) task again, and a task a backend ran twice is kept once."""
         import pandas as pd  # (see run_all)
 
         step = self.picks[route.executor] if route else self.resolved.executor
         env = self.resolved.environment
         assert step is not None and env is not None, "resolve() pairs an executor with an env"
-        workspace = procs.names.child_path(self.run.run_dir / "workspaces", task.id)
-        await prepare_workspace(workspace, self.workspace_settings)
-        timeout = self.limits.task_timeout_s
-        deadline = time.monotonic() + timeout if timeout else None
-        async with env.obj.open(workspace, env.options) as session:
-            for note in getattr(session, "notes", []):  # a session not built on the base
-                if note not in self._noted:  # once a run, not once a task
-                    self._noted.add(note)
-                    self.run.note(f"environment {env.name}: {note}")
-            ctx = TaskContext(run=self.run, env=session, budget=budget, deadline=deadline)
-            result = await run_task(step.obj, step.name, task, step.options, ctx, announce=False)
-            verdict = await self.check(task, result, session)
-        if verdict.verified is False and result.success:  # the agent's claim did not hold
-            why = f"check failed (exit {verdict.check_exit}): {check_of(task)}"
-            outcome = {"success": False, "error_kind": "check_failed", "error_message": why}
-            trace = result.trace.model_copy(
-                update={"outcome": result.trace.outcome.model_copy(update=outcome)}
-            )
-            result = result.model_copy(update={"status": "failed", "reason": why, "trace": trace})
-        files = await changed_files(workspace)
-        keep = self.workspace_settings.keep
-        if keep == "all" or (keep == "failed" and not result.success):
-            result = result.model_copy(update={"workspace": str(workspace)})
-        else:
-            shutil.rmtree(workspace, ignore_errors=True)
+        job = Job(
+            task, step.name, step.options, env.name, env.options, self.workspace_settings,
+            timeout_s=self.limits.task_timeout_s, check_timeout_s=self.limits.check_timeout_s,
+            budget_usd=budget.left_usd,
+        )  # fmt: skip
+        if (backend := self.resolved.backend) is None:
+            done = await run_attempt(self.run, job, budget)
+        else:  # the worker charged its own copy of the budget; the run's learns it here
+            done = await backend.obj.call(run_attempt, job, run=self.run, options=backend.options)
+            with contextlib.suppress(BudgetExceeded):  # the worker already stopped at its cap
+                budget.charge(done.spent_usd)
+        for note in done.notes:
+            if note not in self._noted:  # once a run, not once a task
+                self._noted.add(note)
+                self.run.note(f"environment {env.name}: {note}")
+        result, verdict = done.result, done.verdict
         row = {
             **trace_to_row(result.trace),
             "task_id": task.id.removesuffix(ESCALATED) if attempt == "escalated" else task.id,
@@ -286,7 +275,7 @@ class AgentRuns:
             "check_output": verdict.check_output or None,
             **route_columns(route, attempt),
             "workspace": result.workspace,
-            "workspace_files": files,
+            "workspace_files": done.files,
         }
         # scrubbed before the store, the hooks or any model sees it
         row = self.run.scrub_frame(pd.DataFrame([row])).to_dict(orient="records")[0]
@@ -294,19 +283,6 @@ class AgentRuns:
         self.run.emit(finished(result))
         self.run.emit(RowsGenerated(step="executor", n=1))
         self.escalate(task, row, route)
-
-    async def check(self, task: Task, result: WorkerResult, session: EnvironmentSession) -> Verdict:
-        """Verify `result`: False when its executor failed; else its task's check, run in its
-        workspace through its environment (exit 0: True); None when the task has no check."""
-        command = check_of(task)
-        if not result.success:
-            return Verdict(False)
-        if command is None:
-            return Verdict(None)
-        done = await session.run(command, timeout=self.limits.check_timeout_s)
-        passed = done.exit_code == 0
-        self.run.emit(TaskChecked(task_id=task.id, passed=passed, exit_code=done.exit_code))
-        return Verdict(passed, done.exit_code, done.output[-4000:] if not passed else "")
 
 
 async def check_workspace(spec: WorkspaceSettings) -> None:

@@ -1,0 +1,108 @@
+"""One attempt of one task, wherever it runs: its workspace made, the executor run inside the
+environment, its check, what it changed.
+
+This is the part of a task that needs the workspace, so it is what a run's backend sends to a
+node (`Backend.call(attempt, job)`: the job is plain data, the context a RunContext rebuilt
+there); without a backend the stage awaits it here. Either way the driver keeps the result:
+it builds the row, scrubs it and completes the store item (`stage.py`), so a task a worker ran
+twice (a retried worker) is still recorded once. The attempt starts by emptying its workspace,
+so it is safe to start again.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import bashgym_procs as procs
+
+from bashgym.contracts import Budget, EnvironmentSession, RunContext, TaskContext
+from bashgym.records import Task, WorkerResult
+from bashgym_work_tasks.routing import TaskChecked, Verdict, check_of
+from bashgym_work_tasks.running import run_task
+from bashgym_work_tasks.workspaces import changed_files, prepare_workspace
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from bashgym_work_tasks.settings import WorkspaceSettings
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one attempt needs, by name and value (the steps are looked up where it runs)."""
+
+    task: Task
+    executor: str
+    executor_options: BaseModel
+    environment: str
+    environment_options: BaseModel
+    workspace: WorkspaceSettings
+    timeout_s: float | None = None
+    check_timeout_s: float | None = None
+    budget_usd: float | None = None  # the task's share of the run's budget (None: no cap)
+
+
+@dataclass
+class Attempted:
+    """How the attempt went: the executor's result (a failed check already made it `failed`),
+    the check's verdict, the files it changed, its environment's notes, what it spent."""
+
+    result: WorkerResult
+    verdict: Verdict
+    files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    spent_usd: float = 0.0
+
+
+async def attempt(run: RunContext, job: Job, budget: Budget | None = None) -> Attempted:
+    """Run `job` in `run` (a backend's rebuilt context, or the run itself with the task's live
+    `budget`). Never raises for the task's own failure: that is the result's status."""
+    assert run.registry is not None, "a run's context carries its registry"
+    task = job.task
+    executor = run.registry.get("executors", job.executor).obj
+    env = run.registry.get("environments", job.environment).obj
+    workspace = procs.names.child_path(run.run_dir / "workspaces", task.id)
+    await prepare_workspace(workspace, job.workspace)
+    budget = budget if budget is not None else Budget(job.budget_usd)
+    deadline = time.monotonic() + job.timeout_s if job.timeout_s else None
+    async with env.open(workspace, job.environment_options) as session:
+        notes = list(getattr(session, "notes", []))  # a session not built on the base: none
+        ctx = TaskContext(run=run, env=session, budget=budget, deadline=deadline)
+        result = await run_task(
+            executor, job.executor, task, job.executor_options, ctx, announce=False
+        )
+        verdict = await check(run, task, result, session, job.check_timeout_s)
+    if verdict.verified is False and result.success:  # the agent's claim did not hold
+        why = f"check failed (exit {verdict.check_exit}): {check_of(task)}"
+        outcome = {"success": False, "error_kind": "check_failed", "error_message": why}
+        trace = result.trace.model_copy(
+            update={"outcome": result.trace.outcome.model_copy(update=outcome)}
+        )
+        result = result.model_copy(update={"status": "failed", "reason": why, "trace": trace})
+    files = await changed_files(workspace)
+    keep = job.workspace.keep
+    if keep == "all" or (keep == "failed" and not result.success):
+        result = result.model_copy(update={"workspace": str(workspace)})
+    else:
+        shutil.rmtree(workspace, ignore_errors=True)
+    return Attempted(result, verdict, files, notes, budget.spent_usd)
+
+
+async def check(
+    run: RunContext, task: Task, result: WorkerResult, session: EnvironmentSession,
+    timeout_s: float | None,
+) -> Verdict:  # fmt: skip
+    """Verify `result`: False when its executor failed; else its task's check, run in its
+    workspace through its environment (exit 0: True); None when the task has no check."""
+    command = check_of(task)
+    if not result.success:
+        return Verdict(False)
+    if command is None:
+        return Verdict(None)
+    done = await session.run(command, timeout=timeout_s)
+    passed = done.exit_code == 0
+    run.emit(TaskChecked(task_id=task.id, passed=passed, exit_code=done.exit_code))
+    return Verdict(passed, done.exit_code, done.output[-4000:] if not passed else "")
