@@ -49,6 +49,16 @@ def run_command(
             autocompletion=names_of("routers"),
         ),
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            help="Where the run's agent tasks and generation rounds run (default: this process), "
+            "e.g. --backend ray (a local Ray instance) --set backend.address=auto (the cluster "
+            "`ray start` joined this machine to).",
+            autocompletion=names_of("backends"),
+        ),
+    ] = None,
     environment: Annotated[
         str | None,
         typer.Option(
@@ -146,6 +156,8 @@ def run_command(
 
       bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5
 
+      bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl --backend ray
+
       bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet
 
     List names with [bold]bashgym plugins[/] and options with [bold]bashgym options ROLE NAME[/].
@@ -159,6 +171,7 @@ def run_command(
         for role, name in (
             ("executor", executor),
             ("router", router),
+            ("backend", backend),
             ("environment", environment),
             ("pipeline", pipeline),
         ):
