@@ -324,3 +324,19 @@ def test_json_keys_that_name_secrets_and_nested_list_cells():
 def test_documentation_placeholders_are_not_secrets():
     text = "Account SID (ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx) and AKIAXXXXXXXXXXXXXXXX"
     assert scrub(text) == text
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "string[python]", object, "category"])
+def test_frame_keeps_each_string_dtype_and_its_missing_cells(dtype):
+    """Arrow-backed columns get only their changed cells replaced (the rest stays Arrow data);
+    every dtype comes back as it was (categories as objects), missing cells still missing."""
+    cells = ["plain text", f"export GITHUB_TOKEN={GITHUB}", None, "nothing here either"]
+    dataset = pd.DataFrame({"text": pd.Series(cells, dtype=dtype), "n": [1, 2, 3, 4]})
+    out, touched = Scrubber().frame(dataset)
+    assert touched == 1
+    expected = object if dtype == "category" else dataset["text"].dtype
+    assert out["text"].dtype == expected
+    assert out["text"][1] == "export GITHUB_TOKEN=[REDACTED:github-token]"
+    assert [out["text"][i] for i in (0, 3)] == [cells[0], cells[3]]
+    assert pd.isna(out["text"][2]) and out["n"].tolist() == [1, 2, 3, 4]
+    assert dataset["text"][1] == cells[1]  # the input frame is not changed
