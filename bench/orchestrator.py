@@ -37,10 +37,12 @@ import io
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -436,6 +438,7 @@ def worktrees(count: int, files: int, root: Path) -> list[dict[str, Any]]:
         "bare_git_ms": round(bare_s * 1000, 1),
         "orchestrator_ms": round(ours_s * 1000, 1),
         "ratio": round(ours_s / bare_s, 3),
+        "bench_rss_mb": _rss_mb(),
     }
     print(
         f"{files:>6} {count:>9} {row['bare_git_ms']:>12.1f} {row['orchestrator_ms']:>16.1f} "
@@ -445,9 +448,289 @@ def worktrees(count: int, files: int, root: Path) -> list[dict[str, Any]]:
     return [row]
 
 
+def _rss_mb() -> int:
+    """This process's resident size: a git child's start-up cost grows with it when Python
+    must fork (bashgym_procs avoids that: see its `_launch`)."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+
+
 WORKTREE_HEADER = (
     f"{'files':>6} {'worktrees':>9} {'bare git ms':>12} {'orchestrator ms':>16} {'ratio':>6}"
 )
+
+
+# -- (d) parallel workers and (e) a 3-feature spec: whole jobs on the student -------------------
+
+TASK_NAMED = re.compile(r"Task ([A-Za-z0-9._-]+): ")
+
+
+def _texts(request: Any) -> list[str]:
+    out = []
+    for message in request.messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else [content]:
+            if isinstance(block, str):
+                out.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                out.append(block["text"])
+    return out
+
+
+def task_of(request: Any) -> str | None:
+    """The task a worker's request is about (its prompt starts `Task <id>: `), else None."""
+    found = next((m for t in _texts(request) if (m := TASK_NAMED.search(t))), None)
+    return found.group(1) if found else None
+
+
+def by_task(commands: dict[str, str]) -> Any:
+    """The scripted student: per task, a `run_command` doing it, then a one-line summary (the
+    workers run in parallel, so the answer is chosen by the task named in the prompt)."""
+    from bashgym_testing import Reply, ToolUse
+
+    def answer(request: Any) -> Any:
+        tid = task_of(request)
+        if tid not in commands:
+            return Reply("ok")
+        if not any(m.get("role") == "tool" for m in request.messages):
+            return Reply(
+                f"Doing {tid}.", tool_calls=[ToolUse("run_command", {"command": commands[tid]})]
+            )
+        return Reply(f"Task {tid} is done.")
+
+    return answer
+
+
+def bench_env(root: Path, base_url: str) -> tuple[Path, dict[str, str]]:
+    """A work folder whose bashgym.toml points `default` (the student's and the planner's
+    alias) at the scripted server, and the environment a `bashgym` process gets there (the
+    user's own config and BASHGYM_* variables left out)."""
+    work = root / "work"
+    work.mkdir(parents=True)
+    (work / "bashgym.toml").write_text(
+        f'[models.default]\nprovider = "openai-compatible"\nmodel = "scripted-student"\n'
+        f'endpoint = "{base_url}"\napi_key_env = "{KEY_ENV}"\nparams = {{max_retries = 0}}\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
+    env.update({KEY_ENV: "bench-key", "XDG_CONFIG_HOME": str(root / "config")})
+    return work, env
+
+
+def bashgym(work: Path, env: dict[str, str], *args: str, timeout: float) -> float:
+    """`bashgym ARGS` run in this process from `work` with `env` (as the tests' CLI runner
+    does: the imports (b) made are not counted again); its wall time. A command that does not
+    end in `timeout` s is a hang: the bench says so and exits."""
+    from bashgym_cli import build_app
+    from typer.testing import CliRunner
+
+    from bashgym.plugins import PluginHost, use_host
+
+    saved, cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(work)
+    host = PluginHost()
+    previous = use_host(host)
+    watchdog = threading.Timer(timeout, _hang, args=(args, timeout))
+    watchdog.daemon = True
+    watchdog.start()
+    started = time.perf_counter()
+    try:
+        done = CliRunner().invoke(build_app(host), list(args), catch_exceptions=False)
+    finally:
+        took = time.perf_counter() - started
+        watchdog.cancel()
+        use_host(previous)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(saved)
+    if done.exit_code != 0:
+        raise SystemExit(f"`bashgym {' '.join(args[:3])}` failed:\n{done.stdout}{done.stderr}")
+    return took
+
+
+def _hang(args: tuple[str, ...], timeout: float) -> None:
+    print(f"HANG: `bashgym {' '.join(args[:3])}` ran over {timeout:g}s", flush=True)
+    os._exit(1)
+
+
+def model_makespan(plan: Any, turns: dict[str, float], workers: int) -> float:
+    """The job's makespan if only the model took time: each task `turns[t]` s, scheduled by
+    the orchestrator's own Scheduler on `workers` (the bound the real job is held against)."""
+    tasks = [SimTask(t.id, list(t.depends_on), t.priority, t.estimated_turns) for t in plan.tasks]
+    makespan, _ = simulate(tasks, {t.id: turns.get(t.id, 0.0) for t in plan.tasks}, workers)
+    return makespan
+
+
+def peak_in_flight(requests: list[Any], latency: float) -> int:
+    """Most model requests the server held at once (each held `latency` s from arrival)."""
+    edges = sorted([(r.timestamp, 1) for r in requests] +
+                   [(r.timestamp + latency, -1) for r in requests])  # fmt: skip
+    peak = now = 0
+    for _, step in edges:
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+def job_figures(job_dir: Path, server: Any, latency: float, workers: int) -> dict[str, Any]:
+    """What a finished job says of its time, beside what the model took."""
+    from bashgym_orchestrator.job import Job
+
+    job = Job.at(job_dir)
+    result = job.result() or {}
+    run = json.loads((job_dir / "run.json").read_text())
+    calls = [r for r in server.completions if task_of(r) is not None]
+    per_task: dict[str, float] = {}
+    for request in calls:
+        tid = task_of(request) or ""
+        per_task[tid] = per_task.get(tid, 0.0) + latency
+    plan = job.plan()
+    bound = model_makespan(plan, per_task, workers)
+    overheads = [
+        entry["duration_s"] - per_task.get(tid, 0.0) for tid, entry in result["tasks"].items()
+    ]
+    finished = [e for e in _events(job_dir) if e["type"] == "task_finished"]
+    return {
+        "tasks": len(plan.tasks),
+        "workers": workers,
+        "merged": result["counts"].get("merged", 0),
+        "each_ended_once": sorted(e["task_id"] for e in finished)
+        == sorted(t.id for t in plan.tasks),
+        "model_requests": len(calls),
+        "peak_in_flight": peak_in_flight(calls, latency),
+        "wall_s": result["wall_s"],
+        "model_makespan_s": round(bound, 3),
+        "non_model_s": round(result["wall_s"] - bound, 3),
+        "ratio": round(result["wall_s"] / bound, 3) if bound else None,
+        "task_overhead_median_s": round(statistics.median(overheads), 3),
+        "task_overhead_max_s": round(max(overheads), 3),
+        "sink_rewrites": run.get("streamed_sinks", {}).get("rewrites"),
+        "sink_rewrite_s": run.get("streamed_sinks", {}).get("seconds"),
+        "verify_ok": (result.get("verify") or {}).get("ok"),
+        "environment": result.get("environment"),
+    }
+
+
+def _events(job_dir: Path) -> list[dict[str, Any]]:
+    text = (job_dir / "events.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def parallel(latency: float, tasks: int, workers: int, root: Path) -> list[dict[str, Any]]:
+    """(d) `tasks` independent tasks on `workers` student workers: all end, none hangs, and
+    the job's wall time is held against the model's (2 requests a task, `latency` each)."""
+    from bashgym_orchestrator.job import Job
+    from bashgym_orchestrator.plan import Plan, PlannedTask
+    from bashgym_orchestrator.spec import Spec
+    from bashgym_testing import ScriptedModelServer
+
+    repo = make_repo(root / "repo", 50)
+    commands = {f"t{i}": f"echo t{i} > t{i}.txt" for i in range(1, tasks + 1)}
+    plan = Plan(
+        title="parallel",
+        planner="bench",
+        approved=True,
+        tasks=[PlannedTask(id=t, title=f"write {t}.txt", prompt=f"Write {t}.txt.",
+                           files=[f"{t}.txt"], estimated_turns=2) for t in commands],
+    )  # fmt: skip
+    with ScriptedModelServer() as server:
+        work, env = bench_env(root, server.openai_base_url)
+        job = Job(work / "job")
+        job.dir.mkdir()
+        job.save_spec(Spec(title="parallel", repository=repo, verify="test -f t1.txt"))
+        job.save_plan(plan)
+        server.latency = latency
+        server.add_rule(lambda r: True, by_task(commands))
+        command_s = bashgym(work, env, "orchestrate", "run", str(job.dir), "-x", "student",
+                            "--workers", str(workers), "-k", "nemo-jsonl",
+                            timeout=120 + 20 * latency * tasks)  # fmt: skip
+        row = job_figures(job.dir, server, latency, workers)
+    row.update(latency_s=latency, command_s=round(command_s, 3))
+    print(parallel_line(row), flush=True)
+    return [row]
+
+
+PARALLEL_HEADER = (
+    f"{'tasks':>5} {'workers':>7} {'merged':>6} {'peak':>4} {'latency':>7} {'wall s':>7} "
+    f"{'model s':>7} {'ratio':>6} {'task overhead s (median/max)':>29} {'command s':>9}"
+)
+
+
+def parallel_line(r: dict[str, Any]) -> str:
+    over = f"{r['task_overhead_median_s']:.2f} / {r['task_overhead_max_s']:.2f}"
+    return (
+        f"{r['tasks']:>5} {r['workers']:>7} {r['merged']:>6} {r['peak_in_flight']:>4} "
+        f"{r['latency_s']:>7g} {r['wall_s']:>7.2f} {r['model_makespan_s']:>7.2f} "
+        f"{r['ratio']:>6.3f} {over:>29} {r['command_s']:>9.2f}"
+    )
+
+
+def features(latency: float, workers: int, root: Path) -> list[dict[str, Any]]:
+    """(e) The 3-feature spec of (b), planned and run in one `orchestrate run SPEC --yes` on
+    `workers` student workers: what the job spends outside the model."""
+    from bashgym_orchestrator.job import Job
+    from bashgym_testing import Reply, ScriptedModelServer
+
+    repo = make_repo(root / "repo", 400)
+    answer = plan_answer()
+    commands = {
+        t["id"]: " && ".join(
+            f"mkdir -p {os.path.dirname(f) or '.'} && echo '# {t['id']}' >> {f}" for f in t["files"]
+        )
+        for t in answer["tasks"]
+    }
+    spec = SPEC.replace(
+        'verify = "uv run pytest -q"', 'verify = "test -f notes/cli/export.py"'
+    ).replace(
+        'check = "uv run ruff check ."', 'check = "true"'
+    )  # the bench's repository has no project to test: the job's own commands stand in
+    spec_file = root / "spec.md"
+    spec_file.write_text(spec)
+    with ScriptedModelServer() as server:
+        work, env = bench_env(root, server.openai_base_url)
+        server.latency = latency
+        server.script(Reply(json.dumps(answer)))  # the planner's answer, then the workers'
+        server.add_rule(lambda r: True, by_task(commands))
+        command_s = bashgym(work, env, "orchestrate", "run", str(spec_file), "--repo", str(repo),
+                            "--yes", "-x", "student", "--workers", str(workers),
+                            "-k", "nemo-jsonl", timeout=300 + 60 * latency)  # fmt: skip
+        job_dir = next(p for p in (work / "runs").iterdir() if p.is_dir())
+        row = job_figures(job_dir, server, latency, workers)
+        planning = Job.at(job_dir).planning()
+    row.update(
+        latency_s=latency,
+        spec_words=len(SPEC.split("+++", 2)[2].split()),
+        planning_s=planning.duration_s,
+        planning_non_model_s=round(planning.duration_s - planning.requests * latency, 3),
+        command_s=round(command_s, 3),
+    )
+    row["start_and_finish_s"] = round(command_s - row["planning_s"] - row["wall_s"], 3)
+    print(features_lines(row), flush=True)
+    return [row]
+
+
+def features_lines(r: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            f"  spec of {r['spec_words']} words → {r['tasks']} tasks on {r['workers']} workers, "
+            f"model latency {r['latency_s']:g} s; all merged: {r['merged'] == r['tasks']}, "
+            f"each ended once: {r['each_ended_once']}, verify ok: {r['verify_ok']}",
+            f"  planning              {r['planning_s']:>8.2f} s, outside the model "
+            f"{r['planning_non_model_s']:.2f} s",
+            f"  job wall              {r['wall_s']:>8.2f} s, the model alone "
+            f"{r['model_makespan_s']:.2f} s (its makespan on {r['workers']} workers): outside the "
+            f"model {r['non_model_s']:.2f} s",
+            f"  per task outside      {r['task_overhead_median_s']:>8.2f} s median, "
+            f"{r['task_overhead_max_s']:.2f} s max (worktree, commit, check, merge)",
+            f"  sinks as it went      {r['sink_rewrite_s'] or 0:>8.2f} s in "
+            f"{r['sink_rewrites']} rewrites",
+            f"  before and after      {r['start_and_finish_s']:>8.2f} s (the run's start, the "
+            "student's preflight, the final sink write, report)",
+            f"  whole command         {r['command_s']:>8.2f} s (in this process: imports not "
+            "counted)",
+        ]
+    )
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -471,13 +754,25 @@ def summary(results: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, st
     if results.get("worktrees"):
         ratio = results["worktrees"][0]["ratio"]
         rows.append(("worktree / bare git worktree add", f"{ratio:.3f}", "≤ 1.2", ratio <= 1.2))
+    for part in ("parallel", "features"):
+        for r in results.get(part, []):
+            whole = r["merged"] == r["tasks"] and r["each_ended_once"]
+            rows.append((f"{part}: tasks merged, each ended once", f"{r['merged']}/{r['tasks']}",
+                         "all, no hang", whole))  # fmt: skip
+            if part == "parallel":
+                rows.append(("parallel: peak model requests at once", f"{r['peak_in_flight']}",
+                             f"= {r['workers']}", r["peak_in_flight"] == r["workers"]))  # fmt: skip
+            rows.append((f"{part}: wall / model-only makespan", f"{r['ratio']:.3f}",
+                         "reported", True))  # fmt: skip
+            rows.append((f"{part}: job wall outside the model, s", f"{r['non_model_s']:.2f}",
+                         "reported", True))  # fmt: skip
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for CI")
-    parser.add_argument("--only", default="scheduling,planning,worktrees")
+    parser.add_argument("--only", default="scheduling,planning,worktrees,parallel,features")
     parser.add_argument("--sizes", help="DAG sizes (default 10,100,1000,10000)")
     parser.add_argument("--latency", type=float, help="model latency, s (default 2.0)")
     parser.add_argument("--seed", type=int, default=22)
@@ -505,8 +800,17 @@ def main() -> None:
         if "worktrees" in parts:
             print("\n(c) worktree per task beside a bare `git worktree add`")
             print(WORKTREE_HEADER)
-            count, files = (3, 50) if args.quick else (15, 2000)
+            count, files = (8, 50) if args.quick else (15, 2000)
             results["worktrees"] = worktrees(count, files, Path(tmp) / "wt")
+        if "parallel" in parts:
+            tasks = 5 if args.quick else 10
+            print(f"\n(d) {tasks} tasks on 5 student workers, the model at {latency:g} s a reply")
+            print(PARALLEL_HEADER)
+            results["parallel"] = parallel(latency, tasks, 5, Path(tmp) / "parallel")
+        if "features" in parts:
+            print(f"\n(e) the 3-feature spec of (b) planned and run on 5 student workers, the "
+                  f"model at {latency:g} s a reply")  # fmt: skip
+            results["features"] = features(latency, 5, Path(tmp) / "features")
     print("\nTargets")
     for measure, value, target, met in summary(results):
         print(f"  {measure:<40} {value:>9}  target {target:<14} {'met' if met else 'NOT MET'}")

@@ -469,12 +469,15 @@ class JobRunner:
         if keep == "all":
             return
         states = self.states()
-        for tid, state in states.items():
-            if keep == "none" or state == "merged" or state == "blocked":
-                await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)
+        gone = [
+            self.bench.job.worktrees / tid
+            for tid, state in states.items()
+            if keep == "none" or state == "merged" or state == "blocked"
+        ]
         troubled = (verify is not None and not verify["ok"]) or "conflicted" in states.values()
         if keep == "none" or not troubled:
-            await self.bench.repo.remove_worktree(self.integration.path)
+            gone.append(self.integration.path)
+        await self.bench.repo.remove_worktrees(gone)
 
     def states(self) -> dict[str, str]:
         """Each task's state in the job's words: pending, ready, running, merged, conflicted,
@@ -528,6 +531,7 @@ class JobRunner:
             "cost_usd": round(self.bench.run.tally.task_cost_usd + self.planning_usd, 6),
             "planning_cost_usd": round(self.planning_usd, 6),
             "budget_usd": self.cap_usd,
+            "environment": self.bench.environment_name,
             "wall_s": round(wall, 3),
             "critical_path": path,
             "critical_path_s": round(on_path, 3),

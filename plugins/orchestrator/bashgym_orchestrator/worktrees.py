@@ -15,6 +15,7 @@ libraries, and a library reading `.git/config` faces the same attacks).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from dataclasses import dataclass
@@ -155,6 +156,23 @@ class Repository:
         elif not self._registered(path):
             return
         await git.run(self.main, "worktree", "prune")
+
+    async def remove_worktrees(self, paths: list[Path]) -> None:
+        """Remove the worktrees at `paths` (their branches stay) with one `git worktree prune`
+        for all: at a job's end, `remove_worktree` for each was two git commands a task
+        (bench/orchestrator.py (d): ~1 s of a 5-task job's wall). The folders are deleted
+        without following links (shutil.rmtree), as `remove_worktree` does when git cannot."""
+        pruned = False
+        for path in paths:
+            if os.path.islink(path):
+                path.unlink()
+            elif path.exists():
+                await asyncio.to_thread(shutil.rmtree, path, True)
+            elif not self._registered(path):
+                continue
+            pruned = True
+        if pruned:
+            await git.run(self.main, "worktree", "prune")
 
     def _registered(self, path: Path) -> bool:
         """Whether an admin dir under `.git/worktrees/` records `path` (a worktree whose folder

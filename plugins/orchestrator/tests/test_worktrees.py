@@ -108,3 +108,27 @@ def test_a_worktree_deleted_by_hand_is_made_again(repo: Path, tmp_path: Path, or
     assert (tree.path / "README.md").is_file()
     listed = orch.git(repo, "worktree", "list", "--porcelain")
     assert listed.count(f"worktree {tree.path}") == 1
+
+
+def test_worktrees_removed_together_are_pruned_once(repo: Path, tmp_path: Path, orch: Any) -> None:
+    """The job's end removes its worktrees with one prune: folders gone, git's records of
+    them gone (one deleted by hand too), branches kept, the user's checkout untouched."""
+    import shutil
+
+    async def scenario() -> list[Path]:
+        git = Repository(repo)
+        base = await git.commit_of("main")
+        paths = [tmp_path / "wt" / t for t in ("t1", "t2", "t3")]
+        for path in paths:
+            await git.add_worktree(path, f"bashgym/job/{path.name}", base)
+        shutil.rmtree(paths[2])  # by hand: the folder gone, git's record left
+        await git.remove_worktrees([*paths, tmp_path / "wt" / "never-made"])
+        return paths
+
+    paths = asyncio.run(scenario())
+    assert not any(p.exists() for p in paths)
+    listed = orch.git(repo, "worktree", "list", "--porcelain")
+    assert listed.count("worktree ") == 1 and f"worktree {repo}" in listed
+    branches = orch.git(repo, "branch", "--format=%(refname:short)").split()
+    assert {"bashgym/job/t1", "bashgym/job/t2", "bashgym/job/t3"} <= set(branches)
+    assert "not committed" in (repo / "README.md").read_text()
