@@ -1,0 +1,152 @@
+"""The `ray` backend: the run's generation rounds in shards and its agent tasks as Ray tasks.
+
+The driver (the `bashgym run` process) keeps the run: its store, events.jsonl and run.json.
+Each shard or task runs as a Ray task on whichever node has room (`task_cpus`, `task_memory_mb`)
+in a context rebuilt there (`worker.py`); its result and events come back and are emitted here,
+so every count, drop reason and token is tallied once, on the driver. A worker process or node
+lost mid-task is retried by Ray (`max_retries`, system failures only): the driver records the
+one result that comes back, so a task is never completed twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from bashgym.contracts import Backend, Generated, RunContext
+from bashgym.events import Note, Reported
+from bashgym_backends_ray import cluster, worker
+from bashgym_backends_ray.options import RayOptions
+from bashgym_backends_ray.shards import merge, plan, seed_rows
+from bashgym_backends_ray.worker import Blueprint, Outcome, Shard, StepRef
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bashgym.runspec import ResolvedRun, Step
+
+
+class RayBackend(Backend[RayOptions]):
+    """Runs agent tasks and generation shards on a Ray cluster (or a local Ray instance)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, Blueprint] = {}  # run dir -> how its workers rebuild it
+        self._remote: dict[str, Any] = {}
+        self._shards: dict[str, list[int]] = {}  # run dir -> shards per round (run.json)
+
+    @contextlib.contextmanager
+    def open(self, options: RayOptions, resolved: ResolvedRun, run: RunContext) -> Iterator[None]:
+        started = cluster.connect(options)
+        key = str(run.run_dir)
+        self._runs[key] = Blueprint(
+            run_dir=str(run.run_dir.absolute()),
+            settings=run.settings.model_dump(mode="json"),
+            seed=run.seed,
+            plugins=tuple(resolved.spec.plugins),
+            load_plugins=os.environ.get("BASHGYM_LOAD_PLUGINS"),
+            cwd=os.getcwd(),
+        )
+        self._shards[key] = []
+        where = options.address or ("local instance" if started else "this process's Ray")
+        self._report(run, where=where)
+        try:
+            yield
+        finally:
+            self._runs.pop(key, None)
+            if started:
+                cluster.import_ray().shutdown()
+
+    def _report(self, run: RunContext, **extra: Any) -> None:
+        """run.json's `backend` section: where the work ran and how it was split."""
+        key = str(run.run_dir)
+        data = {"name": "ray", "nodes": cluster.alive_nodes(), "cpus": cluster.cluster_cpus()}
+        data.update(extra or {"shards_per_round": list(self._shards.get(key, []))})
+        run.emit(Reported(section="backend", data=data))
+
+    def _blueprint(self, run: RunContext) -> Blueprint:
+        try:
+            return self._runs[str(run.run_dir)]
+        except KeyError:
+            raise RuntimeError("the ray backend was not opened for this run") from None
+
+    def _task(self, name: str, fn: Callable[..., Outcome], options: RayOptions) -> Any:
+        """`fn` as a Ray remote function, with this run's resource asks."""
+        ray = cluster.import_ray()
+        if name not in self._remote:
+            self._remote[name] = ray.remote(fn)
+        return self._remote[name].options(**cluster.resources(options))
+
+    def generate(
+        self, runner: str, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None,
+        n: int, run: RunContext, *, round: int, resume: bool, options: RayOptions,
+    ) -> Generated:  # fmt: skip
+        """The round in shards (`options.shards`, default one per task slot of the cluster),
+        each shard's events emitted as it ends, rows merged in seed order."""
+        ray = cluster.import_ray()
+        bp = self._blueprint(run)
+        count = options.shards or max(1, int(cluster.cluster_cpus() // options.task_cpus))
+        ranges = plan(n, count)
+        refs = [StepRef.of(j) for j in judges]
+        parts = [
+            Shard(i, start, stop, round, resume, runner, pipeline and StepRef.of(pipeline),
+                  tuple(refs), seed_rows(seed, start, stop))
+            for i, (start, stop) in enumerate(ranges)
+        ]  # fmt: skip
+        remote = self._task("shard", worker.shard, options)
+        pending = {remote.remote(bp, part): i for i, part in enumerate(parts)}
+        self._shards[str(run.run_dir)].append(len(parts))
+        self._report(run)
+        done: dict[int, Outcome] = {}
+        notes: set[str] = set()
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                out = _fetch(ray, ref)
+                done[pending.pop(ref)] = out
+                _emit(out, run, notes)
+        errors = [done[i].error for i in sorted(done) if done[i].error is not None]
+        if errors:
+            raise errors[0]
+        return merge([done[i].value for i in sorted(done)])
+
+    async def call(
+        self, fn: Callable[..., Any], *args: Any, run: RunContext, options: RayOptions
+    ) -> Any:
+        """`fn(worker_run, *args)` as a Ray task (awaited: an ObjectRef is awaitable)."""
+        ray = cluster.import_ray()
+        remote = self._task("call", worker.call, options)
+        ref = remote.remote(self._blueprint(run), fn, args)
+        try:
+            out = await ref
+        except ray.exceptions.RayError as exc:
+            raise _lost(exc, options) from None
+        _emit(out, run, set())
+        if out.error is not None:
+            raise out.error
+        return out.value
+
+
+def _fetch(ray: Any, ref: Any) -> Outcome:
+    try:
+        return ray.get(ref)  # type: ignore[no-any-return]
+    except ray.exceptions.RayError as exc:
+        raise _lost(exc, None) from None
+
+
+def _lost(exc: BaseException, options: RayOptions | None) -> RuntimeError:
+    """A task Ray could not finish (its worker or node died more often than it retries)."""
+    tries = "" if options is None else f" after {options.max_retries + 1} tries"
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return RuntimeError(f"ray lost the task{tries}: {type(exc).__name__}: {first}"[:300])
+
+
+def _emit(out: Outcome, run: RunContext, notes: set[str]) -> None:
+    """A worker's events on the run (a note several shards made, once)."""
+    for event in out.events:
+        if isinstance(event, Note):
+            if event.text in notes:
+                continue
+            notes.add(event.text)
+        run.emit(event)

@@ -1,0 +1,40 @@
+"""What a user writes for `--backend ray` (`--set backend.KEY=VALUE`, or `[backend]` in a run
+file): where the cluster is, what a local instance gets, what each task asks of a node."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from bashgym.contracts import Options
+
+
+class RayOptions(Options):
+    """Options of the `ray` backend (validated before any work starts, like any step's)."""
+
+    address: str | None = Field(
+        default=None,
+        description="The cluster: `auto` (the one `ray start` runs on this machine), "
+        "`ray://HOST:10001` (Ray Client) or `HOST:6379`; default: start a local Ray instance.",
+    )
+    num_cpus: int | None = Field(
+        default=None, ge=1, description="CPUs of the local instance (default: this machine's)."
+    )
+    task_cpus: float = Field(default=1.0, gt=0, description="CPUs each task or shard asks for.")
+    task_memory_mb: int | None = Field(
+        default=None, ge=1, description="Memory (MiB) each task or shard asks for (Ray resource)."
+    )
+    shards: int | None = Field(
+        default=None,
+        ge=1,
+        description="Shards of each generation round (default: the cluster's CPUs / task_cpus).",
+    )
+    max_retries: int = Field(
+        default=1,
+        ge=0,
+        le=5,
+        description="Times Ray reruns a task whose worker process or node died (not a failure "
+        "of the task itself: that is its status).",
+    )
+    log_to_driver: bool = Field(
+        default=False, description="Print the workers' stdout and stderr on this terminal."
+    )

@@ -1,0 +1,54 @@
+"""A generation round in shards: split on the driver, merged back in seed order.
+
+The runners sample seed rows in order (row i of a round uses seed row i, wrapping), so rows
+[start, stop) of a round are what a runner makes from the seed rotated to `start`: each shard
+gets only those seed rows and makes the same rows the whole round would have made there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bashgym.contracts import Generated
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SUMMED = ("generated", "resumed_rows")  # runner summary keys that count rows: added up
+
+
+def plan(n: int, shards: int) -> list[tuple[int, int]]:
+    """`n` rows as at most `shards` contiguous ranges, sizes within one of each other."""
+    shards = max(1, min(shards, n))
+    base, extra = divmod(n, shards)
+    ranges, start = [], 0
+    for i in range(shards):
+        stop = start + base + (1 if i < extra else 0)
+        ranges.append((start, stop))
+        start = stop
+    return ranges
+
+
+def seed_rows(seed: pd.DataFrame | None, start: int, stop: int) -> pd.DataFrame | None:
+    """The seed rows rows [start, stop) of a round use, in order (wrapping past the end)."""
+    if seed is None or not len(seed):
+        return seed
+    size = len(seed)
+    picks = [(start + i) % size for i in range(min(stop - start, size))]
+    return seed.iloc[picks].reset_index(drop=True)
+
+
+def merge(parts: list[Generated]) -> Generated:
+    """The shards' rows in order, every dropped row, row counts added up (other summary keys:
+    the first shard's, e.g. the runner's buffer size)."""
+    import pandas as pd
+
+    dataset = pd.concat([p.dataset for p in parts], ignore_index=True)
+    summary: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.summary.items():
+            if key in SUMMED:
+                summary[key] = summary.get(key, 0) + value
+            else:
+                summary.setdefault(key, value)
+    return Generated(dataset, [d for p in parts for d in p.dropped], summary)

@@ -1,0 +1,180 @@
+"""What runs on a Ray worker: the run's context rebuilt there, one call or one shard in it.
+
+A worker gets a `Blueprint` (plain data: the run dir, its settings, the plugins to load; never a
+key: a model alias names its env var, which each node sets where its raylet starts), rebuilds
+the plugin host once per worker process, and opens a fresh RunContext per call whose events are
+collected instead of written: they travel back with the result and the driver emits them on the
+run, so events.jsonl, run.json and the usage tally stay on the driver (the one truth).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bashgym import contracts
+from bashgym.contracts import Generated, RunContext
+from bashgym.events import Event, EventBus
+from bashgym.plugins import PluginHost, use_host
+from bashgym.runspec import Step
+from bashgym.settings import Settings, load_settings
+from bashgym.text import one_line
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pydantic import BaseModel
+
+SHARD_SEED_STRIDE = 1_000_003  # shard j of a round samples with seed + j * this (0: the run's)
+
+
+@dataclass(frozen=True)
+class Blueprint:
+    """How to rebuild a run's context on a worker: plain data, no secret."""
+
+    run_dir: str
+    settings: dict[str, Any]  # Settings.model_dump(mode="json"): aliases name env vars only
+    seed: int
+    plugins: tuple[str, ...] = ()  # the run's `--plugin`s (same paths on every node)
+    load_plugins: str | None = None  # the driver's BASHGYM_LOAD_PLUGINS
+    cwd: str | None = None  # relative paths in options mean the same on a node that has it
+
+    @property
+    def key(self) -> str:
+        text = json.dumps([self.settings, self.plugins, self.load_plugins], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class Outcome:
+    """What a worker sends back: the value (or the error it raised) and every event."""
+
+    value: Any = None
+    events: list[Event] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class StepRef:
+    """A resolved step by name and options: the worker takes the object from its registry."""
+
+    role: str
+    kind: str
+    name: str
+    options: BaseModel
+
+    @classmethod
+    def of(cls, step: Step) -> StepRef:
+        return cls(step.role, step.registered.kind, step.name, step.options)
+
+    def resolve(self, run: RunContext) -> Step:
+        assert run.registry is not None
+        return Step(self.role, run.registry.get(self.kind, self.name), self.options)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Rows [start, stop) of round `round`: its seed rows, its number among the round's."""
+
+    index: int
+    start: int
+    stop: int
+    round: int
+    resume: bool
+    runner: str
+    pipeline: StepRef | None
+    judges: tuple[StepRef, ...]
+    seed: pd.DataFrame | None
+
+    @property
+    def folder(self) -> str:
+        """Under the run dir; named by its rows, so a resumed round finds its own files (and a
+        round split differently starts those shards afresh)."""
+        return f"shards/round-{self.round}/rows-{self.start}-{self.stop}"
+
+
+_PREPARED: dict[str, tuple[PluginHost, Settings]] = {}
+
+
+def _prepared(bp: Blueprint) -> tuple[PluginHost, Settings]:
+    """The plugin host and settings of `bp`, built once per worker process (loading plugins
+    takes seconds; a worker process runs many tasks)."""
+    if bp.key not in _PREPARED:
+        if bp.load_plugins is not None:
+            os.environ["BASHGYM_LOAD_PLUGINS"] = bp.load_plugins
+        host = PluginHost()
+        if bp.plugins:
+            from bashgym_cli import load_plugin  # the CLI's public loader: files, modules, dists
+
+            for spec in bp.plugins:
+                load_plugin(host, spec)
+        settings = load_settings(host.registry.settings_tables, **bp.settings)
+        _PREPARED[bp.key] = (host, settings)
+    host, settings = _PREPARED[bp.key]
+    use_host(host)  # a plugin that asks for the process's host gets the run's
+    return host, settings
+
+
+@contextlib.contextmanager
+def _context(bp: Blueprint, run_dir: Path, seed: int) -> Any:
+    """A RunContext for one call, its events collected into the yielded list."""
+    host, settings = _prepared(bp)
+    if bp.cwd and os.path.isdir(bp.cwd):
+        os.chdir(bp.cwd)
+    events: list[Event] = []
+    bus = EventBus(None)
+    bus.subscribe(events.append)
+    scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
+    models = contracts.open_models(settings, host.registry, host.hook)
+    run = RunContext(run_dir, settings, seed, models, bus, registry=host.registry,
+                     scrubbing=scrubbing)  # fmt: skip
+    try:
+        with models:
+            yield run, events
+    finally:
+        if run._store is not None:
+            run._store.close()
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc` if it pickles (the driver re-raises it as it is), else a one-line RuntimeError."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # noqa: BLE001 -- any pickling failure: send the words instead
+        return RuntimeError(one_line(exc))
+    return exc
+
+
+def call(bp: Blueprint, fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
+    """`await fn(run, *args)` in a context rebuilt from `bp` (Backend.call's worker side)."""
+    events: list[Event] = []
+    try:
+        with _context(bp, Path(bp.run_dir), bp.seed) as (run, events):
+            return Outcome(asyncio.run(fn(run, *args)), events)
+    except Exception as exc:  # noqa: BLE001 -- sent back with the events it emitted first
+        return Outcome(None, events, _portable(exc))
+
+
+def shard(bp: Blueprint, part: Shard) -> Outcome:
+    """One shard of a round: a normal runner call in the shard's own folder."""
+    events: list[Event] = []
+    seed = bp.seed + part.index * SHARD_SEED_STRIDE
+    try:
+        with _context(bp, Path(bp.run_dir) / part.folder, seed) as (run, events):
+            runner = run.registry.get("runners", part.runner).obj  # type: ignore[union-attr]
+            pipeline = part.pipeline.resolve(run) if part.pipeline else None
+            judges = [j.resolve(run) for j in part.judges]
+            out = runner.generate(pipeline, judges, part.seed, part.stop - part.start, run,
+                                  round=part.round, resume=part.resume)  # fmt: skip
+            if not isinstance(out, Generated):
+                raise TypeError(f"runner {part.runner!r} returned {type(out).__name__}")
+            return Outcome(out, events)
+    except Exception as exc:  # noqa: BLE001 -- see `call`
+        return Outcome(None, events, _portable(exc))

@@ -1,0 +1,120 @@
+"""The ray backend on a local Ray instance (two CPUs): a run makes the same rows and counts as
+the same command without `--backend`, for a pipeline (in shards) and for an agent run (each task
+a Ray task); a worker process killed mid-task is re-run once, nothing lost or kept twice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from bashgym_testing import Fault
+
+from bashgym.events import read_events
+from bashgym.records import trace_from_row
+
+pytestmark = pytest.mark.slow  # a local Ray instance and DataDesigner runs: over 10 s
+
+
+def summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def test_a_pipeline_in_shards_makes_the_in_process_rows_and_counts(
+    local_ray, bashgym_cli, scripted_models, model_server, plugin, tmp_path
+):
+    seed = tmp_path / "tasks.csv"
+    pd.DataFrame({"task": [f"task {i}" for i in range(7)]}).to_csv(seed, index=False)
+    # one seed row's request fails for good: the runner drops its rows with a reason
+    model_server.add_rule("Solve: task 4", Fault.status(400, {"error": {"message": "bad task"}}))
+    common = [
+        "run", "--plugin", str(plugin), "-s", "files", "--set", f"source.path={seed}",
+        "-p", "solve", "-n", "10", "-k", "parquet",
+    ]  # fmt: skip
+    here = bashgym_cli(*common, "--out", str(tmp_path / "here"))
+    assert here.exit_code == 0, here.output
+    there = bashgym_cli(
+        *common, "--out", str(tmp_path / "ray"), "--backend", "ray", "--set", "backend.shards=3"
+    )
+    assert there.exit_code == 0, there.output
+
+    rows_here = pd.read_parquet(tmp_path / "here" / "data.parquet")
+    rows_ray = pd.read_parquet(tmp_path / "ray" / "data.parquet")
+    assert len(rows_here) == 9  # 10 asked (seed rows wrap: 0-6, 0-2), task 4's dropped
+    assert rows_ray[["task", "solution"]].equals(rows_here[["task", "solution"]])
+    assert rows_ray["solution"].str.contains("Solve: task").all()  # the model's echo
+
+    a, b = summary(tmp_path / "here"), summary(tmp_path / "ray")
+    for key in ("generated", "requested", "kept", "dropped", "dropped_total"):
+        assert a["counts"].get(key) == b["counts"].get(key), key
+    assert sum(a["counts"]["dropped"].values()) == 1
+    # usage comes back and is charged on the driver: the same requests, plus the one check
+    # request each runner call makes before its first round (two more shards, two more)
+    requests = [sum(m["requests"] for m in s["usage_by_model"].values()) for s in (a, b)]
+    assert requests[1] == requests[0] + 2 and requests[0] >= 10
+    assert b["usage"]["output_tokens"] > a["usage"]["output_tokens"] > 0
+    assert b["backend"]["name"] == "ray" and b["backend"]["shards_per_round"] == [3]
+    shards = sorted(p.name for p in (tmp_path / "ray" / "shards" / "round-1").iterdir())
+    assert shards == ["rows-0-4", "rows-4-7", "rows-7-10"]
+    dropped = [json.loads(x) for x in (tmp_path / "ray" / "dropped.jsonl").read_text().splitlines()]
+    assert len(dropped) == 1 and "task 4" in json.dumps(dropped[0]["row"])
+
+
+def agent_args(plugin: Path, tasks: Path, prompts: list[str]) -> list[str]:
+    tasks.write_text("\n".join(prompts) + "\n")
+    return [
+        "run", "--plugin", str(plugin), "-s", "prompts", "--set", f"source.path={tasks}",
+        "-x", "agent", "-e", "local", "-k", "parquet",
+    ]  # fmt: skip
+
+
+def test_an_agent_run_on_ray_keeps_the_in_process_rows_and_counts(
+    local_ray, bashgym_cli, plugin, tmp_path
+):
+    prompts = ["write a", "write b", "please fail", "write c"]
+    common = agent_args(plugin, tmp_path / "tasks.txt", prompts)
+    here = bashgym_cli(*common, "--out", str(tmp_path / "here"))
+    assert here.exit_code == 0, here.output
+    there = bashgym_cli(*common, "--out", str(tmp_path / "ray"), "--backend", "ray")
+    assert there.exit_code == 0, there.output
+
+    def rows(run: str) -> pd.DataFrame:
+        frame = pd.read_parquet(tmp_path / run / "data.parquet").sort_values("prompt")
+        return frame.reset_index(drop=True)
+
+    a, b = rows("here"), rows("ray")
+    assert list(b["prompt"]) == sorted(prompts)
+    for column in ("task_id", "status", "reason", "verified", "final_text"):
+        assert list(a[column]) == list(b[column]), column
+    assert [list(f) for f in b["workspace_files"]] == [["out.txt"], ["out.txt"], [], ["out.txt"]]
+    trace = trace_from_row(b.iloc[1].to_dict())
+    assert [m.content for m in trace.messages] == ["write a", "did write a"]
+    kept = Path(b.iloc[0]["workspace"])  # the failed task's workspace, kept for a look
+    assert kept.is_dir() and kept.parent == tmp_path / "ray" / "workspaces"
+    assert summary(tmp_path / "ray")["tasks"] == summary(tmp_path / "here")["tasks"]
+    assert summary(tmp_path / "ray")["tasks"] == {"success": 3, "failed": 1, "running": 0}
+    events = read_events(tmp_path / "ray" / "events.jsonl")
+    assert sum(e.type == "task_started" for e in events) == 4  # the workers' events, here
+    assert sum(e.type == "task_finished" for e in events) == 4
+
+
+def test_a_worker_killed_mid_task_is_rerun_once_and_kept_once(
+    local_ray, bashgym_cli, plugin, tmp_path
+):
+    prompts = ["write a", "die here", "write b"]
+    (tmp_path / "starts").mkdir()  # the agent counts each task's starts there
+    args = agent_args(plugin, tmp_path / "tasks.txt", prompts)
+    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), "--backend", "ray")
+    assert done.exit_code == 0, done.output
+    starts = {p.name: int(p.read_text()) for p in (tmp_path / "starts").iterdir()}
+    rows = pd.read_parquet(tmp_path / "run" / "data.parquet")
+    by_prompt = dict(zip(rows["prompt"], rows["task_id"], strict=True))
+    assert sorted(by_prompt) == sorted(prompts)  # nothing lost, nothing twice
+    assert starts[by_prompt["die here"]] == 2  # killed once, Ray ran it again
+    assert starts[by_prompt["write a"]] == starts[by_prompt["write b"]] == 1
+    assert set(rows["status"]) == {"success"}
+    finished = [
+        e for e in read_events(tmp_path / "run" / "events.jsonl") if e.type == "task_finished"
+    ]
+    assert len(finished) == 3
