@@ -20,12 +20,24 @@
 (c) Worktree cost per task: the orchestrator's `Repository.add_worktree` (every git command
     through bashgym_procs.git's policy, a stale worktree removed first, the admin dir checked)
     plus `copy_files` (.env), beside a bare `git worktree add -b` of the same repository and
-    commit, interleaved (target: at most 1.2×).
+    commit, interleaved in one event loop as a job has (target: at most 1.2×).
+(d) Parallel workers: 10 independent tasks on 5 workers of the student executor (its real
+    tool loop through litellm), the model the scripted server at `--latency` s a reply, each
+    task a `run_command` then a summary, run by `bashgym orchestrate run` (the CLI app, in this
+    process). No hang: every task merged and ended once within a watchdog's time; the peak of
+    model requests in flight (should be 5); the job's wall time against the model-only
+    makespan (each task its requests × latency, scheduled by the job's own Scheduler).
+(e) A 3-feature spec with 5 workers: the spec of (b) planned and run in one
+    `orchestrate run SPEC --yes` (11 tasks writing their files, `check = "true"`, verify a file
+    test) on 5 student workers: what it spends outside the model -- planning, the job's wall
+    less the model-only makespan, each task's time less its requests × latency (worktree,
+    environment, commit, diff, check, merge), the sinks written as the job went.
 
-    uv run python bench/orchestrator.py [--quick] [--only scheduling,planning,worktrees]
-        [--latency 2.0] [--json out.json]
+    uv run python bench/orchestrator.py [--quick]
+        [--only scheduling,planning,worktrees,parallel,features] [--latency 2.0] [--json F]
 
-`--quick` runs tiny sizes (CI): DAGs of 10 and 100 tasks, a 0.05 s latency, 3 worktrees.
+`--quick` runs tiny sizes (CI): DAGs of 10 and 100 tasks, a 0.05 s latency, 8 worktrees, 5
+tasks in (d).
 """
 
 from __future__ import annotations
@@ -424,12 +436,16 @@ def worktrees(count: int, files: int, root: Path) -> list[dict[str, Any]]:
         copy_files(repo_dir, tree.path, [".env"])
         return time.perf_counter() - started
 
-    bare(-1)  # warm: the first checkout reads every object from disk
-    asyncio.run(ours(-1))
     times: dict[str, list[float]] = {"bare": [], "orchestrator": []}
-    for i in range(count):
-        times["bare"].append(bare(i))
-        times["orchestrator"].append(asyncio.run(ours(i)))
+
+    async def interleaved() -> None:  # one event loop, as a job has
+        bare(-1)  # warm: the first checkout reads every object from disk
+        await ours(-1)
+        for i in range(count):
+            times["bare"].append(bare(i))
+            times["orchestrator"].append(await ours(i))
+
+    asyncio.run(interleaved())
     bare_s = statistics.median(times["bare"])
     ours_s = statistics.median(times["orchestrator"])
     row = {
