@@ -83,3 +83,31 @@ def test_a_router_stands_for_the_executor_and_its_executors_must_be_installed(tm
         resolve(missing, host.registry)
     with pytest.raises(RunConfigError, match="needs tasks: add --source"):
         resolve(spec.model_copy(update={"source": None}), host.registry)
+
+
+def test_a_backend_is_a_step_of_its_own_and_not_part_of_a_runs_identity(tmp_path):
+    """`--backend NAME`: its options are checked like any step's, it is kept in run.toml (a
+    repeated run runs where it ran), and where a run runs does not change what it makes, so a
+    run started in this process may resume on a cluster (the config hash leaves it out)."""
+    from bashgym.resume import config_hash
+    from bashgym.runspec import resolved_toml
+    from bashgym.settings import load_settings
+
+    host = PluginHost()
+    if "ray" not in host.registry.names("backends"):
+        pytest.skip("no backend is installed (bashgym-backends-ray)")
+    base = RunSpec(pipeline=StepSpec(plugin="samplers"), sinks=[StepSpec(plugin="parquet")])
+    spec = base.model_copy(update={"backend": StepSpec(plugin="ray", options={"shards": 3})})
+    resolved = resolve(spec, host.registry)
+    assert resolved.backend is not None and resolved.backend.options.shards == 3
+    assert [s.role for s in resolved.steps()] == ["pipeline", "backend", "sink"]
+    assert "[backend]" in resolved_toml(resolved, tmp_path) and "shards = 3" in resolved_toml(
+        resolved, tmp_path
+    )
+    settings = load_settings(host.registry.settings_tables)
+    assert config_hash(resolved, settings) == config_hash(resolve(base, host.registry), settings)
+    bad = base.model_copy(update={"backend": StepSpec(plugin="ray", options={"shards": 0})})
+    with pytest.raises(RunConfigError, match="backend 'ray': shards"):
+        resolve(bad, host.registry)
+    with pytest.raises(RunConfigError, match="unknown backend 'rya'"):
+        resolve(base.model_copy(update={"backend": StepSpec(plugin="rya")}), host.registry)
