@@ -4,8 +4,10 @@ The kernel's engine hands the source rows to the `run_tasks` hook when a run nam
 executor (`-x`); this plugin answers it: every row becomes a Task (`tasks.py`), each Task runs
 in a fresh workspace (`workspaces.py`) inside the run's environment, `concurrency` at once
 through the run store — so a killed run resumes with each task exactly once — and the result
-is one trace row per task (`stage.py`). A third party can answer the same hook another way
-(e.g. spreading tasks over a Ray cluster) and turn this one off with BASHGYM_LOAD_PLUGINS.
+is one trace row per task (`stage.py`). With a run `backend` (`--backend ray`) each task's
+attempt (`attempt.py`: workspace, executor, check) runs where the backend puts it, while the
+store, the rows and the events stay here. A third party can also answer the same hook another
+way and turn this one off with BASHGYM_LOAD_PLUGINS.
 Declared API: `run_task` (how any plugin calls an executor: deadline, budget and crashes become
 statuses), `work_through` (store items N at a time, exactly once), `tasks_from_rows`,
 `PROMPT_COLUMNS`.

@@ -6,10 +6,11 @@ item of its own in the store, so each attempt runs exactly once across resumes.
 
 Tasks are added to the store's `tasks` namespace, so a resumed run keeps the ones that
 finished and runs only the rest; each runs through `run_task` (deadline, budget
-and crashes become statuses) in a fresh workspace inside the run's environment. Each row is
-scrubbed before the store keeps it: the store is a file in the run dir. The run's budget_usd
-holds across its tasks (each gets a share of what is left; none starts once it is spent) and
-across its attempts (what earlier attempts charged counts).
+and crashes become statuses) in a fresh workspace inside the run's environment — here, or on
+a node of the run's backend (`attempt.py`), the store and the rows staying on this process.
+Each row is scrubbed before the store keeps it: the store is a file in the run dir. The run's
+budget_usd holds across its tasks (each gets a share of what is left; none starts once it is
+spent) and across its attempts (what earlier attempts charged counts).
 """
 
 from __future__ import annotations
