@@ -75,7 +75,8 @@ _HEADER_VALUE = re.compile(
     r"""(?:\\?["'`])?(?:(?P<scheme>[A-Za-z][\w-]*)[ \t]+)?(?P<cred>[^\s'"`,;\\]+)"""
 )
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
-_INSIDE_VALUE = re.compile(r">[^\s'\"`<>]|<[^\s'\"`<>/A-Za-z!?]")  # not a tag, a tag's end
+# not a tag or a tag's end (`</k>`, `<br>`), nor a shell redirection (`>/dev/null`, `2>&1`, `<(`)
+_INSIDE_VALUE = re.compile(r">[^\s'\"`<>/&|(]|<[^\s'\"`<>/A-Za-z!?&(]")
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 

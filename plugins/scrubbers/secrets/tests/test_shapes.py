@@ -86,6 +86,7 @@ SHAPES = {
     "owned-pass-word": (f"smtp_pass_primary := {MIXED}", MIXED),
     # a bare value with `>`/`<` inside it: redacted whole, no tail left behind
     "bare-value-with-angle": ("backup_passwd = Wq7>rT2<9xZ!m#;", "Wq7>rT2<9xZ!m#"),
+    "bare-value-then-redirect": (f"run --db-password={MIXED}>/dev/null 2>&1", MIXED),
     # `name:value` with no space and a hex key under a qualified name
     "tight-hex-key": (f"billing_api_key:{_HEX48}", _HEX48),
     # a quoted name/value call holding a long number or random letters
