@@ -98,7 +98,8 @@ class JobRunner:
         self.integration = await repo.open_worktree(
             job.worktrees / "integration", integration_branch(job.name), self.base
         )
-        await repo.reset_to(self.integration, self._last_integration_commit())
+        self.tip = self._last_integration_commit()
+        await repo.reset_to(self.integration, self.tip)
         self.schedule = Scheduler(self.plan.tasks)
         self._restore_states()
         spent = run.tally.task_cost_usd + self.planning_usd
@@ -284,8 +285,9 @@ class JobRunner:
         started = time.monotonic()
         try:
             chosen = await asyncio.to_thread(self.choose, task, number, earlier)
-            async with self._merge_lock:  # the integration tip, not a merge half done
-                start = await self.bench.repo.tip(self.integration)
+            # the integration branch as the last finished merge left it (every dependency of a
+            # ready task is merged): no git command, and no wait behind merges under way
+            start = self.tip
             attempt = await run_attempt(
                 self.bench, task, number, chosen, budget, slot, start, earlier
             )
@@ -344,7 +346,7 @@ class JobRunner:
             if outcome == "conflicted" and self.bench.options.resolve_conflicts:
                 commit = await self._resolve(task, branch, message, merged.conflicts, slot, budget)
                 outcome = "resolved" if commit else "conflicted"
-            tip = await repo.tip(self.integration)
+            tip = self.tip = await repo.tip(self.integration)
         result = {
             "outcome": outcome,
             "branch": branch,
