@@ -11,6 +11,7 @@ one result that comes back, so a task is never completed twice.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ class RayBackend(Backend[RayOptions]):
     def __init__(self) -> None:
         self._runs: dict[str, Blueprint] = {}  # run dir -> how its workers rebuild it
         self._remote: dict[str, Any] = {}
-        self._shards: dict[str, list[int]] = {}  # run dir -> shards per round (run.json)
+        self._sections: dict[str, dict[str, Any]] = {}  # run dir -> run.json's `backend`
 
     @contextlib.contextmanager
     def open(self, options: RayOptions, resolved: ResolvedRun, run: RunContext) -> Iterator[None]:
@@ -48,22 +49,22 @@ class RayBackend(Backend[RayOptions]):
             load_plugins=os.environ.get("BASHGYM_LOAD_PLUGINS"),
             cwd=os.getcwd(),
         )
-        self._shards[key] = []
         where = options.address or ("local instance" if started else "this process's Ray")
-        self._report(run, where=where)
+        self._sections[key] = {"where": where, "shards_per_round": []}
+        self._report(run)
         try:
             yield
         finally:
             self._runs.pop(key, None)
+            self._sections.pop(key, None)
             if started:
                 cluster.import_ray().shutdown()
 
-    def _report(self, run: RunContext, **extra: Any) -> None:
-        """run.json's `backend` section: where the work ran and how it was split."""
-        key = str(run.run_dir)
+    def _report(self, run: RunContext) -> None:
+        """run.json's `backend` section: where the work ran and how each round was split."""
         data = {"name": "ray", "nodes": cluster.alive_nodes(), "cpus": cluster.cluster_cpus()}
-        data.update(extra or {"shards_per_round": list(self._shards.get(key, []))})
-        run.emit(Reported(section="backend", data=data))
+        section = copy.deepcopy(self._sections[str(run.run_dir)])  # this moment's, kept as is
+        run.emit(Reported(section="backend", data={**data, **section}))
 
     def _blueprint(self, run: RunContext) -> Blueprint:
         try:
@@ -96,7 +97,7 @@ class RayBackend(Backend[RayOptions]):
         ]  # fmt: skip
         remote = self._task("shard", worker.shard, options)
         pending = {remote.remote(bp, part): i for i, part in enumerate(parts)}
-        self._shards[str(run.run_dir)].append(len(parts))
+        self._sections[str(run.run_dir)]["shards_per_round"].append(len(parts))
         self._report(run)
         done: dict[int, Outcome] = {}
         notes: set[str] = set()

@@ -87,7 +87,7 @@ def test_an_agent_run_on_ray_keeps_the_in_process_rows_and_counts(
     assert list(b["prompt"]) == sorted(prompts)
     for column in ("task_id", "status", "reason", "verified", "final_text"):
         assert list(a[column]) == list(b[column]), column
-    assert [list(f) for f in b["workspace_files"]] == [["out.txt"], ["out.txt"], [], ["out.txt"]]
+    assert [list(f) for f in b["workspace_files"]] == [[], ["out.txt"], ["out.txt"], ["out.txt"]]
     trace = trace_from_row(b.iloc[1].to_dict())
     assert [m.content for m in trace.messages] == ["write a", "did write a"]
     kept = Path(b.iloc[0]["workspace"])  # the failed task's workspace, kept for a look

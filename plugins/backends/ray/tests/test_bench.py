@@ -1,0 +1,34 @@
+"""`bench/ray_backend.py --quick` runs (tiny sizes): a benchmark that does not run measures
+nothing. Its figures are its own report; here only that it ends well and prints each table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[4]
+BENCH = ROOT / "bench" / "ray_backend.py"
+
+
+@pytest.mark.slow
+def test_the_ray_benchmark_runs_at_tiny_sizes(tmp_path):
+    if not BENCH.is_file():
+        pytest.skip(f"{BENCH} is not in this checkout")
+    out = tmp_path / "figures.json"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--json", str(out)],
+        capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent  conc 4" in done.stdout and "generation ray 2 shards" in done.stdout
+    assert "16 nodes x" in done.stdout
+    figures = json.loads(out.read_text())
+    assert [r["concurrency"] for r in figures["agent"]] == [1, 2, 4]
+    assert all(r["ray_tasks_per_s"] > 0 for r in figures["agent"])
+    assert figures["projection"]["nodes"] == 16
