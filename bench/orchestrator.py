@@ -37,7 +37,8 @@
         [--only scheduling,planning,worktrees,parallel,features] [--latency 2.0] [--json F]
 
 `--quick` runs tiny sizes (CI): DAGs of 10 and 100 tasks, a 0.05 s latency, 8 worktrees, 5
-tasks in (d).
+tasks in (d), 3 of the plan's tasks in (e), and the jobs' secret scrubbing off (its start-up is
+seconds of CPU; the full run keeps it on, as a user's run has it).
 """
 
 from __future__ import annotations
@@ -478,6 +479,8 @@ WORKTREE_HEADER = (
 
 # -- (d) parallel workers and (e) a 3-feature spec: whole jobs on the student -------------------
 
+# --quick's sub-DAG of the 3-feature plan: a chain of two and one task beside it
+QUICK_FEATURES = ["schema-migration", "tag-storage", "safe-file-names"]
 TASK_NAMED = re.compile(r"Task ([A-Za-z0-9._-]+): ")
 
 
@@ -517,7 +520,7 @@ def by_task(commands: dict[str, str]) -> Any:
     return answer
 
 
-def bench_env(root: Path, base_url: str) -> tuple[Path, dict[str, str]]:
+def bench_env(root: Path, base_url: str, scrub: bool = True) -> tuple[Path, dict[str, str]]:
     """A work folder whose bashgym.toml points `default` (the student's and the planner's
     alias) at the scripted server, and the environment a `bashgym` process gets there (the
     user's own config and BASHGYM_* variables left out)."""
@@ -529,6 +532,8 @@ def bench_env(root: Path, base_url: str) -> tuple[Path, dict[str, str]]:
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
     env.update({KEY_ENV: "bench-key", "XDG_CONFIG_HOME": str(root / "config")})
+    if not scrub:  # --quick: the secrets scrubber's start-up (seconds) is not what it checks
+        env["BASHGYM_SCRUB__ENABLED"] = "false"
     return work, env
 
 
@@ -633,7 +638,9 @@ def _events(job_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def parallel(latency: float, tasks: int, workers: int, root: Path) -> list[dict[str, Any]]:
+def parallel(
+    latency: float, tasks: int, workers: int, root: Path, scrub: bool = True
+) -> list[dict[str, Any]]:
     """(d) `tasks` independent tasks on `workers` student workers: all end, none hangs, and
     the job's wall time is held against the model's (2 requests a task, `latency` each)."""
     from bashgym_orchestrator.job import Job
@@ -651,7 +658,7 @@ def parallel(latency: float, tasks: int, workers: int, root: Path) -> list[dict[
                            files=[f"{t}.txt"], estimated_turns=2) for t in commands],
     )  # fmt: skip
     with ScriptedModelServer() as server:
-        work, env = bench_env(root, server.openai_base_url)
+        work, env = bench_env(root, server.openai_base_url, scrub)
         job = Job(work / "job")
         job.dir.mkdir()
         job.save_spec(Spec(title="parallel", repository=repo, verify="test -f t1.txt"))
@@ -682,7 +689,9 @@ def parallel_line(r: dict[str, Any]) -> str:
     )
 
 
-def features(latency: float, workers: int, root: Path) -> list[dict[str, Any]]:
+def features(
+    latency: float, workers: int, root: Path, only: list[str] | None = None, scrub: bool = True
+) -> list[dict[str, Any]]:
     """(e) The 3-feature spec of (b), planned and run in one `orchestrate run SPEC --yes` on
     `workers` student workers: what the job spends outside the model."""
     from bashgym_orchestrator.job import Job
@@ -690,21 +699,22 @@ def features(latency: float, workers: int, root: Path) -> list[dict[str, Any]]:
 
     repo = make_repo(root / "repo", 400)
     answer = plan_answer()
+    if only:  # --quick: a sub-DAG of the plan
+        answer["tasks"] = [t for t in answer["tasks"] if t["id"] in only]
     commands = {
         t["id"]: " && ".join(
             f"mkdir -p {os.path.dirname(f) or '.'} && echo '# {t['id']}' >> {f}" for f in t["files"]
         )
         for t in answer["tasks"]
     }
-    spec = SPEC.replace(
-        'verify = "uv run pytest -q"', 'verify = "test -f notes/cli/export.py"'
-    ).replace(
+    made = "notes/storage.py" if only else "notes/cli/export.py"
+    spec = SPEC.replace('verify = "uv run pytest -q"', f'verify = "test -f {made}"').replace(
         'check = "uv run ruff check ."', 'check = "true"'
     )  # the bench's repository has no project to test: the job's own commands stand in
     spec_file = root / "spec.md"
     spec_file.write_text(spec)
     with ScriptedModelServer() as server:
-        work, env = bench_env(root, server.openai_base_url)
+        work, env = bench_env(root, server.openai_base_url, scrub)
         server.latency = latency
         server.script(Reply(json.dumps(answer)))  # the planner's answer, then the workers'
         server.add_rule(lambda r: True, by_task(commands))
@@ -822,11 +832,16 @@ def main() -> None:
             tasks = 5 if args.quick else 10
             print(f"\n(d) {tasks} tasks on 5 student workers, the model at {latency:g} s a reply")
             print(PARALLEL_HEADER)
-            results["parallel"] = parallel(latency, tasks, 5, Path(tmp) / "parallel")
+            results["parallel"] = parallel(
+                latency, tasks, 5, Path(tmp) / "parallel", scrub=not args.quick
+            )
         if "features" in parts:
             print(f"\n(e) the 3-feature spec of (b) planned and run on 5 student workers, the "
                   f"model at {latency:g} s a reply")  # fmt: skip
-            results["features"] = features(latency, 5, Path(tmp) / "features")
+            only = QUICK_FEATURES if args.quick else None
+            results["features"] = features(
+                latency, 5, Path(tmp) / "features", only=only, scrub=not args.quick
+            )
     print("\nTargets")
     for measure, value, target, met in summary(results):
         print(f"  {measure:<40} {value:>9}  target {target:<14} {'met' if met else 'NOT MET'}")
