@@ -107,7 +107,14 @@ class SinkStream:
     async def _loop(self) -> None:
         while self._dirty and self.sinks:
             self._dirty = False
-            await self._rewrite()
+            try:
+                await self._rewrite()
+            except Exception as exc:  # noqa: BLE001 -- the job goes on; the end's write is whole
+                self.sinks.clear()
+                self.run.note(
+                    f"writing the sinks as the job goes stopped ({one_line(exc)}); they write "
+                    "at the job's end"
+                )
 
     async def _rewrite(self) -> None:
         from bashgym_orchestrator.source import plan_row_of, stored_rows

@@ -14,7 +14,7 @@ import pytest
 from bashgym_orchestrator.job import Job
 
 from bashgym import hookimpl
-from bashgym.contracts import NoOptions, Route, Router
+from bashgym.contracts import NoOptions, Route, Router, Sink, Written
 
 RUN = ("-x", "shell", "-e", "local")
 # a GitHub token's shape: the worker prints it (its prompt holds it split in two), and it is
@@ -330,3 +330,44 @@ def test_the_router_sees_the_plans_estimates_and_files(
     rows = pd.read_parquet(next((job.dir).rglob("*.parquet")))
     trace = json.loads(rows[rows["kind"] == "worker"].iloc[0]["trace"])
     assert trace["extra"]["orchestrator"]["route"].startswith("router: p(student passes)=")
+
+
+class StreamFails(Sink[NoOptions]):
+    """A sink that cannot write while the job runs (its rewrites have no event bus) but
+    writes at the end: streaming falls back to the end's write, the job goes on."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def write(self, dataset: Any, options: Any, run: Any, output_format: str) -> Written:
+        self.calls.append(len(dataset))
+        if run.bus is None:
+            raise OSError("disk full")
+        out = Path(run.run_dir) / "at-end.txt"
+        out.write_text(f"{len(dataset)}\n")
+        return Written([out], len(dataset))
+
+
+def test_a_sink_that_fails_as_the_job_goes_writes_at_its_end(
+    bashgym_cli: Any, no_scrub: None, register_plugin: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    sink = StreamFails()
+
+    class Plugin:
+        @hookimpl
+        def register_sinks(self, register: Any) -> None:
+            register("stream-fails", sink)
+
+    register_plugin(Plugin(), "test-sink")
+    tasks = [orch.shell_task("a", "echo a > a.txt"), orch.shell_task("b", "echo b > b.txt")]
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+    done = bashgym_cli(
+        "orchestrate", "run", job.dir, *RUN, "--plugin", orch.shell_plugin, "-k", "stream-fails",
+        "--set", 'source.stream_sinks=["stream-fails"]',
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert job.result()["counts"] == {"merged": 2}  # type: ignore[index]
+    assert sink.calls == [2, 3]  # one rewrite tried (then no more), the end's write: 2 + plan
+    run = json.loads((job.dir / "run.json").read_text())
+    assert any("writing as the job goes failed (OSError: disk full)" in n for n in run["notes"])
+    assert run["counts"]["kept_by_sink"] == {"stream-fails": 3}
