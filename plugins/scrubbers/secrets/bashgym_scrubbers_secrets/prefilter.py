@@ -79,7 +79,9 @@ class PythonPrefilter:
 
     name = "python"
 
-    def anchors(self, text: str) -> tuple[set[int], dict[int, list[int]]] | None:
+    def anchors(
+        self, text: str, utf8: bytes | None = None
+    ) -> tuple[set[int], dict[int, list[int]]] | None:
         return None  # the scrubber finds gates and their positions itself
 
     def __init__(self, gates: Sequence[Gate]) -> None:
@@ -90,9 +92,12 @@ class PythonPrefilter:
         ]
         self._words = [tuple(w.encode() for w in g.words or _literal_words(g)) for g in gates]
 
-    def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
+    def fired(
+        self, text: str, among: Sequence[int] | None = None, utf8: bytes | None = None
+    ) -> set[int]:
+        """The gates that occur in `text` (`utf8`: its UTF-8 encoding, where known)."""
         try:
-            data = text.encode("utf-8")
+            data = text.encode("utf-8") if utf8 is None else utf8
         except UnicodeEncodeError:  # lone surrogates: search the text itself
             return {
                 i
@@ -149,9 +154,11 @@ class HyperscanPrefilter:
         self._local = threading.local()  # scratch space is per thread
         self._ends: Any = None
 
-    def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
+    def fired(
+        self, text: str, among: Sequence[int] | None = None, utf8: bytes | None = None
+    ) -> set[int]:
         try:
-            data = text.encode("utf-8")
+            data = text.encode("utf-8") if utf8 is None else utf8
         except UnicodeEncodeError:  # lone surrogates: not valid UTF-8, which Hyperscan needs
             return self._fallback.fired(text, among)
         scratch = getattr(self._local, "scratch", None)
@@ -161,12 +168,15 @@ class HyperscanPrefilter:
         self._db.scan(data, match_event_handler=_collect, context=out, scratch=scratch)
         return out
 
-    def anchors(self, text: str) -> tuple[set[int], dict[int, list[int]]] | None:
+    def anchors(
+        self, text: str, utf8: bytes | None = None
+    ) -> tuple[set[int], dict[int, list[int]]] | None:
         """One scan: the gates that occur, and for each gate a sorted position inside each of
         its matches (the match's last character, or for a gate with a `tail` the last
-        character of the name before it). None where Hyperscan cannot scan `text`."""
+        character of the name before it). None where Hyperscan cannot scan `text`.
+        `utf8`: `text` encoded as UTF-8, where the caller has it."""
         try:
-            data = text.encode("utf-8")
+            data = text.encode("utf-8") if utf8 is None else utf8
         except UnicodeEncodeError:
             return None
         db, scratch = self._ends_db()
@@ -243,7 +253,9 @@ def _collect(gate: int, _start: int, _end: int, _flags: int, out: set[int]) -> N
 class Re2Prefilter:
     name = "re2"
 
-    def anchors(self, text: str) -> tuple[set[int], dict[int, list[int]]] | None:
+    def anchors(
+        self, text: str, utf8: bytes | None = None
+    ) -> tuple[set[int], dict[int, list[int]]] | None:
         return None
 
     def __init__(self, gates: Sequence[Gate]) -> None:
@@ -256,8 +268,10 @@ class Re2Prefilter:
             self._set.Add(("(?i)" if gate.caseless else "") + gate.pattern)
         self._set.Compile()
 
-    def fired(self, text: str, among: Sequence[int] | None = None) -> set[int]:
-        try:
+    def fired(
+        self, text: str, among: Sequence[int] | None = None, utf8: bytes | None = None
+    ) -> set[int]:
+        try:  # (RE2 takes the str: its binding encodes it)
             return set(self._set.Match(text) or ())
         except UnicodeError:
             return self._fallback.fired(text, among)

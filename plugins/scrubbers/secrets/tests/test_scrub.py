@@ -340,3 +340,22 @@ def test_frame_keeps_each_string_dtype_and_its_missing_cells(dtype):
     assert [out["text"][i] for i in (0, 3)] == [cells[0], cells[3]]
     assert pd.isna(out["text"][2]) and out["n"].tolist() == [1, 2, 3, 4]
     assert dataset["text"][1] == cells[1]  # the input frame is not changed
+
+
+def test_arrow_column_scanned_on_its_own_utf8_gives_the_same_output():
+    """Arrow string cells are scanned on the column's UTF-8 bytes, not encoded again: the
+    output (and every position in it, non-ASCII text before the secret included) is the same
+    as for the same cells in an object column."""
+    cells = [
+        json.dumps({"content": f"héllo 🙂 ünïcode, then GITHUB_TOKEN={GITHUB} and {AWS}"}),
+        f"naïve text 🙂 password: Zq8!wP3#vL then {SLACK}",
+        "ascii only, no secret here at all",
+        None,
+    ]
+    outs = {}
+    for dtype in ("str", object):
+        frame = pd.DataFrame({"c": pd.Series(cells, dtype=dtype)})
+        outs[dtype] = Scrubber().frame(frame)[0]["c"].tolist()
+    assert outs["str"][:3] == outs[object][:3]
+    assert GITHUB not in outs["str"][0] and AWS not in outs["str"][0] and "🙂" in outs["str"][0]
+    assert SLACK not in outs["str"][1] and "Zq8!wP3#vL" not in outs["str"][1]
