@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import data_designer.config as dd
 
 from bashgym.records import DroppedRow
+from bashgym_designer import transport
 from bashgym_designer.drops import read_drops
 from bashgym_designer.failures import (
     FAILURES_DIR,
@@ -374,6 +375,8 @@ def generate(
     prepare_environment(settings)
     import pyarrow.parquet as pq  # start-up: see the docstring
     from data_designer.interface.errors import DataDesignerGenerationError  # see the docstring
+
+    transport.install()  # one TLS context for all of DataDesigner's connection pools
 
     dataset_dir = run_dir / "datadesigner" / dataset_name
     resumed = 0

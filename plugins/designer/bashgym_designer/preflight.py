@@ -14,6 +14,7 @@ also exercises the very request path the rows will take.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 import time
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from bashgym.contracts import InputError, Model, RunContext
 from bashgym.events import UsageCharged
 from bashgym.records import Usage
+from bashgym_designer import transport
 from bashgym_designer.constrain import base_alias
 from bashgym_designer.faults import FIRST_BACKOFF_S, MAX_BACKOFF_S
 from bashgym_designer.models import model_config, model_provider
@@ -60,13 +62,10 @@ def _check(run: RunContext, model: Model) -> str | None:
         provider = model_provider(model)  # MissingKeyError (one line) when its key is not set
     except InputError as exc:
         return str(exc)
-    client = _client(model, provider, timeout)
     try:
-        response = client.completion(_request(model, timeout))
+        response = asyncio.run(_ask(model, provider, timeout))
     except Exception as exc:  # noqa: BLE001 -- every failure becomes one line (below)
         return describe(exc, model, timeout)
-    finally:
-        client.close()
     if not response.choices:
         return f"malformed reply from {model.endpoint} (a reply with no choices)"
     used = response.usage
@@ -81,27 +80,33 @@ def _check(run: RunContext, model: Model) -> str | None:
     return None
 
 
-def _client(model: Model, provider: dd.ModelProvider, timeout: float) -> Any:
-    """DataDesigner's client for `model`, synchronous, with no retries of its own (each try
-    is counted here)."""
+async def _ask(model: Model, provider: dd.ModelProvider, timeout: float) -> Any:
+    """The tiny request through DataDesigner's client for `model` (async, as generation's
+    is, so both share one TLS context: `transport`), with no retries of its own: each try is
+    counted here."""
     # DataDesigner's engine: imported after prepare_environment (the runner calls it first)
     from data_designer.engine.model_provider import resolve_model_provider_registry
+    from data_designer.engine.models.clients.adapters.http_model_client import (
+        ClientConcurrencyMode,
+    )
     from data_designer.engine.models.clients.factory import create_model_client
     from data_designer.engine.models.clients.retry import RetryConfig
+    from data_designer.engine.models.clients.types import ChatCompletionRequest
     from data_designer.engine.secret_resolver import EnvironmentResolver
 
-    return create_model_client(
+    transport.install()
+    client = create_model_client(
         model_config(model, max_parallel_requests=1, timeout=timeout),
         EnvironmentResolver(),
         resolve_model_provider_registry([provider]),
         retry_config=RetryConfig(max_retries=0, retryable_status_codes=frozenset()),
+        client_concurrency_mode=ClientConcurrencyMode.ASYNC,
     )
-
-
-def _request(model: Model, timeout: float) -> Any:
-    from data_designer.engine.models.clients.types import ChatCompletionRequest
-
-    return ChatCompletionRequest(model=model.model, messages=CHECK, max_tokens=8, timeout=timeout)
+    request = ChatCompletionRequest(model=model.model, messages=CHECK, max_tokens=8)
+    try:
+        return await client.acompletion(request)
+    finally:
+        await client.aclose()
 
 
 def describe(exc: BaseException, model: Model, timeout: float) -> str:
