@@ -13,14 +13,16 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import Backend, Generated, RunContext
 from bashgym.events import Note, Reported
-from bashgym_backends_ray import cluster, worker
+from bashgym_backends_ray import cluster
 from bashgym_backends_ray.options import RayOptions
 from bashgym_backends_ray.shards import merge, plan, seed_rows
+from bashgym_backends_ray.slots import Slots, forget, slots_for
 from bashgym_backends_ray.worker import Blueprint, Outcome, Shard, StepRef
 
 if TYPE_CHECKING:
@@ -34,14 +36,15 @@ class RayBackend(Backend[RayOptions]):
 
     def __init__(self) -> None:
         self._runs: dict[str, Blueprint] = {}  # run dir -> how its workers rebuild it
-        self._remote: dict[str, Any] = {}
         self._sections: dict[str, dict[str, Any]] = {}  # run dir -> run.json's `backend`
+        self._pools: dict[str, Slots] = {}  # run dir -> its task slots
 
     @contextlib.contextmanager
     def open(self, options: RayOptions, resolved: ResolvedRun, run: RunContext) -> Iterator[None]:
+        t0 = time.perf_counter()
         started = cluster.connect(options)
         key = str(run.run_dir)
-        self._runs[key] = Blueprint(
+        bp = self._runs[key] = Blueprint(
             run_dir=str(run.run_dir.absolute()),
             settings=run.settings.model_dump(mode="json"),
             seed=run.seed,
@@ -50,14 +53,20 @@ class RayBackend(Backend[RayOptions]):
             cwd=os.getcwd(),
         )
         where = options.address or ("local instance" if started else "this process's Ray")
-        self._sections[key] = {"where": where, "shards_per_round": []}
-        self._report(run)
         try:
+            pool = self._pools[key] = slots_for(options, bp)  # started, the plugins loaded
+            self._sections[key] = {
+                "where": where, "slots": len(pool.actors), "shards_per_round": [],
+                "startup_s": round(time.perf_counter() - t0, 3),
+            }  # fmt: skip
+            self._report(run)
             yield
         finally:
             self._runs.pop(key, None)
             self._sections.pop(key, None)
+            self._pools.pop(key, None)
             if started:
+                forget()
                 cluster.import_ray().shutdown()
 
     def _report(self, run: RunContext) -> None:
@@ -72,22 +81,16 @@ class RayBackend(Backend[RayOptions]):
         except KeyError:
             raise RuntimeError("the ray backend was not opened for this run") from None
 
-    def _task(self, name: str, fn: Callable[..., Outcome], options: RayOptions) -> Any:
-        """`fn` as a Ray remote function, with this run's resource asks."""
-        ray = cluster.import_ray()
-        if name not in self._remote:
-            self._remote[name] = ray.remote(fn)
-        return self._remote[name].options(**cluster.resources(options))
-
     def generate(
         self, runner: str, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None,
         n: int, run: RunContext, *, round: int, resume: bool, options: RayOptions,
     ) -> Generated:  # fmt: skip
-        """The round in shards (`options.shards`, default one per task slot of the cluster),
-        each shard's events emitted as it ends, rows merged in seed order."""
+        """The round in shards (`options.shards`, default one per slot), each shard's events
+        emitted as it ends, rows merged in seed order."""
         ray = cluster.import_ray()
         bp = self._blueprint(run)
-        count = options.shards or max(1, int(cluster.cluster_cpus() // options.task_cpus))
+        pool = self._pools[str(run.run_dir)]
+        count = options.shards or len(pool.actors)
         ranges = plan(n, count)
         refs = [StepRef.of(j) for j in judges]
         parts = [
@@ -95,8 +98,7 @@ class RayBackend(Backend[RayOptions]):
                   tuple(refs), seed_rows(seed, start, stop))
             for i, (start, stop) in enumerate(ranges)
         ]  # fmt: skip
-        remote = self._task("shard", worker.shard, options)
-        pending = {remote.remote(bp, part): i for i, part in enumerate(parts)}
+        pending = dict(zip(pool.shards(bp, parts), range(len(parts)), strict=True))
         self._sections[str(run.run_dir)]["shards_per_round"].append(len(parts))
         self._report(run)
         done: dict[int, Outcome] = {}
@@ -115,12 +117,11 @@ class RayBackend(Backend[RayOptions]):
     async def call(
         self, fn: Callable[..., Any], *args: Any, run: RunContext, options: RayOptions
     ) -> Any:
-        """`fn(worker_run, *args)` as a Ray task (awaited: an ObjectRef is awaitable)."""
+        """`fn(worker_run, *args)` on an idle slot (an ObjectRef is awaitable from asyncio)."""
         ray = cluster.import_ray()
-        remote = self._task("call", worker.call, options)
-        ref = remote.remote(self._blueprint(run), fn, args)
+        bp = self._blueprint(run)
         try:
-            out = await ref
+            out = await self._pools[str(run.run_dir)].call(bp, fn, args)
         except ray.exceptions.RayError as exc:
             raise _lost(exc, options) from None
         _emit(out, run, set())

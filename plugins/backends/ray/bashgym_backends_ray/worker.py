@@ -100,13 +100,15 @@ class Shard:
         return f"shards/round-{self.round}/rows-{self.start}-{self.stop}"
 
 
-_PREPARED: dict[str, tuple[PluginHost, Settings]] = {}
+_HOSTS: dict[str, PluginHost] = {}  # by the plugins a run loads
+_SETTINGS: dict[str, Settings] = {}  # by the whole blueprint
 
 
 def _prepared(bp: Blueprint) -> tuple[PluginHost, Settings]:
-    """The plugin host and settings of `bp`, built once per worker process (loading plugins
-    takes seconds; a worker process runs many tasks)."""
-    if bp.key not in _PREPARED:
+    """The plugin host and settings of `bp`, built once per worker process: loading the
+    plugins takes seconds (their imports), and a worker process runs many tasks and runs."""
+    plugins = json.dumps([bp.plugins, bp.load_plugins])
+    if plugins not in _HOSTS:
         if bp.load_plugins is not None:
             os.environ["BASHGYM_LOAD_PLUGINS"] = bp.load_plugins
         host = PluginHost()
@@ -115,11 +117,18 @@ def _prepared(bp: Blueprint) -> tuple[PluginHost, Settings]:
 
             for spec in bp.plugins:
                 load_plugin(host, spec)
-        settings = load_settings(host.registry.settings_tables, **bp.settings)
-        _PREPARED[bp.key] = (host, settings)
-    host, settings = _PREPARED[bp.key]
+        _HOSTS[plugins] = host
+    host = _HOSTS[plugins]
+    if bp.key not in _SETTINGS:
+        _SETTINGS[bp.key] = load_settings(host.registry.settings_tables, **bp.settings)
     use_host(host)  # a plugin that asks for the process's host gets the run's
-    return host, settings
+    return host, _SETTINGS[bp.key]
+
+
+def warm(bp: Blueprint) -> int:
+    """Load `bp`'s plugins now (a slot's start), so no task pays for it; the process id."""
+    _prepared(bp)
+    return os.getpid()
 
 
 @contextlib.contextmanager
