@@ -340,13 +340,16 @@ class JobRunner:
         repo, run, tid = self.bench.repo, self.bench.run, task.id
         branch = attempt["branch"]
         message = f"Merge task {tid}: {task.title}"
-        async with self._merge_lock:
-            merged = await repo.merge(self.integration, branch, message)
+        async with self._merge_lock:  # self.tip: the integration worktree's HEAD
+            merged = await repo.merge(self.integration, branch, message, before=self.tip)
             outcome, conflicts, commit = merged.outcome, merged.conflicts, merged.commit
             if outcome == "conflicted" and self.bench.options.resolve_conflicts:
                 commit = await self._resolve(task, branch, message, merged.conflicts, slot, budget)
                 outcome = "resolved" if commit else "conflicted"
-            tip = self.tip = await repo.tip(self.integration)
+                tip = await repo.tip(self.integration)
+            else:  # merged or empty: the new HEAD; conflicted: aborted, HEAD as it was
+                tip = merged.commit or self.tip
+            self.tip = tip
         result = {
             "outcome": outcome,
             "branch": branch,
