@@ -122,6 +122,8 @@ class JobDisplay:
             )
         if self._tally is not None:
             table.caption = f"spent ${self._tally.cost_usd:.4f}"
+            if self._tally.kept is not None:  # the sinks written as the job goes
+                table.caption += f" · {self._tally.kept} rows in the sinks"
         return table
 
     def close(self) -> None:
