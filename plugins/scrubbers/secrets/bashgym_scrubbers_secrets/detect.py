@@ -16,9 +16,11 @@ so the output never depends on the backend (tested). JSON text (the `trace` colu
 arguments) is not parsed whole: the gates are found in the raw text, and only the string literals
 that hold one (and the values of secret-named keys) are decoded, scrubbed and written back. That
 is exact because a gate never contains a character JSON escapes; a document whose escapes could
-hide one (`\\u0041`, `\\/`) is parsed and walked instead, and text that is not JSON after all is
-scrubbed as text. Scrubbing decoded strings rather than the raw JSON matters: `.env` lines and PEM
-blocks inside JSON have `\\n` escapes for newlines, and a replacement must not cut an escape.
+hide one (`\\u0041`, `\\/`: found by two more gates of the same scan, `rules.ESCAPE_GATES`) is
+parsed and walked instead, even where no other gate occurs, and text that is not JSON after all is
+scrubbed as text. Scrubbing decoded strings rather than the raw JSON matters: `.env` lines and
+PEM blocks inside JSON have `\\n` escapes for newlines, and a replacement must not cut an escape.
+A pandas 3 (Arrow) string column is scanned on its own UTF-8 bytes, not encoded again.
 """
 
 from __future__ import annotations
