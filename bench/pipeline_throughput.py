@@ -170,7 +170,6 @@ def child_env(args: argparse.Namespace, endpoint: str, home: Path) -> dict[str, 
             "NEMO_TELEMETRY_ENABLED": "false",
             KEY_ENV: "bench",
             "XDG_CONFIG_HOME": str(home / "config"),
-            "XDG_CACHE_HOME": str(home / "xdg-cache"),  # the CLI's plugin index: the bench's own
             "BASHGYM_CONFIG": str(home / "no-bashgym.toml"),
             "BASHGYM_CACHE_DIR": str(home / "cache"),
             "BASHGYM_RUNS_DIR": str(home / "runs"),
@@ -200,26 +199,19 @@ def command(method: str, parallel: int, records: int, endpoint: str, args: Any, 
     ]  # fmt: skip
 
 
-def index_is_fresh(env: dict[str, str]) -> bool:
-    """Whether the CLI's plugin index (in `env`'s cache dir) matches the plugin files now."""
+def index_is_fresh() -> bool:
+    """Whether the CLI's plugin index matches the plugin files now (the children share this
+    process's XDG_CACHE_HOME, so its index file)."""
     from bashgym_cli.index import catalogue
 
-    saved = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
-    try:
-        return catalogue() is not None
-    finally:
-        if saved is None:
-            os.environ.pop("XDG_CACHE_HOME")
-        else:
-            os.environ["XDG_CACHE_HOME"] = saved
+    return catalogue() is not None
 
 
 def run_child(
     method: str, parallel: int, records: int, endpoint: str, env: dict[str, str], args: Any
 ) -> dict[str, Any]:
     """One whole command, timed from outside: wall and CPU (its own and its children's)."""
-    if method == "bashgym" and not index_is_fresh(env):
+    if method == "bashgym" and not index_is_fresh():
         # Another process edited a plugin since the CLI indexed them (a shared checkout): the
         # next command would rebuild the index, which a user pays once per install, not per run.
         scratch = Path(tempfile.mkdtemp(prefix="bench-index-"))
@@ -357,7 +349,10 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=3, help="Runs per method and P.")
     parser.add_argument(
-        "--warmup", type=int, default=1, help="Untimed small runs per method and P, first."
+        "--warmup",
+        type=int,
+        default=None,
+        help="Untimed small runs per method and P, first (default 1; 0 with --repeats 1).",
     )
     parser.add_argument(
         "--buffer-size", type=int, default=None, help="Rows per batch (default: BashGym's)."
@@ -380,6 +375,8 @@ def main() -> None:
 
         args.buffer_size = DesignerSettings().buffer_size  # the [designer] table's default
 
+    if args.warmup is None:
+        args.warmup = 0 if args.repeats == 1 else 1  # one run per side: a quick check
     levels = [int(p) for p in args.parallel.split(",") if p.strip()]
     load_before = os.getloadavg()[0]
     print(
