@@ -5,6 +5,7 @@ a Ray task); a worker process killed mid-task is re-run once, nothing lost or ke
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import pandas as pd
@@ -69,22 +70,39 @@ def agent_args(plugin: Path, tasks: Path, prompts: list[str]) -> list[str]:
     ]  # fmt: skip
 
 
+SECRET = "ghp_" + "x7Kd9Qm2Lp4Rt6Vw8Yz1Bc3Fg5Hj7Nq9Sa2D"  # a GitHub token's shape
+
+
 def test_an_agent_run_on_ray_keeps_the_in_process_rows_and_counts(
-    local_ray, bashgym_cli, plugin, tmp_path
+    local_ray, bashgym_cli, scripted_models, plugin, tmp_path, monkeypatch
 ):
-    prompts = ["write a", "write b", "please fail", "write c"]
+    from bashgym_backends_ray.slots import Slots
+
+    shipped: list[bytes] = []  # what the driver sends to the slots, as Ray would pickle it
+    call = Slots.call
+
+    async def recording(self, bp, fn, args):
+        shipped.append(pickle.dumps((bp, args)))
+        return await call(self, bp, fn, args)
+
+    monkeypatch.setattr(Slots, "call", recording)
+    prompts = ["write a", "write b", "please fail", f"write c with {SECRET}"]
     common = agent_args(plugin, tmp_path / "tasks.txt", prompts)
     here = bashgym_cli(*common, "--out", str(tmp_path / "here"))
     assert here.exit_code == 0, here.output
     there = bashgym_cli(*common, "--out", str(tmp_path / "ray"), "--backend", "ray")
     assert there.exit_code == 0, there.output
+    # workers get scrubbed rows, and keys only by their env var's name
+    assert len(shipped) == 4 and all(b"BASHGYM_SCRIPTED_KEY" in blob for blob in shipped)
+    assert all(SECRET.encode() not in blob and b"scripted-key" not in blob for blob in shipped)
+    prompts[-1] = "write c with"  # its secret redacted (the row keeps the rest)
 
     def rows(run: str) -> pd.DataFrame:
         frame = pd.read_parquet(tmp_path / run / "data.parquet").sort_values("prompt")
         return frame.reset_index(drop=True)
 
     a, b = rows("here"), rows("ray")
-    assert list(b["prompt"]) == sorted(prompts)
+    assert [p[:12] for p in b["prompt"]] == sorted(p[:12] for p in prompts)
     for column in ("task_id", "status", "reason", "verified", "final_text"):
         assert list(a[column]) == list(b[column]), column
     assert [list(f) for f in b["workspace_files"]] == [[], ["out.txt"], ["out.txt"], ["out.txt"]]
