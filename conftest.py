@@ -1,5 +1,16 @@
-"""Fixtures for every test in this repository (kernel and plugins). The `bashgym_testing`
-fixtures load through its pytest11 entry point."""
+"""Fixtures for every test in this repository (kernel and plugins), and how the suite is spread
+over pytest-xdist workers. The `bashgym_testing` fixtures load through its pytest11 entry point.
+
+The suite runs on several workers (`-n` and `--dist loadgroup` in the root pyproject's pytest
+options): most tests wait on subprocesses, servers and scripted model latency, so more workers
+than cores keep both cores busy. Two things keep that fast and correct on 2 cores:
+- groups (a scheduler of our own, below): tests that start the embedded llama.cpp model run
+  one after another on one worker (each server uses 2 threads: three at once on 2 cores took
+  minutes each, measured), and a module whose module-scoped fixture is costly (a browser, a
+  venv with pip, a parsed repository) stays on one worker so the fixture is built once;
+- order: the longest tests are handed out first, so the run does not end waiting on one long
+  test that started last while the other workers sit idle.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +30,85 @@ REPO = Path(__file__).resolve().parent
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# Test files that serve the real embedded model (llama.cpp): one group, so one server at a time.
+EMBEDDED_MODEL = (
+    "tests/test_main_job.py",
+    "plugins/models/embedded/tests/test_embedded_model.py",
+    "plugins/models/embedded/tests/test_abandoned_requests.py",
+    "plugins/models/embedded/tests/test_run_autostart.py",
+    "plugins/pipelines/csv-triangulation/tests/test_embedded.py",
+    "plugins/executors/student/tests/test_embedded.py",
+    "plugins/trainers/trl/tests/test_student_adapter.py",
+)
+
+# Modules whose module-scoped fixture is costly to build: each stays on one worker.
+ONE_WORKER_MODULES = (
+    "plugins/api/tests/test_dashboard.py",  # a headless Chromium
+    "tests/test_third_party.py",  # a venv and a real `pip install`
+    "plugins/pipelines/code-graph/tests/test_real_repository.py",  # click's parsed graph
+    "plugins/trainers/trl/tests/test_train.py",  # one training run
+)
+
+# Tests not marked slow that still took over ~20 s in a full run (2 cores, measured): handed out
+# first with the slow ones. A test missing here is only scheduled later, never skipped.
+LONG = (
+    "plugins/commands/run/tests/test_completion.py",
+    "plugins/commands/pipeline/tests/test_pipeline_cli.py::test_data_designer_cli_runs",
+    "plugins/commands/report/tests/test_render.py",
+    "plugins/designer/tests/test_rounds.py",
+    "plugins/designer/tests/test_faults.py",
+    "plugins/designer/tests/test_seeding.py",
+    "plugins/orchestrator/tests/test_planning.py",
+    "plugins/orchestrator/tests/test_real_workers.py",
+    "plugins/commands/sandbox/tests/test_sandbox_command.py",
+    "tests/test_agent_runs.py",
+)
+
 
 @pytest.fixture
 def repo() -> Path:
     """The repository root (examples/, bench/, ...)."""
     return REPO
+
+
+def _path(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _group(nodeid: str) -> str | None:
+    """The worker group a test belongs to (None: any worker)."""
+    path = _path(nodeid)
+    if path in EMBEDDED_MODEL:
+        return "embedded-model"
+    return path if path in ONE_WORKER_MODULES else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist load`/`loadgroup` with the groups above. (Why not `xdist_group` marks added at
+    collection: pytest 9.2 builds node ids from a structured id, so xdist 3.8's loadgroup,
+    which rewrites `item._nodeid`, no longer groups anything: pytest-dev/pytest-xdist#1386.
+    The scheduler runs in the controller and sees each test's node id, so it groups here.)"""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None  # each, loadscope, loadfile, worksteal: xdist's own
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Grouped(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid) or super()._split_scope(nodeid)
+
+    return Grouped(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Hand out the longest tests first: the embedded model's group, then slow and long ones (a
+    stable sort, so every worker collects the same order, as xdist requires)."""
+
+    def rank(item: pytest.Item) -> int:
+        if _path(item.nodeid) in EMBEDDED_MODEL:
+            return 0
+        if item.get_closest_marker("slow") or item.nodeid.startswith(LONG):
+            return 1
+        return 2
+
+    items.sort(key=rank)

@@ -166,12 +166,15 @@ def build_corpus(root: Path, traces: int) -> Path:
 
 def user_env(home: Path, own_cache: bool = True, bytecode: bool = True) -> tuple[dict, Path]:
     """An isolated user (HOME, XDG dirs, no outer BASHGYM_* variables); (env, project dir).
-    `own_cache=False` keeps the outer XDG_CACHE_HOME (its plugin index is already built).
+    `own_cache=False` keeps the outer XDG_CACHE_HOME (its plugin index is already built) and
+    the environment's own compiled modules (see below).
 
     `bytecode`: Python caches compiled modules as a user's Python does. A box that sets
     PYTHONDONTWRITEBYTECODE makes every command compile ~1,300 modules from source (~6 s of
-    CPU for a preview, measured); the .pyc files go to a folder of the bench's own
-    (PYTHONPYCACHEPREFIX), so the shared environment is left as it is."""
+    CPU for a preview, measured); with `own_cache` the .pyc files go to a folder of the bench's
+    own (PYTHONPYCACHEPREFIX), so the shared environment is left as it is; without it (--quick,
+    CI) the environment's __pycache__ folders are used as they are (the test suite writes
+    them): a fresh prefix made the first command compile everything again (~10 s of CPU)."""
     dirs = {name: home / name for name in ("home", "config", "cache", "data", "work")}
     for folder in dirs.values():
         folder.mkdir(parents=True, exist_ok=True)
@@ -179,7 +182,8 @@ def user_env(home: Path, own_cache: bool = True, bytecode: bool = True) -> tuple
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(home / "pycache")
+        if own_cache:
+            env["PYTHONPYCACHEPREFIX"] = str(home / "pycache")
     env.update(
         {
             "HOME": str(dirs["home"]),
@@ -392,7 +396,7 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="seed-targets-"))
     try:
         corpus = build_corpus(work / "corpus", args.traces)
-        # --quick (CI) keeps the outer cache and skips the warm-up: ~20 s saved, nothing judged
+        # --quick (CI) keeps the outer caches and skips the warm-up: ~30 s saved, nothing judged
         user = user_env(work / "user", own_cache=not args.quick, bytecode=not args.no_bytecode)
         if not args.quick:
             print(f"warm-up (not counted): {warm_up(args, user, work):.1f} s", flush=True)
