@@ -62,6 +62,14 @@ LONG = (
     "plugins/orchestrator/tests/test_real_workers.py",
     "plugins/commands/sandbox/tests/test_sandbox_command.py",
     "tests/test_agent_runs.py",
+    "tests/test_crash_resume.py",
+    "plugins/api/tests/test_orchestration.py",
+    "plugins/api/tests/test_api.py",
+    "plugins/backends/ray/tests/test_backend.py",
+    "plugins/pipelines/csv-triangulation/tests/test_resume.py",
+    "plugins/pipelines/coding-agent/tests/test_dpo_pipeline.py",
+    "plugins/pipelines/code-graph/tests/test_run.py",
+    "plugins/commands/pipeline/tests/test_export_portable.py",
 )
 
 
