@@ -57,10 +57,13 @@ class RayBackend(Backend[RayOptions]):
             pool = self._pools[key] = slots_for(options, bp)  # started, the plugins loaded
             self._sections[key] = {
                 "where": where, "slots": len(pool.actors), "shards_per_round": [],
-                "startup_s": round(time.perf_counter() - t0, 3),
+                "startup_s": round(time.perf_counter() - t0, 3), "tasks": 0,
+                "task_worker_s": 0.0, "task_round_trip_s": 0.0,
             }  # fmt: skip
             self._report(run)
             yield
+            if self._sections[key]["tasks"]:
+                self._report(run)  # with the tasks' time on the workers and in round trips
         finally:
             self._runs.pop(key, None)
             self._sections.pop(key, None)
@@ -120,10 +123,16 @@ class RayBackend(Backend[RayOptions]):
         """`fn(worker_run, *args)` on an idle slot (an ObjectRef is awaitable from asyncio)."""
         ray = cluster.import_ray()
         bp = self._blueprint(run)
+        started = time.perf_counter()
         try:
             out = await self._pools[str(run.run_dir)].call(bp, fn, args)
         except ray.exceptions.RayError as exc:
             raise _lost(exc, options) from None
+        section = self._sections[str(run.run_dir)]
+        section["tasks"] += 1
+        section["task_worker_s"] = round(section["task_worker_s"] + out.seconds, 4)
+        took = time.perf_counter() - started  # waiting for a free slot included
+        section["task_round_trip_s"] = round(section["task_round_trip_s"] + took, 4)
         _emit(out, run, set())
         if out.error is not None:
             raise out.error

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import pickle
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ class Outcome:
     value: Any = None
     events: list[Event] = field(default_factory=list)
     error: BaseException | None = None
+    seconds: float = 0.0  # spent on the worker (context, call): the rest of a round trip is Ray's
 
 
 @dataclass(frozen=True)
@@ -126,8 +128,14 @@ def _prepared(bp: Blueprint) -> tuple[PluginHost, Settings]:
 
 
 def warm(bp: Blueprint) -> int:
-    """Load `bp`'s plugins now (a slot's start), so no task pays for it; the process id."""
-    _prepared(bp)
+    """What a slot's first task would otherwise pay, done when the slot starts: `bp`'s plugins
+    loaded, the run's scrubbing built (its detectors compile: seconds) and the model client
+    imported (litellm: seconds); the process id."""
+    host, settings = _prepared(bp)
+    host.hook.open_scrubbing(settings=settings, registry=host.registry)
+    from bashgym_models_providers import load_litellm  # the model client, as a run loads it
+
+    load_litellm()
     return os.getpid()
 
 
@@ -164,11 +172,13 @@ def _portable(exc: BaseException) -> BaseException:
 def call(bp: Blueprint, fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
     """`await fn(run, *args)` in a context rebuilt from `bp` (Backend.call's worker side)."""
     events: list[Event] = []
+    started = time.perf_counter()
     try:
         with _context(bp, Path(bp.run_dir), bp.seed) as (run, events):
-            return Outcome(asyncio.run(fn(run, *args)), events)
+            value = asyncio.run(fn(run, *args))
+        return Outcome(value, events, seconds=time.perf_counter() - started)
     except Exception as exc:  # noqa: BLE001 -- sent back with the events it emitted first
-        return Outcome(None, events, _portable(exc))
+        return Outcome(None, events, _portable(exc), time.perf_counter() - started)
 
 
 def shard(bp: Blueprint, part: Shard) -> Outcome:
