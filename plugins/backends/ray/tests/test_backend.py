@@ -15,11 +15,7 @@ from bashgym_testing import Fault
 from bashgym.events import read_events
 from bashgym.records import trace_from_row
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.xdist_group("ray"),
-]  # a local Ray instance and DataDesigner runs: over 10 s
-# one xdist worker runs every Ray test (`--dist loadgroup`): one local Ray instance, not three
+pytestmark = pytest.mark.slow  # a local Ray instance and DataDesigner runs: over 10 s
 
 
 def summary(run_dir: Path) -> dict:

@@ -16,7 +16,6 @@ BENCH = ROOT / "bench" / "ray_backend.py"
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("ray")  # beside the other Ray tests, not at the same time as them
 def test_the_ray_benchmark_runs_at_tiny_sizes(tmp_path):
     if not BENCH.is_file():
         pytest.skip(f"{BENCH} is not in this checkout")

@@ -20,11 +20,7 @@ from bashgym_procs import free_port
 
 from bashgym.events import read_events
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.xdist_group("ray"),
-]  # two raylets start in 20-60 s on a busy 2-core machine
-# one xdist worker runs every Ray test (`--dist loadgroup`): one local Ray instance, not three
+pytestmark = pytest.mark.slow  # two raylets start in 20-60 s on a busy 2-core machine
 
 RAY = Path(sys.executable).with_name("ray")
 BASHGYM = Path(sys.executable).with_name("bashgym")
