@@ -1,11 +1,12 @@
-"""The `ray` backend: the run's generation rounds in shards and its agent tasks as Ray tasks.
+"""The `ray` backend: the run's generation rounds in shards and its agent tasks on Ray.
 
 The driver (the `bashgym run` process) keeps the run: its store, events.jsonl and run.json.
-Each shard or task runs as a Ray task on whichever node has room (`task_cpus`, `task_memory_mb`)
-in a context rebuilt there (`worker.py`); its result and events come back and are emitted here,
-so every count, drop reason and token is tallied once, on the driver. A worker process or node
-lost mid-task is retried by Ray (`max_retries`, system failures only): the driver records the
-one result that comes back, so a task is never completed twice.
+Each shard or task runs on a task slot (`slots.py`: a Ray actor placed where there is room for
+`task_cpus` and `task_memory_mb`) in a context rebuilt there (`worker.py`); its result and
+events come back and are emitted here, so every count, drop reason and token is tallied once,
+on the driver. A slot lost mid-task is restarted and the task retried by Ray (`max_retries`,
+system failures only): the driver records the one result that comes back, so a task is never
+completed twice.
 """
 
 from __future__ import annotations

@@ -67,11 +67,3 @@ def cluster_cpus() -> int:
 def alive_nodes() -> int:
     ray = import_ray()
     return sum(1 for node in ray.nodes() if node.get("Alive"))
-
-
-def resources(options: RayOptions) -> dict[str, Any]:
-    """What each task or shard asks of a node, plus its retries on a lost worker."""
-    asks: dict[str, Any] = {"num_cpus": options.task_cpus, "max_retries": options.max_retries}
-    if options.task_memory_mb is not None:
-        asks["memory"] = options.task_memory_mb * 1024 * 1024
-    return asks

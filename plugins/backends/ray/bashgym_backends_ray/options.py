@@ -19,21 +19,24 @@ class RayOptions(Options):
     num_cpus: int | None = Field(
         default=None, ge=1, description="CPUs of the local instance (default: this machine's)."
     )
-    task_cpus: float = Field(default=1.0, gt=0, description="CPUs each task or shard asks for.")
+    task_cpus: float = Field(
+        default=1.0, gt=0, description="CPUs of each task slot (a slot runs one task or shard)."
+    )
     task_memory_mb: int | None = Field(
-        default=None, ge=1, description="Memory (MiB) each task or shard asks for (Ray resource)."
+        default=None, ge=1, description="Memory (MiB) of each task slot (a Ray resource)."
     )
     shards: int | None = Field(
         default=None,
         ge=1,
-        description="Shards of each generation round (default: the cluster's CPUs / task_cpus).",
+        description="Shards of each generation round (default: one per slot, the cluster's "
+        "CPUs / task_cpus).",
     )
     max_retries: int = Field(
         default=1,
         ge=0,
         le=5,
-        description="Times Ray reruns a task whose worker process or node died (not a failure "
-        "of the task itself: that is its status).",
+        description="Times Ray restarts a slot whose process or node died and reruns its task "
+        "(not a failure of the task itself: that is its status).",
     )
     log_to_driver: bool = Field(
         default=False, description="Print the workers' stdout and stderr on this terminal."
