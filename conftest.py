@@ -15,6 +15,7 @@ than cores keep both cores busy. Two things keep that fast and correct on 2 core
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -29,6 +30,12 @@ REPO = Path(__file__).resolve().parent
 # every `uv run` re-checks 18,000 files: +2 s each, measured.)
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# Tests send Ctrl-C (SIGINT) to the processes they start. A suite started in the background
+# (`pytest &` in a script, nohup) inherits SIGINT ignored, and so would every child: `bashgym
+# serve` then never stops on Ctrl-C (measured: its test failed only in such a run).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Test files that serve the real embedded model (llama.cpp): one group, so one server at a time.
 EMBEDDED_MODEL = (
