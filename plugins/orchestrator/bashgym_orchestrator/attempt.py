@@ -13,20 +13,25 @@ that "finishes" having changed nothing failed, whatever it said).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from bashgym_work_tasks import run_task
 
-from bashgym.contracts import Budget, RunContext, TaskContext
+from bashgym.contracts import Budget, BudgetExceeded, RunContext, TaskContext
 from bashgym.records import Completed, Task, WorkerResult, trace_to_row
+from bashgym.text import one_line
 from bashgym_orchestrator.events import WorkerOutput
 from bashgym_orchestrator.job import Job
 from bashgym_orchestrator.options import OrchestratorOptions
 from bashgym_orchestrator.plan import PlannedTask
+from bashgym_orchestrator.remote import Work, Worked
+from bashgym_orchestrator.remote import work as remote_work
 from bashgym_orchestrator.spec import Spec
 from bashgym_orchestrator.worktrees import Repository, Worktree, copy_files, task_branch
 
@@ -57,6 +62,7 @@ class Workbench:
     environment: Any  # the registered Environment object
     environment_name: str
     environment_options: Any
+    backend: Any = None  # the run's backend Step (`remote.backend_of`): workers run through it
 
 
 @dataclass
@@ -196,16 +202,29 @@ async def run_attempt(
     options = env_options(bench, slot)
     timeout = bench.options.task_timeout_s
     result: WorkerResult | None = None
-    async with bench.environment.open(tree.path, options) as session:
-        if spec.setup and not await _stage(bench, session, task.id, "setup", spec.setup, attempt):
+    if bench.backend is not None:  # setup here, the worker where the backend puts it
+        ready = True
+        if spec.setup:
+            async with bench.environment.open(tree.path, options) as session:
+                ready = await _stage(bench, session, task.id, "setup", spec.setup, attempt)
+        if not ready:
             result = WorkerResult.failed(work, chosen.name, "error", attempt.reason or "setup")
         else:
-            deadline = time.monotonic() + timeout if timeout else None
-            ctx = TaskContext(run=run, env=session, budget=budget, deadline=deadline)
-            result = await run_task(
-                chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
-            )
+            result = await remote_worker(bench, work, chosen, options, tree.path, budget, timeout)
             attempt.status, attempt.reason = result.status, result.reason
+    else:
+        async with bench.environment.open(tree.path, options) as session:
+            if spec.setup and not await _stage(
+                bench, session, task.id, "setup", spec.setup, attempt
+            ):
+                result = WorkerResult.failed(work, chosen.name, "error", attempt.reason or "setup")
+            else:
+                deadline = time.monotonic() + timeout if timeout else None
+                ctx = TaskContext(run=run, env=session, budget=budget, deadline=deadline)
+                result = await run_task(
+                    chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
+                )
+                attempt.status, attempt.reason = result.status, result.reason
     attempt.tail = _tail(result)
     attempt.cost_usd = result.cost_usd
     # the worker's processes are gone (session closed): git may look at what it left
@@ -231,6 +250,34 @@ async def run_attempt(
             await _stage(bench, session, task.id, "check", check, attempt)
     attempt.row = trace_row(run, result, attempt, chosen, prompt)
     return attempt
+
+
+async def remote_worker(
+    bench: Workbench, work: Task, chosen: Chosen, env_options: Any, folder: Path,
+    budget: Budget, timeout_s: float | None = None,
+) -> WorkerResult:  # fmt: skip
+    """The worker through the run's backend (`remote.work` on a node, same worktree path); what
+    it spent is charged here to the task's live budget, as a local worker's model calls are."""
+    job = Work(
+        task=work,
+        executor=chosen.name,
+        executor_options=chosen.options,
+        environment=bench.environment_name,
+        environment_options=env_options,
+        worktree=str(folder.absolute()),
+        timeout_s=timeout_s,
+        budget_usd=budget.left_usd,
+    )
+    step = bench.backend
+    try:
+        done: Worked = await step.obj.call(remote_work, job, run=bench.run, options=step.options)
+    except Exception as exc:  # noqa: BLE001 -- a node lost twice, a worker that could not
+        # start (any exception a backend raises): the attempt's status, retried like a failure
+        why = f"the {step.name} backend did not run the worker: {one_line(exc)}"
+        return WorkerResult.failed(work, chosen.name, "error", why)
+    with contextlib.suppress(BudgetExceeded):  # the worker already stopped at its cap
+        budget.charge(done.spent_usd)
+    return done.result
 
 
 async def _stage(
@@ -289,6 +336,7 @@ __all__ = [
     "Workbench",
     "Worktree",
     "planned_metadata",
+    "remote_worker",
     "run_attempt",
     "task_prompt",
     "trace_row",

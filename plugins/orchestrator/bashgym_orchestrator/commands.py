@@ -40,6 +40,7 @@ are never touched.
   bashgym orchestrate plan spec.md            # writes JOB/plan.json and shows it
   bashgym orchestrate approve JOB
   bashgym orchestrate run JOB --workers 3 -x claude-cli -k nemo-jsonl
+  bashgym orchestrate run JOB -x student --backend ray   # workers on Ray (a shared fs)
   bashgym orchestrate status JOB              # from another terminal, while it runs
   bashgym orchestrate cancel JOB              # stops it; `resume JOB` goes on later
   bashgym orchestrate retry JOB TASK          # a failed task runs again (fix plan.json first)
@@ -222,6 +223,16 @@ def run_command(
     task_timeout: Annotated[
         float | None, typer.Option("--task-timeout", min=1.0, help="Deadline of each attempt, s.")
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            "--backend",
+            help="Where each task's worker runs (default: \\[orchestrator] backend, else this "
+            "process), e.g. --backend ray (a local Ray instance) --set backend.address=auto (a "
+            "cluster). Worktrees, commits, checks and merges stay here: every node must see the "
+            "job's folders at the same paths (a shared filesystem).",
+        ),
+    ] = None,
     repo: Annotated[
         Path | None, typer.Option("--repo", help="With a SPEC: the repository.")
     ] = None,
@@ -229,7 +240,8 @@ def run_command(
         list[str] | None,
         typer.Option(
             "--set",
-            help="source.KEY=VALUE, e.g. source.executor_options.max_turns=20 (repeatable).",
+            help="source.KEY=VALUE, e.g. source.executor_options.max_turns=20, or "
+            "backend.KEY=VALUE with --backend (repeatable).",
         ),
     ] = None,
     plugin: Annotated[
@@ -247,6 +259,9 @@ def run_command(
     spend so far plus what running tasks may still spend would pass --budget. Completed branches
     merge into bashgym/<job>/integration (--no-ff); a conflict is kept and reported. Each
     worker's trace goes to the sinks (-k), with its task, branch, check and merge outcome.
+    With --backend (e.g. ray) each worker runs where the backend puts it, the rest here; the
+    job's folders must be at the same paths on every node (a shared filesystem), and run.json's
+    `backend` says where the workers ran. `resume` and `retry` keep the job's backend.
     Exit 0 when it ran to the end (job.json says what merged), 130 when cancelled or
     interrupted (`orchestrate resume JOB` goes on), 1 when it failed, 2 for a mistake here.
     """
@@ -292,13 +307,26 @@ def run_command(
     if resolve_conflicts:
         options["resolve_conflicts"] = True
     extra = [str(Path(p).absolute()) if p.endswith(".py") else p for p in plugin or []]
+    backend = backend or _configured_backend()
     spec = RunSpec(
         source=StepSpec(plugin="orchestrator", options=options),
         sinks=[StepSpec(plugin=s) for s in sinks or ["nemo-jsonl"]],
         out=job.dir,
         plugins=extra,
+        backend=StepSpec(plugin=backend) if backend else None,
     )
     _execute(lambda: spec, sets, job)
+
+
+def _configured_backend() -> str | None:
+    """`[orchestrator] backend` (bashgym.toml or BASHGYM_ORCHESTRATOR__BACKEND), or None."""
+    from bashgym_orchestrator.options import OrchestratorSettings
+
+    try:
+        settings = load_settings(current_host().registry.settings_tables)
+    except SettingsError as exc:
+        raise fail(str(exc)) from None
+    return settings.table(OrchestratorSettings).backend
 
 
 @orchestrate.command("resume")

@@ -35,6 +35,7 @@ from bashgym_orchestrator.attempt import (
     Attempt,
     Workbench,
     env_options,
+    remote_worker,
     run_attempt,
     trace_row,
 )
@@ -415,11 +416,15 @@ class JobRunner:
         self.store.claim(ATTEMPTS, key)
         chosen = await asyncio.to_thread(self.choose, task, 0, [])
         work = Task(id=tid, prompt=prompt, metadata={"job": bench.job.name, "merge": branch})
-        async with bench.environment.open(self.integration.path, env_options(bench, slot)) as s:
-            ctx = TaskContext(run=bench.run, env=s, budget=budget)
-            result = await run_task(
-                chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
-            )
+        folder, opts = self.integration.path, env_options(bench, slot)
+        if bench.backend is not None:  # the worker where the backend puts it (a shared fs)
+            result = await remote_worker(bench, work, chosen, opts, folder, budget)
+        else:
+            async with bench.environment.open(folder, opts) as s:
+                ctx = TaskContext(run=bench.run, env=s, budget=budget)
+                result = await run_task(
+                    chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
+                )
         commit = (
             await bench.repo.finish_merge(self.integration, message) if result.success else None
         )

@@ -26,6 +26,11 @@ class OrchestratorSettings(SettingsTable):
     router: str | None = Field(
         default=None, description="Router picking each task's executor (overrides executor)."
     )
+    backend: str | None = Field(
+        default=None,
+        description="Where each task's worker runs (e.g. ray; a shared filesystem is assumed); "
+        "none: in the job's own process.",
+    )
     workers: int = Field(default=3, ge=1, description="Tasks run at once.")
     retries: int = Field(default=2, ge=0, description="Retries of a failed task.")
 

@@ -59,6 +59,7 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
     """Run the job's tasks to the end (see `dispatch`); its result, as job.json has it."""
     from bashgym_orchestrator.attempt import Workbench
     from bashgym_orchestrator.dispatch import Cancelled, JobRunner
+    from bashgym_orchestrator.remote import backend_of
     from bashgym_orchestrator.stream import SinkStream
     from bashgym_orchestrator.worktrees import Repository
 
@@ -85,9 +86,11 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
     pick.check(env_opts, env_name)
     if spec.repository is None:
         raise InputError(f"{job.dir}/spec.json names no repository")
+    backend = backend_of(run.run_dir, registry)  # the engine opened it: workers run through it
     bench = Workbench(
-        run, job, spec, Repository(spec.repository), options, environment.obj, env_name, env_opts
-    )
+        run, job, spec, Repository(spec.repository), options, environment.obj, env_name, env_opts,
+        backend,
+    )  # fmt: skip
     runner = JobRunner(
         bench,
         plan,
