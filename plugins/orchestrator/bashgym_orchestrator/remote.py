@@ -15,16 +15,16 @@ and this way `orchestrate resume` and `retry`, which rerun that file, keep the b
 from __future__ import annotations
 
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bashgym_work_tasks import run_task
 
 from bashgym.contracts import Budget, InputError, RunContext, TaskContext
 from bashgym.records import Task, WorkerResult
 from bashgym.runspec import Step
+from bashgym.text import one_line
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -74,23 +74,28 @@ async def work(run: RunContext, job: Work) -> Worked:
 
 
 def backend_of(run_dir: Path, registry: Registry) -> Step | None:
-    """The backend `run_dir`'s run was resolved with (its `run.toml`), or None: it has none.
-    The Step's object is the registry's, the one the engine opened for this run."""
+    """The backend `run_dir`'s run was resolved with (its `run.toml`, read as `bashgym run` and
+    `orchestrate resume` read it), or None: it has none. The Step's object is the registry's,
+    the one the engine opened for this run."""
+    from bashgym_cli.runs import load_run_file
+
+    path = run_dir / "run.toml"
+    if not path.is_file():
+        return None
     try:
-        doc: dict[str, Any] = tomllib.loads((run_dir / "run.toml").read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        backend = load_run_file(path).backend
+    except (OSError, ValueError) as exc:  # RunConfigError is a ValueError
+        raise InputError(f"{path}: cannot read the run's config ({exc})") from None
+    if backend is None:
         return None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"{run_dir / 'run.toml'}: cannot read the run's config ({exc})") from None
-    table = doc.get("backend")
-    if not isinstance(table, dict) or not table.get("plugin"):
-        return None
-    name = str(table["plugin"])
-    if name not in registry.items["backends"]:
+    if backend.plugin not in registry.items["backends"]:
         known = ", ".join(registry.names("backends")) or "none installed"
-        raise InputError(f"backend {name!r} is not installed (backends: {known})")
-    registered = registry.get("backends", name)
-    options = registered.obj.Options.model_validate(table.get("options") or {})
+        raise InputError(f"backend {backend.plugin!r} is not installed (backends: {known})")
+    registered = registry.get("backends", backend.plugin)
+    try:
+        options = registered.obj.Options.model_validate(backend.options)
+    except ValueError as exc:
+        raise InputError(f"{path}: backend {backend.plugin!r}: {one_line(exc)}") from None
     return Step("backend", registered, options)
 
 

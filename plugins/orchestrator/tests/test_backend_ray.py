@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bashgym_orchestrator.remote import backend_of
 from bashgym_testing import Reply, ToolUse
+
+from bashgym.plugins import current_host
 
 TASK = re.compile(r"Task ([A-Za-z0-9._-]+): ")
 
@@ -74,3 +78,24 @@ def test_workers_run_on_ray_and_the_job_merges_here(
     ran = json.loads((job.dir / "run.json").read_text())["backend"]
     assert ran["name"] == "ray" and ran["where"] == "local instance", ran
     assert ran["tasks"] == 3 and ran["task_worker_s"] > 0, ran  # each worker: one call
+    # `orchestrate resume` and `retry` rerun run.toml: the backend is in it
+    run_toml = tomllib.loads((job.dir / "run.toml").read_text())
+    assert run_toml["backend"]["plugin"] == "ray"
+    assert run_toml["backend"]["num_cpus"] == 2
+    step = backend_of(job.dir, current_host().registry)  # what a resumed job's source gets
+    assert step is not None and step.name == "ray" and step.options.num_cpus == 2
+
+
+@pytest.mark.slow  # seconds when idle, 15 s measured on a loaded 2-core machine
+def test_the_configured_backend_is_the_default_and_an_unknown_one_is_one_line(
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("BASHGYM_ORCHESTRATOR__BACKEND", "no-such-backend")
+    job = orch.make_job(tmp_path / "job", repo, [orch.plan_task("one", "Make one.txt.")])
+
+    done = bashgym_cli("orchestrate", "run", job.dir, "-x", "student", "-e", "local")
+
+    assert done.exit_code == 2, done.output
+    assert "no-such-backend" in done.output
+    assert not (job.dir / "run.toml").exists()  # refused before anything ran
