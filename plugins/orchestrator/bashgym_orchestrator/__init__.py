@@ -6,7 +6,8 @@ directory; `approve`, then `run` carries the job out as a run of the kernel's en
 source is `orchestrator` (source.py) and whose run dir is the job dir: tasks run on any
 executor in their own git worktrees (attempt.py, worktrees.py), N at once by priority and
 critical path (dispatch.py, schedule.py), merge into `bashgym/<job>/integration`, `verify` runs,
-and each worker's Trace goes to the run's sinks. `status`, `cancel` and `resume` work from
+and each worker's Trace goes to the run's sinks. With a run backend (`--backend ray`) each
+worker runs where it puts it, the rest here (remote.py). `status`, `cancel` and `resume` work from
 another terminal (status.py). This module stays light: it is imported whenever the CLI lists
 its commands or a run reads the settings tables.
 """
