@@ -63,8 +63,9 @@ def test_every_benchmark_the_readme_lists_is_run_here():
 
 # Not run here: the main job, the embedded model's throughput and the training loop need the
 # embedded model for minutes to an hour on 2 cores (tests/test_main_job.py runs the main job;
-# the loop also needs torch, the trl plugin's `train` extra).
-SEPARATE = {"main_job.py", "embedded_throughput.py", "loop.py"}
+# the loop also needs torch, the trl plugin's `train` extra). The Ray backend's bench has its
+# quick run beside its plugin (plugins/backends/ray/tests/test_bench.py).
+SEPARATE = {"main_job.py", "embedded_throughput.py", "loop.py", "ray_backend.py"}
 
 
 @pytest.mark.slow
