@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -69,6 +70,9 @@ class BubblewrapSession(SandboxSession):
         )
         self.disk: DiskWatch | None = None
         self._running: set[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = set()
+        # held while a disk stop clears the cage: forks are refused (pids.max 0) until it ends,
+        # so a command started meanwhile would fail in bwrap's clone (EAGAIN), not run
+        self._stopping = threading.Lock()
         try:
             super().__init__(folder, options, tmpdir="/tmp")
             self.notes += [
@@ -92,6 +96,8 @@ class BubblewrapSession(SandboxSession):
     async def run(self, command: str, *, timeout: float | None = None) -> Completed:
         if self.disk is None:
             return await super().run(command, timeout=timeout)
+        if self._stopping.locked():  # a disk stop is under way: start once forks are allowed
+            await asyncio.to_thread(self._wait_for_stop)
         tripped = self.disk.tripped
         started = time.monotonic()
         inner = asyncio.create_task(super().run(command, timeout=timeout))
@@ -124,16 +130,21 @@ class BubblewrapSession(SandboxSession):
             done = replace(done, reason=f"{done.reason}; {limit}")
         return done
 
+    def _wait_for_stop(self) -> None:
+        with self._stopping:
+            pass
+
     def _over_disk(self) -> None:
         """Called by the disk watcher's thread: stop what runs in the session. With a cgroup,
         every process in it (commands and workers), then forks are allowed again; else each
         `run` in flight is cancelled (its process group stopped)."""
         if self.cage is not None:
-            self.cage.kill_all()
-            if "pids" in self.cage.dirs:  # kill_all refuses forks first: allow them again
-                limit = self.cage.limits.get("pids")
-                with contextlib.suppress(OSError):
-                    (self.cage.dirs["pids"] / "pids.max").write_text(str(limit or "max"))
+            with self._stopping:
+                self.cage.kill_all()
+                if "pids" in self.cage.dirs:  # kill_all refuses forks first: allow them again
+                    limit = self.cage.limits.get("pids")
+                    with contextlib.suppress(OSError):
+                        (self.cage.dirs["pids"] / "pids.max").write_text(str(limit or "max"))
             return
         for loop, task in list(self._running):
             loop.call_soon_threadsafe(task.cancel)
