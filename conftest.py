@@ -48,6 +48,15 @@ EMBEDDED_MODEL = (
     "plugins/trainers/trl/tests/test_student_adapter.py",
 )
 
+# Test files that start Ray (a local instance, raylets, or the Ray bench): one group, so one Ray
+# at a time (each starts several processes; two at once on 2 cores starved both).
+RAY = (
+    "plugins/backends/ray/tests/test_backend.py",
+    "plugins/backends/ray/tests/test_bench.py",
+    "plugins/backends/ray/tests/test_cluster.py",
+    "plugins/orchestrator/tests/test_backend_ray.py",
+)
+
 # Modules whose module-scoped fixture is costly to build: each stays on one worker.
 ONE_WORKER_MODULES = (
     "plugins/api/tests/test_dashboard.py",  # a headless Chromium
@@ -95,6 +104,8 @@ def _group(nodeid: str) -> str | None:
     path = _path(nodeid)
     if path in EMBEDDED_MODEL:
         return "embedded-model"
+    if path in RAY:
+        return "ray"
     return path if path in ONE_WORKER_MODULES else None
 
 

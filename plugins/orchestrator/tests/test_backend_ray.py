@@ -76,7 +76,8 @@ def test_workers_run_on_ray_and_the_job_merges_here(
     calls = [c for r in rows for m in r["messages"] for c in m.get("tool_calls", [])]
     assert sum(c["function"]["name"] == "run_command" for c in calls) == 3
     ran = json.loads((job.dir / "run.json").read_text())["backend"]
-    assert ran["name"] == "ray" and ran["where"] == "local instance", ran
+    # a local instance of its own, or the one the Ray plugin's tests started in this worker
+    assert ran["name"] == "ray" and ran["where"] in ("local instance", "this process's Ray"), ran
     assert ran["tasks"] == 3 and ran["task_worker_s"] > 0, ran  # each worker: one call
     # `orchestrate resume` and `retry` rerun run.toml: the backend is in it
     run_toml = tomllib.loads((job.dir / "run.toml").read_text())

@@ -62,6 +62,37 @@ def test_a_pipeline_in_shards_makes_the_in_process_rows_and_counts(
     assert len(dropped) == 1 and "task 4" in json.dumps(dropped[0]["row"])
 
 
+def test_top_up_rounds_on_ray_make_the_in_process_rows_and_counts(
+    local_ray, bashgym_cli, scripted_models, model_server, plugin, tmp_path
+):
+    """--top-up: each round is handed to the backend in shards; the rounds, rows and counts are
+    the in-process run's (a seed row whose request always fails loses its rows every round)."""
+    seed = tmp_path / "tasks.csv"
+    pd.DataFrame({"task": [f"task {i}" for i in range(3)]}).to_csv(seed, index=False)
+    model_server.add_rule("Solve: task 1", Fault.status(400, {"error": {"message": "bad task"}}))
+    common = [
+        "run", "--plugin", str(plugin), "-s", "files", "--set", f"source.path={seed}",
+        "-p", "solve", "-n", "6", "--top-up", "-k", "parquet",
+    ]  # fmt: skip
+    here = bashgym_cli(*common, "--out", str(tmp_path / "here"))
+    assert here.exit_code == 0, here.output
+    there = bashgym_cli(
+        *common, "--out", str(tmp_path / "ray"), "--backend", "ray", "--set", "backend.shards=2"
+    )
+    assert there.exit_code == 0, there.output
+
+    rows_here = pd.read_parquet(tmp_path / "here" / "data.parquet")
+    rows_ray = pd.read_parquet(tmp_path / "ray" / "data.parquet")
+    assert len(rows_here) == 6 and not rows_here["task"].eq("task 1").any()
+    assert rows_ray[["task", "solution"]].equals(rows_here[["task", "solution"]])
+    a, b = summary(tmp_path / "here"), summary(tmp_path / "ray")
+    assert len(a["rounds"]) >= 2  # the first round alone cannot keep 6
+    assert len(b["rounds"]) == len(a["rounds"])
+    for key in ("generated", "requested", "kept", "dropped", "dropped_total"):
+        assert a["counts"].get(key) == b["counts"].get(key), key
+    assert len(b["backend"]["shards_per_round"]) == len(b["rounds"])
+
+
 def agent_args(plugin: Path, tasks: Path, prompts: list[str]) -> list[str]:
     tasks.write_text("\n".join(prompts) + "\n")
     return [

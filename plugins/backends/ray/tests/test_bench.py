@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,12 +22,17 @@ def test_the_ray_benchmark_runs_at_tiny_sizes(tmp_path):
     if not BENCH.is_file():
         pytest.skip(f"{BENCH} is not in this checkout")
     out = tmp_path / "figures.json"
-    # TMPDIR left as it is: Ray's socket paths under a pytest tmp dir pass AF_UNIX's 107 bytes
-    env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--json", str(out)],
-        capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
-    )  # fmt: skip
+    # a short TMPDIR: Ray's socket paths under a pytest tmp dir (an xdist worker's most of all)
+    # pass AF_UNIX's 107 bytes
+    short = Path(tempfile.mkdtemp(prefix="bgr-", dir="/tmp"))
+    env = {**os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0", "TMPDIR": str(short)}
+    try:
+        done = subprocess.run(
+            [sys.executable, str(BENCH), "--quick", "--json", str(out)],
+            capture_output=True, text=True, env=env, timeout=600, cwd=short,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "agent  conc 4" in done.stdout and "generation ray 2 shards" in done.stdout
     assert "16 nodes x" in done.stdout

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,19 +62,25 @@ def _nodes(address: str, env: dict[str, str]) -> int:
 
 
 @pytest.fixture(scope="module")
-def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+def two_nodes(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[str, dict[str, str]]]:
     """A head and a worker raylet, one CPU each; the env every process of the cluster shares:
     token auth with its token file (a client without it is refused), Ray's uv hook off, and
     the scripted models' key (a node's env)."""
     if not RAY.is_file():
         pytest.skip(f"the `ray` command is not installed beside {sys.executable}")
     root = tmp_path_factory.mktemp("cluster")
+    # Ray's socket paths must stay under AF_UNIX's 107 bytes: a pytest tmp dir is too deep
+    short = Path(tempfile.mkdtemp(prefix="bgr-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
     token = root / "auth_token"
     token.write_text(secrets.token_hex(32))
     env = {
         **os.environ, "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0", "RAY_AUTH_MODE": "token",
         "RAY_AUTH_TOKEN_PATH": str(token),
         "BASHGYM_SCRIPTED_KEY": "scripted-key",
+        "TMPDIR": str(short),  # the worker raylet's and the drivers' Ray files too
     }  # fmt: skip
     from ray.util import get_node_ip_address  # the address the raylets bind to
 
@@ -82,7 +90,7 @@ def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, d
     logs = (root / "head.log").open("wb"), (root / "worker.log").open("wb")
     head = subprocess.Popen(
         [str(RAY), "start", "--head", f"--port={port}", "--include-dashboard=false",
-         f"--temp-dir={root / 'ray'}", *common],
+         f"--temp-dir={short}", *common],
         env=env, stdout=logs[0], stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     started = [head]
