@@ -22,31 +22,39 @@ def summary(run_dir: Path) -> dict:
     return json.loads((run_dir / "run.json").read_text())
 
 
-def test_a_pipeline_in_shards_makes_the_in_process_rows_and_counts(
-    local_ray, bashgym_cli, scripted_models, model_server, plugin, tmp_path
-):
+def here_and_on_ray(
+    bashgym_cli, model_server, plugin: Path, tmp_path: Path, *, tasks: int, failing: str,
+    args: list[str], shards: int,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict, dict]:  # fmt: skip
+    """The same pipeline run in-process and on Ray (`shards` shards a round), `failing`'s
+    request refused for good: both runs' rows and run.json."""
     seed = tmp_path / "tasks.csv"
-    pd.DataFrame({"task": [f"task {i}" for i in range(7)]}).to_csv(seed, index=False)
+    pd.DataFrame({"task": [f"task {i}" for i in range(tasks)]}).to_csv(seed, index=False)
     # one seed row's request fails for good: the runner drops its rows with a reason
-    model_server.add_rule("Solve: task 4", Fault.status(400, {"error": {"message": "bad task"}}))
+    model_server.add_rule(f"Solve: {failing}", Fault.status(400, {"error": {"message": "bad"}}))
     common = [
         "run", "--plugin", str(plugin), "-s", "files", "--set", f"source.path={seed}",
-        "-p", "solve", "-n", "10", "-k", "parquet",
+        "-p", "solve", *args, "-k", "parquet",
     ]  # fmt: skip
     here = bashgym_cli(*common, "--out", str(tmp_path / "here"))
     assert here.exit_code == 0, here.output
-    there = bashgym_cli(
-        *common, "--out", str(tmp_path / "ray"), "--backend", "ray", "--set", "backend.shards=3"
-    )
+    on_ray = ("--backend", "ray", "--set", f"backend.shards={shards}")
+    there = bashgym_cli(*common, "--out", str(tmp_path / "ray"), *on_ray)
     assert there.exit_code == 0, there.output
+    rows = [pd.read_parquet(tmp_path / side / "data.parquet") for side in ("here", "ray")]
+    return rows[0], rows[1], summary(tmp_path / "here"), summary(tmp_path / "ray")
 
-    rows_here = pd.read_parquet(tmp_path / "here" / "data.parquet")
-    rows_ray = pd.read_parquet(tmp_path / "ray" / "data.parquet")
+
+def test_a_pipeline_in_shards_makes_the_in_process_rows_and_counts(
+    local_ray, bashgym_cli, scripted_models, model_server, plugin, tmp_path
+):
+    rows_here, rows_ray, a, b = here_and_on_ray(
+        bashgym_cli, model_server, plugin, tmp_path, tasks=7, failing="task 4",
+        args=["-n", "10"], shards=3,
+    )  # fmt: skip
     assert len(rows_here) == 9  # 10 asked (seed rows wrap: 0-6, 0-2), task 4's dropped
     assert rows_ray[["task", "solution"]].equals(rows_here[["task", "solution"]])
     assert rows_ray["solution"].str.contains("Solve: task").all()  # the model's echo
-
-    a, b = summary(tmp_path / "here"), summary(tmp_path / "ray")
     for key in ("generated", "requested", "kept", "dropped", "dropped_total"):
         assert a["counts"].get(key) == b["counts"].get(key), key
     assert sum(a["counts"]["dropped"].values()) == 1
@@ -67,25 +75,12 @@ def test_top_up_rounds_on_ray_make_the_in_process_rows_and_counts(
 ):
     """--top-up: each round is handed to the backend in shards; the rounds, rows and counts are
     the in-process run's (a seed row whose request always fails loses its rows every round)."""
-    seed = tmp_path / "tasks.csv"
-    pd.DataFrame({"task": [f"task {i}" for i in range(3)]}).to_csv(seed, index=False)
-    model_server.add_rule("Solve: task 1", Fault.status(400, {"error": {"message": "bad task"}}))
-    common = [
-        "run", "--plugin", str(plugin), "-s", "files", "--set", f"source.path={seed}",
-        "-p", "solve", "-n", "6", "--top-up", "-k", "parquet",
-    ]  # fmt: skip
-    here = bashgym_cli(*common, "--out", str(tmp_path / "here"))
-    assert here.exit_code == 0, here.output
-    there = bashgym_cli(
-        *common, "--out", str(tmp_path / "ray"), "--backend", "ray", "--set", "backend.shards=2"
-    )
-    assert there.exit_code == 0, there.output
-
-    rows_here = pd.read_parquet(tmp_path / "here" / "data.parquet")
-    rows_ray = pd.read_parquet(tmp_path / "ray" / "data.parquet")
+    rows_here, rows_ray, a, b = here_and_on_ray(
+        bashgym_cli, model_server, plugin, tmp_path, tasks=3, failing="task 1",
+        args=["-n", "6", "--top-up"], shards=2,
+    )  # fmt: skip
     assert len(rows_here) == 6 and not rows_here["task"].eq("task 1").any()
     assert rows_ray[["task", "solution"]].equals(rows_here[["task", "solution"]])
-    a, b = summary(tmp_path / "here"), summary(tmp_path / "ray")
     assert len(a["rounds"]) >= 2  # the first round alone cannot keep 6
     assert len(b["rounds"]) == len(a["rounds"])
     for key in ("generated", "requested", "kept", "dropped", "dropped_total"):
