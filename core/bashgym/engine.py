@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -135,11 +134,13 @@ class Engine:
 
         runner = pipeline_runner(resolved)
         if runner is not None and (seed is None or len(seed)):
-            gen: Any = self.host.registry.get("runners", runner).obj
+            generate = self.host.registry.get("runners", runner).obj.generate
             if (b := resolved.backend) is not None:  # each round made elsewhere (e.g. in shards)
-                gen = SimpleNamespace(generate=partial(b.obj.generate, runner, options=b.options))
+                generate = partial(b.obj.generate, runner, options=b.options)
             with self.step("pipeline"):
-                generated = generate_in_rounds(gen, resolved, seed, run, judge, resume=self.resume)
+                generated = generate_in_rounds(
+                    generate, resolved, seed, run, judge, resume=self.resume
+                )
             generated.dropped.extend(dropped)
             return generated
         assert seed is not None  # resolve() guarantees a source or a pipeline

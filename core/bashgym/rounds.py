@@ -7,9 +7,9 @@ nothing. The runner never calls back into the engine; run.json's `rounds` says w
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from bashgym.contracts import Generated, RunContext, Runner
+from bashgym.contracts import Generated, RunContext
 from bashgym.events import RowsGenerated
 
 if TYPE_CHECKING:
@@ -49,11 +49,12 @@ def rotated(seed: pd.DataFrame, offset: int) -> pd.DataFrame:
 
 
 def generate_in_rounds(
-    runner: Runner[Any], resolved: ResolvedRun, seed: pd.DataFrame | None, run: RunContext,
-    judge: Callable[[pd.DataFrame], pd.DataFrame], *, resume: bool,
+    generate: Callable[..., Generated], resolved: ResolvedRun, seed: pd.DataFrame | None,
+    run: RunContext, judge: Callable[[pd.DataFrame], pd.DataFrame], *, resume: bool,
 ) -> Generated:  # fmt: skip
-    """Every round of the run's pipeline (None: its seed rows, for the judges' columns),
-    finalized and judged with `judge`; counts requested, generated and rounds."""
+    """Every round of the run's pipeline (None: its seed rows, for the judges' columns), made by
+    `generate` (the runner's, or the run backend's for it), finalized and judged with `judge`;
+    counts requested, generated and rounds."""
     import pandas as pd
 
     spec, pipeline = resolved.spec, resolved.pipeline
@@ -64,9 +65,7 @@ def generate_in_rounds(
     for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
         part = rotated(seed, asked) if seed is not None and len(seed) else seed
         try:
-            out = runner.generate(
-                pipeline, resolved.judges, part, size, run, round=number, resume=resume
-            )
+            out = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
         except Exception:  # a stopped model: the runner counted its round's rows, these the rest
             _count(run, target, rounds)
             raise
