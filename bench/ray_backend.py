@@ -86,16 +86,11 @@ def serve(port: int, latency: float) -> None:
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    from bashgym_procs import free_port
+    """The scripted server in a child process (bench/_scripted_child.py) and its base URL."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _scripted_child import start_server as start_child
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(port), str(latency)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    if proc.stdout.readline().strip() != "ready":
-        raise SystemExit("the scripted server did not start")
+    proc, port = start_child(__file__, latency)
     return proc, f"http://127.0.0.1:{port}/v1"
 
 
