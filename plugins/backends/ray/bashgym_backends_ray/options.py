@@ -20,10 +20,21 @@ class RayOptions(Options):
         default=None, ge=1, description="CPUs of the local instance (default: this machine's)."
     )
     task_cpus: float = Field(
-        default=1.0, gt=0, description="CPUs of each task slot (a slot runs one task or shard)."
+        default=1.0, gt=0, description="CPUs of each task slot (a slot's tasks share them)."
+    )
+    slot_tasks: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="Agent tasks a slot runs at once, as coroutines in its one process (the "
+        "in-process engine's way). Tasks that mostly wait on a model share a CPU well: on a "
+        "node with fewer cores than concurrent tasks, 1 slot x 4 tasks beats 4 slots x 1. "
+        "Each task then gets task_cpus / slot_tasks. Shards run one at a time per slot.",
     )
     task_memory_mb: int | None = Field(
-        default=None, ge=1, description="Memory (MiB) of each task slot (a Ray resource)."
+        default=None,
+        ge=1,
+        description="Memory (MiB) of each task slot (a Ray resource, shared by its tasks).",
     )
     shards: int | None = Field(
         default=None,

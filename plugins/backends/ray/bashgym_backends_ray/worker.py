@@ -9,7 +9,6 @@ run, so events.jsonl, run.json and the usage tally stay on the driver (the one t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -169,13 +168,14 @@ def _portable(exc: BaseException) -> BaseException:
     return exc
 
 
-def call(bp: Blueprint, fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
-    """`await fn(run, *args)` in a context rebuilt from `bp` (Backend.call's worker side)."""
+async def call(bp: Blueprint, fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
+    """`await fn(run, *args)` in a context rebuilt from `bp` (Backend.call's worker side), on
+    the slot's event loop beside its other tasks."""
     events: list[Event] = []
     started = time.perf_counter()
     try:
         with _context(bp, Path(bp.run_dir), bp.seed) as (run, events):
-            value = asyncio.run(fn(run, *args))
+            value = await fn(run, *args)
         return Outcome(value, events, seconds=time.perf_counter() - started)
     except Exception as exc:  # noqa: BLE001 -- sent back with the events it emitted first
         return Outcome(None, events, _portable(exc), time.perf_counter() - started)

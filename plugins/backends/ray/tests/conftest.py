@@ -69,7 +69,9 @@ class Solve(Pipeline[PipelineOptions]):
 
 
 class Agent(ScriptedExecutor):
-    """Writes the prompt to out.txt; fails on `fail`; waits 1.5 s on `slow`; counts its starts
+    """Writes the prompt to out.txt; fails on `fail`; waits 1.5 s on `slow`; with a `together`
+    folder beside the run dir, marks itself running there for 1 s and writes the pids of the
+    tasks running at the end of it; counts its starts
     in a `starts` folder beside the run dir when there is one, and on `die` kills the process
     it runs in the first time (a Ray worker lost mid-task)."""
 
@@ -83,6 +85,14 @@ class Agent(ScriptedExecutor):
                 os.kill(os.getpid(), signal.SIGKILL)
         if "slow" in task.prompt:
             await asyncio.sleep(1.5)
+        together = ctx.run.run_dir.absolute().parent / "together"
+        if together.is_dir():  # who runs beside whom: a file while running, pids seen
+            mine = together / f"{task.id}.running"
+            mine.write_text(str(os.getpid()))
+            await asyncio.sleep(1.0)
+            beside = sorted(p.read_text() for p in together.glob("*.running"))
+            (together / f"{task.id}.saw").write_text(",".join(beside))
+            mine.unlink()
         if "fail" in task.prompt:
             self.enqueue("gave up", status="failed", reason="tests fail")
         else:

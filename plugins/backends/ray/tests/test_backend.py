@@ -162,3 +162,22 @@ def test_a_worker_killed_mid_task_is_rerun_once_and_kept_once(
         e for e in read_events(tmp_path / "run" / "events.jsonl") if e.type == "task_finished"
     ]
     assert len(finished) == 3
+
+
+def test_a_slot_runs_several_agent_tasks_at_once_in_its_one_process(
+    local_ray, bashgym_cli, plugin, tmp_path
+):
+    """`slot_tasks=3` on one slot (task_cpus=2 of the instance's 2): a run of concurrency 3
+    runs its tasks side by side as coroutines of that slot's process, as the engine would."""
+    (tmp_path / "together").mkdir()
+    args = agent_args(plugin, tmp_path / "tasks.txt", ["write a", "write b", "write c"])
+    shape = ["--set", "backend.task_cpus=2", "--set", "backend.slot_tasks=3"]
+    done = bashgym_cli(*args, "-c", "3", "--out", str(tmp_path / "run"), "--backend", "ray",
+                       *shape)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    run = summary(tmp_path / "run")
+    assert run["backend"]["slots"] == 1 and run["tasks"]["success"] == 3
+    seen = [p.read_text().split(",") for p in (tmp_path / "together").glob("*.saw")]
+    assert len(seen) == 3
+    assert len({pid for pids in seen for pid in pids}) == 1  # one process ran them all
+    assert max(len(pids) for pids in seen) >= 2  # and at the same time
