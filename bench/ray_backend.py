@@ -9,10 +9,12 @@ Set-up (all on this machine, a local Ray instance with `--slots` CPUs):
   `--latency` s; agent tasks run the `student` executor (two model calls: a tool call, then
   "Done."), generation is a seeded pipeline with one LLM column (one call per row);
 - each figure is a whole `bashgym.engine.execute` run (store, events, sink), timed by run.json's
-  step timings (`executor` or `pipeline`), so start-up is not counted; one untimed Ray run
-  first warms the worker processes (each loads the plugins once);
-- in-process at concurrency 1, 2 and 4 against Ray with 1, 2 and 4 task slots (task_cpus
-  = slots / k); generation in-process against Ray with 1 and 2 shards.
+  step timings (`executor` or `pipeline`), so start-up is not counted; before each timed Ray
+  run an untimed one of the same slot shape warms its worker processes (each loads the
+  plugins once, and a slot's first tasks pay their first-call imports);
+- in-process at concurrency k = 1, 2 and 4 against Ray with k task slots of one task each
+  (task_cpus = slots / k) and, for k > 1, one slot running k tasks at once (`slot_tasks`);
+  generation in-process against Ray with 1 and 2 shards.
 Overhead per task, two ways: end to end (Ray's time per task less the in-process engine's at
 the same concurrency; time per task = step time × concurrency / tasks), which on a machine with
 fewer cores than processes also counts the worker processes' contention for CPU; and Ray's own
@@ -174,24 +176,31 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             ray.init(num_cpus=args.slots, include_dashboard=False, log_to_driver=False,
                      logging_level="WARNING")  # fmt: skip
             bench.run("agent", args.slots, 1, None)  # warm-up: imports, the first model call
-            bench.run("agent", args.slots, args.slots, {"task_cpus": 1})  # warm the workers
-            bench.run("gen", 2, 1, {"shards": 2})
-            for k in (1, 2, 4):
+            for k in (4,) if args.quick else (1, 2, 4):
                 here = bench.run("agent", args.tasks, k, None)
-                cpu0 = time.process_time()
-                there = bench.run("agent", args.tasks, k, {"task_cpus": args.slots / k})
-                driver_cpu = (time.process_time() - cpu0) / args.tasks
-                sec = bench.section
-                out["agent"].append(dict(
-                    concurrency=k, in_process_s=here, ray_s=there, driver_cpu_per_task_s=driver_cpu,
-                    worker_task_s=sec["task_worker_s"] / sec["tasks"],
-                    ray_round_trip_extra_s=(sec["task_round_trip_s"] - sec["task_worker_s"])
-                    / sec["tasks"],
-                ))  # fmt: skip
-                print(agent_line(args.tasks, out["agent"][-1]), flush=True)
+                # k slots of one task each, then (k > 1) one slot running k tasks at once
+                shapes = [(k, 1)] + ([(1, k)] if k > 1 else [])
+                for slots, per_slot in shapes:
+                    shape = {"task_cpus": args.slots / slots, "slot_tasks": per_slot}
+                    # untimed: new slots' first tasks pay their first-call imports
+                    bench.run("agent", k, k, shape)
+                    cpu0 = time.process_time()
+                    there = bench.run("agent", args.tasks, k, shape)
+                    driver_cpu = (time.process_time() - cpu0) / args.tasks
+                    sec = bench.section
+                    out["agent"].append(dict(
+                        concurrency=k, slots=slots, slot_tasks=per_slot, in_process_s=here,
+                        ray_s=there, driver_cpu_per_task_s=driver_cpu,
+                        worker_task_s=sec["task_worker_s"] / sec["tasks"],
+                        ray_round_trip_extra_s=(sec["task_round_trip_s"] - sec["task_worker_s"])
+                        / sec["tasks"],
+                    ))  # fmt: skip
+                    print(agent_line(args.tasks, out["agent"][-1]), flush=True)
+            bench.run("gen", 2, 1, None)  # untimed: DataDesigner's first run in this process
+            bench.run("gen", 2, 1, {"shards": 2})  # untimed: the generation slots warmed
             here = bench.run("gen", args.rows, 1, None)
             out["gen"].append(dict(shards=0, seconds=here))
-            for shards in (1, 2):
+            for shards in (2,) if args.quick else (1, 2):
                 there = bench.run("gen", args.rows, 1, {"shards": shards})
                 out["gen"].append(dict(shards=shards, seconds=there))
             for g in out["gen"]:
@@ -219,7 +228,8 @@ def agent_line(n: int, r: dict[str, Any]) -> str:
         overhead_ratio=round((per_ray - per_here) / per_here, 4),
     )
     return (
-        f"agent  conc {k}: in-process {r['in_process_tasks_per_s']:>7} tasks/s   "
+        f"agent  conc {k}, {r['slots']} slot(s) x {r['slot_tasks']}: "
+        f"in-process {r['in_process_tasks_per_s']:>7} tasks/s   "
         f"ray {r['ray_tasks_per_s']:>7} tasks/s   ratio {r['in_process_s'] / r['ray_s']:.3f}"
         f"   overhead/task {r['overhead_per_task_s'] * 1000:+.0f} ms "
         f"({r['overhead_ratio'] * 100:+.1f}% of {per_here:.3f} s)"
@@ -242,7 +252,7 @@ def project(out: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """16 nodes of `node_slots` slots each running tasks of the in-process time plus what Ray's
     round trip adds per task (measured at the highest concurrency: the job there, the result
     and events back), capped by the driver's measured CPU per task (it records each task)."""
-    last = out["agent"][-1]
+    last = out["agent"][-1]  # concurrency 4, one slot running them (a node's way)
     task_s = last["in_process_task_s"] + max(last["ray_round_trip_extra_s"], 0.0)
     slots = 16 * args.node_slots
     cap = 1 / last["driver_cpu_per_task_s"] if last["driver_cpu_per_task_s"] > 0 else None
@@ -269,7 +279,9 @@ def main() -> None:
     parser.add_argument(
         "--node-slots", type=int, default=16, help="task slots per node (16-node projection)"
     )
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds): it still runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes, concurrency 4 only: it still runs"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     if args.serve:
