@@ -14,14 +14,13 @@ and this way `orchestrate resume` and `retry`, which rerun that file, keep the b
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bashgym_work_tasks import run_task
+from bashgym_work_tasks import in_environment, run_task
 
-from bashgym.contracts import Budget, InputError, RunContext, TaskContext
+from bashgym.contracts import Budget, InputError, RunContext
 from bashgym.records import Task, WorkerResult
 from bashgym.runspec import Step
 from bashgym.text import one_line
@@ -62,11 +61,12 @@ async def work(run: RunContext, job: Work) -> Worked:
     driver's commit and check judge what the tree holds then."""
     assert run.registry is not None, "a run's context carries its registry"
     executor = run.registry.get("executors", job.executor).obj
-    environment = run.registry.get("environments", job.environment).obj
     budget = Budget(job.budget_usd)
-    deadline = time.monotonic() + job.timeout_s if job.timeout_s else None
-    async with environment.open(Path(job.worktree), job.environment_options) as session:
-        ctx = TaskContext(run=run, env=session, budget=budget, deadline=deadline)
+    where = Path(job.worktree)
+    opened = in_environment(
+        run, job.environment, job.environment_options, where, budget, job.timeout_s
+    )
+    async with opened as ctx:
         result = await run_task(
             executor, job.executor, job.task, job.executor_options, ctx, announce=False
         )

@@ -9,8 +9,8 @@ attempt (`attempt.py`: workspace, executor, check) runs where the backend puts i
 store, the rows and the events stay here. A third party can also answer the same hook another
 way and turn this one off with BASHGYM_LOAD_PLUGINS.
 Declared API: `run_task` (how any plugin calls an executor: deadline, budget and crashes become
-statuses), `work_through` (store items N at a time, exactly once), `tasks_from_rows`,
-`PROMPT_COLUMNS`.
+statuses), `in_environment` (a task's context in an open environment session),
+`work_through` (store items N at a time, exactly once), `tasks_from_rows`, `PROMPT_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from bashgym import hookimpl
+from bashgym_work_tasks.attempt import in_environment
 from bashgym_work_tasks.running import run_task, work_through
 from bashgym_work_tasks.settings import TasksSettings, WorkspaceSettings
 from bashgym_work_tasks.stage import AgentRuns
@@ -27,6 +28,7 @@ __all__ = [
     "PROMPT_COLUMNS",
     "TasksSettings",
     "WorkspaceSettings",
+    "in_environment",
     "run_task",
     "tasks_from_rows",
     "work_through",

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import bashgym_procs as procs
@@ -57,24 +60,39 @@ class Attempted:
     spent_usd: float = 0.0
 
 
+@asynccontextmanager
+async def in_environment(
+    run: RunContext, environment: str, options: BaseModel, where: Path, budget: Budget,
+    timeout_s: float | None,
+) -> AsyncIterator[TaskContext]:  # fmt: skip
+    """A task's context in an open session of `environment` at `where`, its deadline from
+    `timeout_s`: what a worker needs, here or on a backend's node (`attempt`, and the
+    orchestrator's workers in their worktrees)."""
+    assert run.registry is not None, "a run's context carries its registry"
+    env = run.registry.get("environments", environment).obj
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    async with env.open(where, options) as session:
+        yield TaskContext(run=run, env=session, budget=budget, deadline=deadline)
+
+
 async def attempt(run: RunContext, job: Job, budget: Budget | None = None) -> Attempted:
     """Run `job` in `run` (a backend's rebuilt context, or the run itself with the task's live
     `budget`). Never raises for the task's own failure: that is the result's status."""
     assert run.registry is not None, "a run's context carries its registry"
     task = job.task
     executor = run.registry.get("executors", job.executor).obj
-    env = run.registry.get("environments", job.environment).obj
     workspace = procs.names.child_path(run.run_dir / "workspaces", task.id)
     await prepare_workspace(workspace, job.workspace)
     budget = budget if budget is not None else Budget(job.budget_usd)
-    deadline = time.monotonic() + job.timeout_s if job.timeout_s else None
-    async with env.open(workspace, job.environment_options) as session:
-        notes = list(getattr(session, "notes", []))  # a session not built on the base: none
-        ctx = TaskContext(run=run, env=session, budget=budget, deadline=deadline)
+    opened = in_environment(
+        run, job.environment, job.environment_options, workspace, budget, job.timeout_s
+    )
+    async with opened as ctx:
+        notes = list(getattr(ctx.env, "notes", []))  # a session not built on the base: none
         result = await run_task(
             executor, job.executor, task, job.executor_options, ctx, announce=False
         )
-        verdict = await check(run, task, result, session, job.check_timeout_s)
+        verdict = await check(run, task, result, ctx.env, job.check_timeout_s)
     if verdict.verified is False and result.success:  # the agent's claim did not hold
         why = f"check failed (exit {verdict.check_exit}): {check_of(task)}"
         outcome = {"success": False, "error_kind": "check_failed", "error_message": why}
