@@ -205,17 +205,22 @@ def test_one_malformed_reply_in_three_loses_no_task(
     bashgym_cli: Any, bashgym_env: Any, model_server: Any
 ) -> None:
     served = {"n": 0, "bad": 0}
+    last_bad: set[str] = set()  # tasks whose last reply was the malformed one
     lock = threading.Lock()
 
     def turn(request: RecordedRequest) -> Reply | Fault:
+        name = request.last_user_text.split()[-1]
         with lock:
             served["n"] += 1
-            if served["n"] % 3 == 0:
+            # every third reply, but never twice running to one task: with four tasks
+            # interleaved, one task's retries could otherwise all land on the bad ones
+            if served["n"] % 3 == 0 and name not in last_bad:
                 served["bad"] += 1
+                last_bad.add(name)
                 return Fault.malformed()
+            last_bad.discard(name)
         if request.messages[-1].get("role") == "tool":
             return Reply("Done.")
-        name = request.last_user_text.split()[-1]
         return Reply(tool_calls=[ToolUse("write_file", {"path": f"{name}.txt", "content": name})])
 
     model_server.add_rule(lambda r: True, turn)
