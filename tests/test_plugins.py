@@ -67,7 +67,7 @@ def test_load_plugins_env_narrows_and_empty_means_only_the_defaults(monkeypatch)
     monkeypatch.setenv("BASHGYM_LOAD_PLUGINS", "sources-files, bashgym-sinks-parquet")
     defaults = {
         "models-providers", "scrubbers-secrets", "commands-run", "commands-inspect",
-        "observers-progress", "work-tasks",
+        "observers-progress", "work-tasks", "work-rounds",
     }  # fmt: skip
     assert set(PluginHost().infos) == {"sources-files", "sinks-parquet", *defaults}
     monkeypatch.setenv("BASHGYM_LOAD_PLUGINS", "")

@@ -420,6 +420,27 @@ class Written:
     rows: int
 
 
+class SinkStream:
+    """A sink fed its dataset in batches (`Sink.stream`): `add` each, then `close` (what it
+    wrote) or `discard` (the run failed: nothing appears). This default keeps the batches and
+    hands them to `write` as one frame, for sinks that need every row at once."""
+
+    def __init__(self, write: Callable[[pd.DataFrame], Written]) -> None:
+        self._write = write
+        self._batches: list[pd.DataFrame] = []
+
+    def add(self, batch: pd.DataFrame) -> None:
+        self._batches.append(batch)
+
+    def close(self) -> Written:
+        import pandas as pd
+
+        return self._write(pd.concat(self._batches, ignore_index=True))
+
+    def discard(self) -> None:
+        self._batches = []
+
+
 class Sink(Component[O]):
     """Writes a finished dataset; returns what it wrote."""
 
@@ -428,6 +449,11 @@ class Sink(Component[O]):
         self, dataset: pd.DataFrame, options: O, run: RunContext, output_format: str
     ) -> Written:
         """Write `dataset` (rows in `output_format`) under `run.run_dir` or where options say."""
+
+    def stream(self, options: O, run: RunContext, output_format: str) -> SinkStream:
+        """A writer taking the dataset in batches, so a run from a source straight to its
+        sinks holds one batch in memory; override where the format can be written as it comes."""
+        return SinkStream(lambda frame: self.write(frame, options, run, output_format))
 
 
 class Executor(Component[O]):

@@ -11,11 +11,10 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,6 @@ from bashgym import events as ev
 from bashgym import resume as resuming
 from bashgym.contracts import Generated, InputError, Judge, RunContext, Scrubbing, Written
 from bashgym.records import TRACE_COLUMN, DroppedRow, Trace, trace_to_row
-from bashgym.rounds import generate_in_rounds
 from bashgym.runspec import ResolvedRun, Step, resolved_toml
 from bashgym.store import run_scratch
 from bashgym.text import explain_validation, plain
@@ -97,16 +95,47 @@ class Engine:
         finally:
             self.run.emit(ev.StepFinished(step=name, duration_s=time.perf_counter() - t0, ok=ok))
 
-    def read_source(self) -> pd.DataFrame | None:
-        source = self.resolved.source
-        if source is None:
-            return None
+    def source_rows(self) -> Iterator[pd.DataFrame]:
+        """The source's rows in batches, each scrubbed before any pipeline, model, file or hook
+        sees a row, and announced."""
+        for batch in source_batches(self.resolved.source, self.run):  # type: ignore[arg-type]
+            self.run.count("source_rows", len(batch))
+            batch = self.scrubbing.frame(batch)
+            self.announce_traces(batch)
+            yield batch
+
+    def read_source(self) -> pd.DataFrame:
+        import pandas as pd
+
         with self.step("source"):
-            seed = read_source(source, self.run, self.host)
-            self.run.count("source_rows", len(seed))
-        seed = self.scrubbing.frame(seed)  # before any pipeline, model, file or hook sees a row
-        self.announce_traces(seed)
-        return seed
+            return pd.concat(list(self.source_rows()), ignore_index=True)
+
+    def stream(self, batches: Iterable[pd.DataFrame], step: str) -> None:
+        """Scrubbed rows (no runner's: nothing needs them all at once) to the sinks batch by
+        batch, one batch in memory: each capped at -n and judged, then added to every sink."""
+        resolved, run, left = self.resolved, self.run, self.resolved.spec.num_records
+        dropped: list[DroppedRow] = []
+        outs = [s.obj.stream(s.options, run, _output_format(resolved)) for s in resolved.sinks]
+        try:
+            with self.step(step):
+                for batch in batches:
+                    batch = batch if left is None else batch.head(left)
+                    left = None if left is None else left - len(batch)
+                    run.count("generated", len(batch))
+                    batch = apply_judges(batch, resolved, run, dropped)
+                    for out in outs:
+                        out.add(batch)
+                    if left == 0:
+                        break
+            if dropped:
+                write_dropped(run.run_dir, dropped, self.scrubbing)
+            for sink, out in zip(resolved.sinks, outs, strict=True):
+                with self.step(f"sink {sink.name}"):
+                    self.wrote(sink, out.close())
+        except BaseException:
+            for out in outs:
+                out.discard()
+            raise
 
     def execute_tasks(self, seed: pd.DataFrame) -> pd.DataFrame:
         """Each seed row a Task on the executor (the `run_tasks` hook): one trace row per task."""
@@ -123,33 +152,23 @@ class Engine:
             for text in rows[TRACE_COLUMN]:
                 self.host.hook.on_trace(trace=Trace.model_validate_json(text), run=self.run)
 
-    def generate(self, seed: pd.DataFrame | None) -> Generated:
-        """The pipeline's rows through its runner, in rounds; without a pipeline, the seed rows
-        (capped at -n) judged — through the judges' runner when they add columns."""
-        resolved, run = self.resolved, self.run
+    def generate(self, seed: pd.DataFrame | None, runner: str) -> Generated:
+        """The pipeline's rows (or the seed's, for the judges' columns) through `runner` (the
+        `generate_rows` hook: bashgym-work-rounds makes them in rounds)."""
         dropped: list[DroppedRow] = []
 
         def judge(df: pd.DataFrame) -> pd.DataFrame:
-            return apply_judges(df, resolved, run, dropped)
+            return apply_judges(df, self.resolved, self.run, dropped)
 
-        runner = pipeline_runner(resolved)
-        if runner is not None and (seed is None or len(seed)):
-            generate = self.host.registry.get("runners", runner).obj.generate
-            if (b := resolved.backend) is not None:  # each round made elsewhere (e.g. in shards)
-                generate = partial(b.obj.generate, runner, options=b.options)
-            with self.step("pipeline"):
-                generated = generate_in_rounds(
-                    generate, resolved, seed, run, judge, resume=self.resume
-                )
-            generated.dropped.extend(dropped)
-            return generated
-        assert seed is not None  # resolve() guarantees a source or a pipeline
-        cap = resolved.spec.num_records
-        dataset = seed if cap is None else seed.head(cap)
-        run.count("generated", len(dataset))
-        with self.step("judges"):
-            dataset = judge(dataset)
-        return Generated(dataset, dropped)
+        with self.step("pipeline"):
+            generated = self.host.hook.generate_rows(
+                seed=seed, runner=runner, resolved=self.resolved, run=self.run, judge=judge,
+                resume=self.resume,
+            )  # fmt: skip
+        if generated is None:
+            raise InputError("generating rows needs a plugin: pip install bashgym-work-rounds")
+        generated.dropped.extend(dropped)
+        return generated  # type: ignore[no-any-return]
 
     def write(self, generated: Generated) -> None:
         with self.step("scrub"):
@@ -159,12 +178,14 @@ class Engine:
         fmt = _output_format(self.resolved)
         for sink in self.resolved.sinks:
             with self.step(f"sink {sink.name}", total=len(dataset)):
-                written = sink.obj.write(dataset, sink.options, self.run, fmt)
-                if not isinstance(written, Written):  # bashgym-core 0.1 took a list of paths
-                    raise TypeError(f"sink {sink.name!r} must return bashgym.contracts.Written")
-                paths = [str(p) for p in written.paths]
-                self.run.emit(ev.SinkWrote(sink=sink.name, rows=written.rows, paths=paths))
-                self.run.emit(ev.RowsGenerated(step=f"sink {sink.name}", n=written.rows))
+                self.wrote(sink, sink.obj.write(dataset, sink.options, self.run, fmt))
+
+    def wrote(self, sink: Step, written: Any) -> None:
+        if not isinstance(written, Written):  # bashgym-core 0.1 took a list of paths
+            raise TypeError(f"sink {sink.name!r} must return bashgym.contracts.Written")
+        paths = [str(p) for p in written.paths]
+        self.run.emit(ev.SinkWrote(sink=sink.name, rows=written.rows, paths=paths))
+        self.run.emit(ev.RowsGenerated(step=f"sink {sink.name}", n=written.rows))
 
 
 def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict[str, Any]:
@@ -215,12 +236,18 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 backend = resolved.backend
                 opened = backend.obj.open(backend.options, resolved, run) if backend else None
                 with run.models, opened or nullcontext():  # type: ignore[union-attr]
-                    seed = engine.read_source()
-                    if resolved.executor is not None:
-                        assert seed is not None
-                        seed = engine.execute_tasks(seed)
-                    generated = engine.generate(seed)
-                    engine.write(generated)
+                    runner = pipeline_runner(resolved)
+                    if runner is None and resolved.executor is None:  # source to sinks
+                        engine.stream(engine.source_rows(), "source")
+                    else:
+                        seed = engine.read_source() if resolved.source else None
+                        if resolved.executor is not None:
+                            seed = engine.execute_tasks(seed)  # type: ignore[arg-type]
+                        if runner is None or (seed is not None and not len(seed)):
+                            engine.stream([seed], "judges")  # type: ignore[list-item]
+                        else:
+                            generated = engine.generate(seed, runner)
+                            engine.write(generated)
             except BaseException as exc:
                 interrupted = isinstance(exc, KeyboardInterrupt)
                 status = "interrupted" if interrupted else "failed"
@@ -318,21 +345,39 @@ def _as_row(item: Any) -> dict[str, Any]:
     return dict(item)
 
 
-def read_source(step: Step, run: RunContext, host: PluginHost) -> pd.DataFrame:
-    """Source output as a DataFrame (Traces as trace rows), with progress as it streams."""
+BATCH_ROWS, BATCH_CHARS = 2000, 32 << 20  # a batch: this many rows, or text, whichever first
+
+
+def source_batches(step: Step, run: RunContext) -> Iterator[pd.DataFrame]:
+    """Source output as DataFrames of a bounded size (Traces as trace rows), with progress."""
     import pandas as pd
 
     out = step.obj.open(step.options, run)
     if isinstance(out, pd.DataFrame):
         run.emit(ev.RowsGenerated(step="source", n=len(out)))
-        return out
-    rows = []
+        yield out
+        return
+    rows: list[dict[str, Any]] = []
+    chars = batches = 0
     for item in out:
-        rows.append(_as_row(item))
+        rows.append(row := _as_row(item))
+        chars += sum(len(v) for v in row.values() if isinstance(v, str))
         if len(rows) % 100 == 0:
             run.emit(ev.RowsGenerated(step="source", n=100))
+        if len(rows) >= BATCH_ROWS or chars >= BATCH_CHARS:
+            run.emit(ev.RowsGenerated(step="source", n=len(rows) % 100))
+            yield pd.DataFrame(rows)
+            rows, chars, batches = [], 0, batches + 1
     run.emit(ev.RowsGenerated(step="source", n=len(rows) % 100))
-    return pd.DataFrame(rows)
+    if rows or not batches:  # the last rows, or an empty frame for a source that gave none
+        yield pd.DataFrame(rows)
+
+
+def read_source(step: Step, run: RunContext) -> pd.DataFrame:
+    """Source output as one DataFrame (for steps that need every row at once)."""
+    import pandas as pd
+
+    return pd.concat(list(source_batches(step, run)), ignore_index=True)
 
 
 def apply_judges(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import typer
 
-    from bashgym.contracts import Models, RunContext, Scrubbing
+    from bashgym.contracts import Generated, Models, RunContext, Scrubbing
     from bashgym.events import Event
     from bashgym.records import Trace
     from bashgym.registry import Registry
@@ -78,6 +78,14 @@ def open_scrubbing(settings: Settings, registry: Registry) -> Scrubbing | None:
 @hookspec(firstresult=True)
 def run_tasks(rows: pd.DataFrame, resolved: ResolvedRun, run: RunContext) -> pd.DataFrame | None:
     """Run each of `rows` as a Task on `resolved.executor` or its router's pick; a row each."""
+
+
+@hookspec(firstresult=True)
+def generate_rows(
+    seed: pd.DataFrame | None, runner: str, resolved: ResolvedRun, run: RunContext,
+    judge: Callable[[pd.DataFrame], pd.DataFrame], resume: bool,
+) -> Generated | None:  # fmt: skip
+    """Make the run's rows (from `seed`) through `runner`, each batch judged with `judge`."""
 
 
 @hookspec

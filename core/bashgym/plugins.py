@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 GROUP = "bashgym"
 # Plugins that load even when BASHGYM_LOAD_PLUGINS narrows the set (as llm's DEFAULT_PLUGINS):
 # installed with the kernel, so narrowing never turns model access, scrubbing, `bashgym run`,
-# the inspection commands (`plugins`, `options`, `config show`), the progress display or agent
-# runs off.
+# the inspection commands (`plugins`, `options`, `config show`), the progress display, agent
+# runs or generation in rounds off.
 DEFAULT_PLUGINS = frozenset(
     {"models-providers", "scrubbers-secrets", "commands-run", "commands-inspect",
-     "observers-progress", "work-tasks"}
+     "observers-progress", "work-tasks", "work-rounds"}
 )  # fmt: skip
 
 

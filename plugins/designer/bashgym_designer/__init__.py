@@ -9,7 +9,7 @@ Its API, by submodule:
   `route_logs`, `PLACEHOLDER_PROVIDER`, and why rows were lost: `failure_reason`,
   `task_failures`, `all_rows_dropped`.
 - `rounds`: one round of a pipeline's generation with every row accounted for (the engine runs
-  the rounds, `bashgym.rounds`): `generate_round`, `assemble` (the builder a round generates
+  the rounds, `bashgym_work_rounds`): `generate_round`, `assemble` (the builder a round generates
   from, which `preview`/`validate` check too), `account`.
 - `drops`: how processors report the rows they drop: `record_drops`, `read_drops`, `DROPS_DIR`.
 - `failures`, `faults`, `seeding`, `constrain`: the raw answers of failed rows, model faults

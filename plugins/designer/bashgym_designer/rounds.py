@@ -4,7 +4,7 @@ DataDesigner drops a row silently when a model answer never parses, and processo
 drop rows inside `create()`. Here a round's shortfall is put into `RunContext.drop` by column
 and reason (from DataDesigner's per-task traces and the `drops` record), and any remainder
 without a recorded reason is counted as such, never hidden. The kernel's engine sizes the
-rounds, finalizes, judges and tops up (`bashgym.rounds`). Each round is its own DataDesigner
+rounds, finalizes, judges and tops up (`bashgym_work_rounds`). Each round is its own DataDesigner
 dataset, so a resumed run replays finished rounds from disk and continues the interrupted one
 from its last finished batch.
 """

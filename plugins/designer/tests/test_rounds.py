@@ -14,7 +14,7 @@ import pytest
 from bashgym_designer.designer import failure_reason, task_failures
 from bashgym_testing.server import Reply
 
-from bashgym.rounds import next_round_size
+from bashgym_work_rounds import next_round_size
 
 # A pipeline plugin file, loaded with --plugin: one structured column per seed row.
 PIPELINE_PLUGIN = '''

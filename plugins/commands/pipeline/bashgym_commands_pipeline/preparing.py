@@ -20,7 +20,7 @@ from bashgym_designer.rounds import assemble
 
 from bashgym.contracts import InputError, RunContext, Scrubbing, open_models
 from bashgym.engine import open_scrubbing, read_source
-from bashgym.rounds import requested_records
+from bashgym_work_rounds import requested_records
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def read_seed(
     pipeline = resolved.pipeline
     assert pipeline is not None
     if resolved.source is not None:
-        seed = read_source(resolved.source, run, host)
+        seed = read_source(resolved.source, run)
         if len(seed) == 0:
             raise InputError(f"source {resolved.source.name!r} produced no rows")
         return seed, f"source {resolved.source.name}"

@@ -298,7 +298,7 @@ def test_run_writes_no_planted_secret_through_any_sink(
     for kind in ("aws-access-key", "github-token", "slack-token", "stripe-key", "openai-api-key"):
         assert redacted[kind] >= 2, kind
     assert redacted["private-key"] == 2 and redacted["jwt"] >= 4
-    assert "scrub" in run["timings_s"]
+    assert run["timings_s"]["source"] > 0  # scrubbed as the rows streamed from the source
     if sink == "parquet":
         table = pq.read_table(out / "data.parquet").to_pandas()
         assert set(table["fixture"]) == {f"{ALLOWED_LITERAL} {ALLOWED_BY_REGEX}"}

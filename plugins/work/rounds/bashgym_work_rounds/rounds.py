@@ -1,4 +1,4 @@
-"""Generation in rounds, an engine step: a runner makes each round's rows, the engine finalizes
+"""Generation in rounds: a runner (or the run backend) makes each round's rows, this finalizes
 and judges them, and with `top_up` asks for more rounds — each sized by the pass rate so far and
 continuing through the seed rows — until `num_records` rows pass, `max_rounds`, or a round keeps
 nothing. The runner never calls back into the engine; run.json's `rounds` says what each did.
