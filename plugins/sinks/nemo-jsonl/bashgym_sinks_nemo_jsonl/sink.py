@@ -12,6 +12,7 @@ records were dropped, with example ids) so the output explains itself without th
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import pandas as pd
 from bashgym_split import Split, loadable, record_key, score, split_of
 
 from bashgym import __version__
-from bashgym.contracts import InputError, RunContext, Sink, Written
+from bashgym.contracts import InputError, RunContext, Sink, SinkStream, Written
 from bashgym.records import TRACE_COLUMN
 from bashgym.text import plain
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
@@ -112,48 +113,89 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
     def write(
         self, dataset: pd.DataFrame, options: NemoJsonlOptions, run: RunContext, output_format: str
     ) -> Written:
-        shape = input_shape(options, output_format, list(dataset.columns))
-        folder = Path(options.path) if options.path else run.run_dir / NAME
-        folder.mkdir(parents=True, exist_ok=True)
-        seed = run.seed if options.seed is None else options.seed
-        counts: Counter[str] = Counter()
-        key_from: Counter[str] = Counter()
-        dropped: Counter[str] = Counter()
-        examples: dict[str, list[str]] = defaultdict(list)
-        records: list[_Record] = []  # the records that wrote lines, for the split's repair
-        with _Atomic(folder, [*FILES.values(), NEGATIVES]) as out:
-            for row in dataset.to_dict(orient="records"):
-                key, where = record_key(row, options.id_field)
-                key_from[where] += 1
-                side = split_of(key, seed, options.val_fraction)
-                file = FILES[side]
-                record = _Record(key, side, score(key, seed), out.lines[file])
-                for item in lines_of(row, shape, options):
-                    if isinstance(item, Invalid):
-                        reason = f"{NAME}: {item}"  # run.json names the row's file (or id)
-                        run.drop(reason, row_id=str(row.get("source_file") or key))
-                        dropped[reason] += 1
-                        if len(examples[reason]) < DROP_EXAMPLES:
-                            examples[reason].append(key)
-                        continue
-                    if item.pop(INFERRED, 0):
-                        counts["tools_inferred"] += 1
-                    for name in options.keep_fields:
-                        item[name] = plain(row.get(name))
-                    if item.pop(NEGATIVE, False):
-                        out.write(NEGATIVES, item)
-                        counts["negatives"] += 1
-                        continue
-                    out.write(file, item)
-                    record.lines += 1
-                if record.lines:
-                    records.append(record)
+        out = self.stream(options, run, output_format)
+        try:
+            out.add(dataset)
+        except BaseException:
+            out.discard()
+            raise
+        return out.close()
+
+    def stream(
+        self, options: NemoJsonlOptions, run: RunContext, output_format: str
+    ) -> NemoJsonlStream:
+        return NemoJsonlStream(options, run, output_format)
+
+
+class NemoJsonlStream(SinkStream):
+    """The files written as batches come: each row's lines go to its split's file at once (the
+    split is by each record's own key), so memory holds one batch and a small note per record;
+    the split's repair, the counts and the manifest come at `close`."""
+
+    def __init__(self, options: NemoJsonlOptions, run: RunContext, output_format: str) -> None:
+        self.options, self.run, self.output_format = options, run, output_format
+        self.shape: str | None = None  # from the first batch's columns
+        self.folder = Path(options.path) if options.path else run.run_dir / NAME
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.seed = run.seed if options.seed is None else options.seed
+        self.counts: Counter[str] = Counter()
+        self.key_from: Counter[str] = Counter()
+        self.dropped: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = defaultdict(list)
+        self.records: list[_Record] = []  # the records that wrote lines, for the split's repair
+        self.rows_in = 0
+        self.out = _Atomic(self.folder, [*FILES.values(), NEGATIVES]).__enter__()
+
+    def add(self, batch: pd.DataFrame) -> None:
+        options, run, out = self.options, self.run, self.out
+        if self.shape is None and (len(batch.columns) or len(batch)):
+            self.shape = input_shape(options, self.output_format, list(batch.columns))
+        self.rows_in += len(batch)
+        for row in batch.to_dict(orient="records"):
+            key, where = record_key(row, options.id_field)
+            self.key_from[where] += 1
+            side = split_of(key, self.seed, options.val_fraction)
+            file = FILES[side]
+            record = _Record(key, side, score(key, self.seed), out.lines[file])
+            for item in lines_of(row, self.shape or "rows", options):
+                if isinstance(item, Invalid):
+                    reason = f"{NAME}: {item}"  # run.json names the row's file (or id)
+                    run.drop(reason, row_id=str(row.get("source_file") or key))
+                    self.dropped[reason] += 1
+                    if len(self.examples[reason]) < DROP_EXAMPLES:
+                        self.examples[reason].append(key)
+                    continue
+                if item.pop(INFERRED, 0):
+                    self.counts["tools_inferred"] += 1
+                for name in options.keep_fields:
+                    item[name] = plain(row.get(name))
+                if item.pop(NEGATIVE, False):
+                    out.write(NEGATIVES, item)
+                    self.counts["negatives"] += 1
+                    continue
+                out.write(file, item)
+                record.lines += 1
+            if record.lines:
+                self.records.append(record)
+
+    def discard(self) -> None:
+        self.out.__exit__(RuntimeError, None, None)  # temp files removed, old files kept
+
+    def close(self) -> Written:
+        options, run, out, counts, records = (
+            self.options, self.run, self.out, self.counts, self.records
+        )  # fmt: skip
+        try:
             sides = loadable([r.side for r in records], [r.score for r in records],
                              options.val_fraction)  # fmt: skip
             moved = [r for r, new in zip(records, sides, strict=True) if new != r.side]
             for record in moved:
                 record.side = "validation" if record.side == "train" else "train"
             out.move({FILES[r.side]: r for r in moved})
+        except BaseException:
+            self.discard()
+            raise
+        out.__exit__(None, None, None)
         for split, file in FILES.items():
             counts[split] = out.lines[file]
             run.count(f"{NAME}.{file.removesuffix('.jsonl')}", counts[split])
@@ -164,6 +206,7 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
         if counts["negatives"]:
             run.count(f"{NAME}.negatives", counts["negatives"])
         present = {split: file for split, file in FILES.items() if out.lines[file]}
+        shape = self.shape or input_shape(options, self.output_format, [])
         manifest = {
             "writer": f"bashgym {__version__} sink {NAME}",
             "input": shape,
@@ -181,25 +224,25 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
                 "what": "lines of traces that did not succeed (not SFT targets): DPO rejected "
                 "answers or failure analysis",
             },
-            "rows_in": len(dataset),
+            "rows_in": self.rows_in,
             "lines_with_inferred_tools": counts["tools_inferred"],
-            "dropped": dict(dropped),
-            "dropped_examples": dict(examples),
+            "dropped": dict(self.dropped),
+            "dropped_examples": dict(self.examples),
             "split": {
                 "val_fraction": options.val_fraction,
-                "seed": seed,
-                "key": dict(key_from),
+                "seed": self.seed,
+                "key": dict(self.key_from),
                 "method": "blake2b(f'{seed}:{record id}') < val_fraction; with 2 or more "
                 "records neither split is left empty (the nearest record moves)",
                 "moved": [r.key for r in moved],
                 "note": _split_note(len(records), options.val_fraction),
             },
         }
-        target = folder / "manifest.json"
+        target = self.folder / "manifest.json"
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         tmp.replace(target)
-        files = [folder / f for f in (*present.values(), NEGATIVES) if out.lines[f]]
+        files = [self.folder / f for f in (*present.values(), NEGATIVES) if out.lines[f]]
         return Written([*files, target], len(records))
 
 
@@ -236,8 +279,10 @@ class _Atomic:
         self.lines: Counter[str] = Counter()
 
     def _tmp(self, name: str) -> Path:
+        """This writer's own temp file: two writers of one folder (an orchestrator job writing
+        its sinks as it goes while the run's stream fills its own) never share one."""
         target = self.targets[name]
-        return target.with_name(f".{target.name}.tmp")
+        return target.with_name(f".{target.name}.{os.getpid()}-{id(self):x}.tmp")
 
     def __enter__(self) -> _Atomic:
         for name in self.targets:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import Field
 
-from bashgym.contracts import Options, RunContext, Sink, Written
+from bashgym.contracts import Options, RunContext, Sink, SinkStream, Written
 
 
 class ParquetOptions(Options):
@@ -27,10 +28,16 @@ class ParquetOptions(Options):
 class ParquetSink(Sink[ParquetOptions]):
     """Parquet, one file or shards, readable by pyarrow, pandas and `datasets`."""
 
+    def stream(self, options: ParquetOptions, run: RunContext, output_format: str) -> SinkStream:
+        return ArrowBatches(lambda table: self.write_table(table, options, run))
+
     def write(
         self, dataset: pd.DataFrame, options: ParquetOptions, run: RunContext, output_format: str
     ) -> Written:
-        table = portable(pa.Table.from_pandas(dataset, preserve_index=False))
+        return self.write_table(pa.Table.from_pandas(dataset, preserve_index=False), options, run)
+
+    def write_table(self, table: pa.Table, options: ParquetOptions, run: RunContext) -> Written:
+        table = portable(table)
         compression = None if options.compression == "none" else options.compression
         if options.shard_rows is None:
             target = Path(options.path) if options.path else run.run_dir / "data.parquet"
@@ -48,6 +55,29 @@ class ParquetSink(Sink[ParquetOptions]):
             ],
             table.num_rows,
         )
+
+
+class ArrowBatches(SinkStream):
+    """Each batch kept as an Arrow table (its strings in Arrow buffers: about their bytes, where
+    the DataFrame's Python strings take several times that) and written as one table at the end.
+    Why not a ParquetWriter per row group: the file's schema is fixed by its first batch, and a
+    column that is all null there (a field no early row has) would refuse every later value."""
+
+    def __init__(self, write: Callable[[pa.Table], Written]) -> None:
+        self.write_table = write
+        self.tables: list[pa.Table] = []
+
+    def add(self, batch: pd.DataFrame) -> None:
+        self.tables.append(pa.Table.from_pandas(batch, preserve_index=False))
+
+    def close(self) -> Written:
+        tables = [t for t in self.tables if t.num_columns] or self.tables[:1]
+        if not tables:
+            return self.write_table(pa.table({}))
+        return self.write_table(pa.concat_tables(tables, promote_options="permissive"))
+
+    def discard(self) -> None:
+        self.tables = []
 
 
 def portable(table: pa.Table) -> pa.Table:
