@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 import pandas as pd
 from bashgym_split import Split, loadable, record_key, score, split_of
 
@@ -42,6 +43,7 @@ NAME = "nemo-jsonl"
 FILES = {"train": "train.jsonl", "validation": "val.jsonl"}
 NEGATIVES = "negatives.jsonl"  # failed traces' lines: never SFT targets, kept for DPO rejected
 DROP_EXAMPLES = 5
+JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 def input_shape(options: NemoJsonlOptions, output_format: str, columns: list[str]) -> str:
@@ -290,7 +292,9 @@ class _Atomic:
         return self
 
     def write(self, name: str, item: Mapping[str, Any]) -> None:
-        self.handles[name].write(json.dumps(item, ensure_ascii=False) + "\n")
+        # orjson, not json.dumps: a fifth of the sink's time went to the stdlib encoder (the
+        # same UTF-8 text, compact; NaN becomes null where json.dumps wrote invalid JSON)
+        self.handles[name].write(orjson.dumps(item, option=JSON_OPTIONS).decode() + "\n")
         self.lines[name] += 1
 
     def move(self, records: Mapping[str, _Record]) -> None:
