@@ -8,7 +8,10 @@ only honest way to say that is to measure, side by side in one run on the same f
 - `ours`: `ClaudeCodeSource().open(...)`, every Trace built (subagents attached) and dropped;
 - `datadesigner`: DataDesigner's `AgentRolloutSeedReader` for
   `AgentRolloutSeedSource(format=CLAUDE_CODE, path=...)`, read batch by batch the way its
-  seed column generator reads it (`create_batch_reader`).
+  seed column generator reads it (`create_batch_reader`);
+- `run`: the whole command a user types, `bashgym run -s claude-code -k nemo-jsonl` (start-up,
+  scrubbing, the sink's train/val JSONL and manifest, run.json), timed from its start to its
+  exit; its items are the JSONL lines it wrote, its floor is not measured (shown as 0).
 
 Each method runs in its own subprocess (so peak RSS, `ru_maxrss` of that process, is its own),
 `--repeat` times, interleaved, imports untimed (`floor` is the RSS after them); the table shows
@@ -33,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-METHODS = ("orjson", "ours", "datadesigner")
+METHODS = ("orjson", "ours", "datadesigner", "run")
 
 
 # -- workers (run in a child process) ---------------------------------------------------------
@@ -101,9 +104,43 @@ def _setup_datadesigner(args: argparse.Namespace) -> Callable[[Path], int]:
     return work
 
 
+def _run_command(root: Path) -> None:
+    """`bashgym run -s claude-code -k nemo-jsonl` in a child process, timed whole."""
+    with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
+        out = Path(tmp) / "run"
+        cmd = [
+            sys.executable, "-m", "bashgym", "run", "-s", "claude-code",
+            "--set", f"source.path={root}", "-k", "nemo-jsonl", "--out", str(out), "--fresh",
+        ]  # fmt: skip
+        home, work = Path(tmp) / "home", Path(tmp) / "work"  # cwd apart from the cache's
+        home.mkdir(), work.mkdir()  # `bashgym/` folder, which `python -m bashgym` would import
+        env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home),
+               "XDG_CACHE_HOME": str(home)}  # fmt: skip
+        # untimed, in the same HOME: the first command there builds the plugin index (it
+        # imports every plugin once); a user's runs after their first find it built
+        subprocess.run([sys.executable, "-m", "bashgym", "plugins"], capture_output=True,
+                       env=env, cwd=work, check=True)  # fmt: skip
+        usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work)
+        wall = time.perf_counter() - wall
+        if done.returncode != 0:
+            raise SystemExit(f"bashgym run failed:\n{done.stderr[-2000:]}")
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        manifest = json.loads((out / "nemo-jsonl" / "manifest.json").read_text())
+        items = sum(manifest["counts"].values())
+    cpu = usage.ru_utime + usage.ru_stime - usage0.ru_utime - usage0.ru_stime
+    peak = usage.ru_maxrss * 1024  # the largest child's: the run's (the index build is smaller)
+    print(json.dumps({"wall": wall, "cpu": cpu, "items": items, "peak": peak, "floor": 0}))
+
+
 def worker(method: str, root: Path, args: argparse.Namespace) -> None:
     """Import what the method needs (untimed; `floor` is the RSS after that), then time it."""
     import psutil
+
+    if method == "run":
+        _run_command(root)
+        return
 
     setup = {"orjson": _setup_orjson, "ours": _setup_ours, "datadesigner": _setup_datadesigner}
     work = setup[method](args)
@@ -219,6 +256,8 @@ def _print_rows(size: float, nbytes: int, best: dict[str, dict[str, Any]], heade
     ours = best["ours"]
     line = f"{'':>8} ratios: ours/orjson {best['orjson']['wall'] / ours['wall']:.2f} (wall) "
     line += f"{best['orjson']['cpu'] / ours['cpu']:.2f} (cpu)"
+    if "run" in best:
+        line += f"; whole command/orjson {best['orjson']['wall'] / best['run']['wall']:.2f} (wall)"
     if "datadesigner" in best:
         dd = best["datadesigner"]
         line += f"; ours/DataDesigner {dd['wall'] / ours['wall']:.2f} (wall) "
