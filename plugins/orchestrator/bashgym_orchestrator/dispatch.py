@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bashgym_work_tasks import run_task
+from bashgym_work_tasks import in_environment, run_task
 
-from bashgym.contracts import Budget, InputError, TaskContext
+from bashgym.contracts import Budget, InputError
 from bashgym.events import TaskFinished
 from bashgym.records import Task, WorkerResult
 from bashgym.text import one_line
@@ -420,8 +420,8 @@ class JobRunner:
         if bench.backend is not None:  # the worker where the backend puts it (a shared fs)
             result = await remote_worker(bench, work, chosen, opts, folder, budget)
         else:
-            async with bench.environment.open(folder, opts) as s:
-                ctx = TaskContext(run=bench.run, env=s, budget=budget)
+            env = in_environment(bench.run, bench.environment_name, opts, folder, budget, None)
+            async with env as ctx:
                 result = await run_task(
                     chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
                 )
