@@ -46,7 +46,10 @@ ALIASES = {"student": "student", "claude-cli": "claude", "agent-sdk": "claude"}
 
 def serve(port: int, latency: float) -> None:
     """Run the scripted server until stdin closes (the bench's end, or its death)."""
-    from bashgym_testing.server import RecordedRequest, Reply, ScriptedModelServer, ToolUse
+    from bashgym_testing.server import RecordedRequest, Reply, ToolUse
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _scripted_child import serve as serve_rules
 
     def after_tool(req: RecordedRequest) -> bool:
         last = req.messages[-1] if req.messages else {}
@@ -56,16 +59,12 @@ def serve(port: int, latency: float) -> None:
             isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
         )
 
-    with ScriptedModelServer(port=port) as server:
-        server.latency = latency
-        server.add_rule(after_tool, Reply("Done."))
-        server.add_rule(
-            lambda r: r.api == "openai",
-            Reply(tool_calls=[ToolUse("run_command", {"command": "echo hi"})]),
-        )
-        server.add_rule(lambda r: True, Reply(tool_calls=[ToolUse("Bash", {"command": "echo hi"})]))
-        print("ready", flush=True)
-        sys.stdin.read()
+    serve_rules(port, latency, [
+        (after_tool, Reply("Done.")),
+        (lambda r: r.api == "openai",
+         Reply(tool_calls=[ToolUse("run_command", {"command": "echo hi"})])),
+        (lambda r: True, Reply(tool_calls=[ToolUse("Bash", {"command": "echo hi"})])),
+    ])  # fmt: skip
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:

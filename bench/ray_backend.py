@@ -71,7 +71,10 @@ def register_pipelines(register):
 
 def serve(port: int, latency: float) -> None:
     """The scripted server until stdin closes: a tool call first, "Done." after a tool result."""
-    from bashgym_testing.server import RecordedRequest, Reply, ScriptedModelServer, ToolUse
+    from bashgym_testing.server import RecordedRequest, Reply, ToolUse
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _scripted_child import serve as serve_rules
 
     def after_tool(req: RecordedRequest) -> bool:
         return bool(req.messages) and req.messages[-1].get("role") == "tool"
@@ -79,12 +82,10 @@ def serve(port: int, latency: float) -> None:
     def agent(req: RecordedRequest) -> bool:
         return bool(req.body.get("tools")) if isinstance(req.body, dict) else False
 
-    with ScriptedModelServer(port=port) as server:
-        server.latency = latency
-        server.add_rule(after_tool, Reply("Done."))
-        server.add_rule(agent, Reply(tool_calls=[ToolUse("run_command", {"command": "true"})]))
-        print("ready", flush=True)
-        sys.stdin.read()
+    serve_rules(port, latency, [
+        (after_tool, Reply("Done.")),
+        (agent, Reply(tool_calls=[ToolUse("run_command", {"command": "true"})])),
+    ])  # fmt: skip
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
