@@ -121,7 +121,7 @@ class RayBackend(Backend[RayOptions]):
     async def call(
         self, fn: Callable[..., Any], *args: Any, run: RunContext, options: RayOptions
     ) -> Any:
-        """`fn(worker_run, *args)` on an idle slot (an ObjectRef is awaitable from asyncio)."""
+        """`fn(worker_run, *args)` on the least busy slot with room (`Slots.call`)."""
         ray = cluster.import_ray()
         bp = self._blueprint(run)
         started = time.perf_counter()
