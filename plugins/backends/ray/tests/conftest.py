@@ -26,6 +26,12 @@ def local_ray() -> Iterator[Any]:
     ray = import_ray()  # its `uv run` hook off: workers run this Python as it is
     os.environ.setdefault(*SCRIPTED_KEY)
     if not ray.is_initialized():
+        # A Ray that an earlier test's run started and stopped in this process (the
+        # orchestrator's `--backend ray` test, under its own isolated HOME) leaves its auth
+        # token cached: the new instance's GCS, with this HOME's token, would refuse it.
+        from ray._raylet import AuthenticationTokenLoader
+
+        AuthenticationTokenLoader.instance().reset_cache()
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     yield ray
     ray.shutdown()
