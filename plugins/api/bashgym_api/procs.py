@@ -21,6 +21,15 @@ from pathlib import Path
 
 from bashgym_procs import signal_group
 
+# This server's own children, until reaped. Why not only /proc: the kernel runs the child's
+# close-on-exec (which ends Popen's wait) before it sets the new program's argument area, so a
+# check right after start() can read an empty cmdline and call a child that just started dead
+# (seen on a loaded CI box: a second approve was let through). An unreaped child's pid cannot
+# be reused, so while it is here it is alive (its marker checked in the argv it was started
+# with); /proc answers for jobs found after a restart.
+_children: dict[int, str] = {}
+_children_lock = threading.Lock()
+
 
 def bashgym_argv() -> list[str]:
     """How to start `bashgym` with this interpreter's installation."""
@@ -47,8 +56,13 @@ def start(
             env=env,
         )
 
+    with _children_lock:
+        _children[popen.pid] = " ".join(argv)
+
     def reap() -> None:
         code = popen.wait()
+        with _children_lock:
+            _children.pop(popen.pid, None)
         if on_exit is not None:
             on_exit(code)
 
@@ -60,6 +74,9 @@ def alive(pid: int | None, marker: str) -> bool:
     """True while process `pid` runs (not a zombie) and its command line contains `marker`."""
     if not pid:
         return False
+    with _children_lock:
+        if pid in _children:
+            return marker in _children[pid]
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
