@@ -13,7 +13,7 @@ from bashgym_api import procs
 
 def test_an_own_child_is_alive_before_proc_shows_its_command_line(tmp_path, monkeypatch):
     marker = str(tmp_path / "job-a")
-    pid = procs.start(["sleep", "30", marker], tmp_path / "log")
+    pid = procs.start(["sh", "-c", "sleep 30", marker], tmp_path / "log")  # $0 names the job
     real_read = Path.read_bytes
 
     def unreadable_cmdline(self: Path) -> bytes:  # the window right after exec: empty cmdline
