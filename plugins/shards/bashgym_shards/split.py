@@ -1,4 +1,5 @@
-"""A generation round in shards: split on the driver, merged back in seed order.
+"""A generation round in shards: split on the driver, merged back in seed order (any backend
+that runs shards elsewhere: the ray and processes backends).
 
 The runners sample seed rows in order (row i of a round uses seed row i, wrapping), so rows
 [start, stop) of a round are what a runner makes from the seed rotated to `start`: each shard
@@ -9,10 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bashgym.contracts import Generated
+from bashgym.contracts import Generated, RunContext
+from bashgym.events import Note
+from bashgym_shards.worker import Outcome, Shard, StepRef
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from bashgym.runspec import Step
 
 SUMMED = ("generated", "resumed_rows")  # runner summary keys that count rows: added up
 
@@ -36,6 +41,30 @@ def seed_rows(seed: pd.DataFrame | None, start: int, stop: int) -> pd.DataFrame 
     size = len(seed)
     picks = [(start + i) % size for i in range(min(stop - start, size))]
     return seed.iloc[picks].reset_index(drop=True)
+
+
+def shards(
+    runner: str, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None, n: int,
+    count: int, *, round: int, resume: bool,
+) -> list[Shard]:  # fmt: skip
+    """Round `round`'s `n` rows as (at most) `count` shards, each with its seed rows."""
+    step = pipeline and StepRef.of(pipeline)
+    refs = tuple(StepRef.of(j) for j in judges)
+    return [
+        Shard(i, start, stop, round, resume, runner, step, refs, seed_rows(seed, start, stop))
+        for i, (start, stop) in enumerate(plan(n, count))
+    ]
+
+
+def replay(out: Outcome, run: RunContext, notes: set[str]) -> None:
+    """A worker's events on the driver's run, in the order it emitted them (a note several
+    shards made, once: `notes` holds those of the round so far)."""
+    for event in out.events:
+        if isinstance(event, Note):
+            if event.text in notes:
+                continue
+            notes.add(event.text)
+        run.emit(event)
 
 
 def merge(parts: list[Generated]) -> Generated:

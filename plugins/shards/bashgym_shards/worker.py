@@ -1,10 +1,12 @@
-"""What runs on a Ray worker: the run's context rebuilt there, one call or one shard in it.
+"""What runs in a backend's worker process (a Ray slot, a local pool's process): the run's
+context rebuilt there, one call or one shard in it.
 
 A worker gets a `Blueprint` (plain data: the run dir, its settings, the plugins to load; never a
-key: a model alias names its env var, which each node sets where its raylet starts), rebuilds
-the plugin host once per worker process, and opens a fresh RunContext per call whose events are
-collected instead of written: they travel back with the result and the driver emits them on the
-run, so events.jsonl, run.json and the usage tally stay on the driver (the one truth).
+key: a model alias names its env var, which each worker's environment sets: a Ray node's where
+its raylet starts, a local pool's process inherits the driver's), rebuilds the plugin host once
+per worker process, and opens a fresh RunContext per call whose events are collected instead of
+written: they travel back with the result and the driver emits them on the run, so events.jsonl,
+run.json and the usage tally stay on the driver (the one truth).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from pydantic import BaseModel
 
+    from bashgym.runspec import ResolvedRun
+
 SHARD_SEED_STRIDE = 1_000_003  # shard j of a round samples with seed + j * this (0: the run's)
 
 
@@ -46,6 +50,18 @@ class Blueprint:
     load_plugins: str | None = None  # the driver's BASHGYM_LOAD_PLUGINS
     cwd: str | None = None  # relative paths in options mean the same on a node that has it
 
+    @classmethod
+    def of(cls, run: RunContext, resolved: ResolvedRun) -> Blueprint:
+        """`run`'s blueprint, as the driver opening a backend for it sees it."""
+        return cls(
+            run_dir=str(run.run_dir.absolute()),
+            settings=run.settings.model_dump(mode="json"),
+            seed=run.seed,
+            plugins=tuple(resolved.spec.plugins),
+            load_plugins=os.environ.get("BASHGYM_LOAD_PLUGINS"),
+            cwd=os.getcwd(),
+        )
+
     @property
     def key(self) -> str:
         text = json.dumps([self.settings, self.plugins, self.load_plugins], sort_keys=True)
@@ -59,7 +75,7 @@ class Outcome:
     value: Any = None
     events: list[Event] = field(default_factory=list)
     error: BaseException | None = None
-    seconds: float = 0.0  # spent on the worker (context, call): the rest of a round trip is Ray's
+    seconds: float = 0.0  # spent on the worker (context, call): the rest of a round trip: transport
 
 
 @dataclass(frozen=True)
@@ -126,15 +142,17 @@ def _prepared(bp: Blueprint) -> tuple[PluginHost, Settings]:
     return host, _SETTINGS[bp.key]
 
 
-def warm(bp: Blueprint) -> int:
-    """What a slot's first task would otherwise pay, done when the slot starts: `bp`'s plugins
-    loaded, the run's scrubbing built (its detectors compile: seconds) and the model client
-    imported (litellm: seconds); the process id."""
+def warm(bp: Blueprint, model_client: bool = True) -> int:
+    """What a worker's first task would otherwise pay, done when the worker starts: `bp`'s
+    plugins loaded, the run's scrubbing built (its detectors compile: seconds) and, with
+    `model_client`, the model client agent tasks use imported (litellm: seconds; a worker that
+    only runs DataDesigner shards never needs it); the process id."""
     host, settings = _prepared(bp)
     host.hook.open_scrubbing(settings=settings, registry=host.registry)
-    from bashgym_models_providers import load_litellm  # the model client, as a run loads it
+    if model_client:
+        from bashgym_models_providers import load_litellm  # the model client, as a run loads it
 
-    load_litellm()
+        load_litellm()
     return os.getpid()
 
 
@@ -170,7 +188,7 @@ def _portable(exc: BaseException) -> BaseException:
 
 async def call(bp: Blueprint, fn: Callable[..., Any], args: tuple[Any, ...]) -> Outcome:
     """`await fn(run, *args)` in a context rebuilt from `bp` (Backend.call's worker side), on
-    the slot's event loop beside its other tasks."""
+    the worker's event loop beside its other tasks."""
     events: list[Event] = []
     started = time.perf_counter()
     try:

@@ -2,29 +2,28 @@
 
 The driver (the `bashgym run` process) keeps the run: its store, events.jsonl and run.json.
 Each shard or task runs on a task slot (`slots.py`: a Ray actor placed where there is room for
-`task_cpus` and `task_memory_mb`) in a context rebuilt there (`worker.py`); its result and
-events come back and are emitted here, so every count, drop reason and token is tallied once,
-on the driver. A slot lost mid-task is restarted and the task retried by Ray (`max_retries`,
-system failures only): the driver records the one result that comes back, so a task is never
-completed twice.
+`task_cpus` and `task_memory_mb`) in a context rebuilt there (`bashgym_shards.worker`); its
+result and events come back and are emitted here, so every count, drop reason and token is
+tallied once, on the driver. A slot lost mid-task is restarted and the task retried by Ray
+(`max_retries`, system failures only): the driver records the one result that comes back, so a
+task is never completed twice.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from bashgym_shards import Blueprint, Outcome, merge, replay, shards
+
 from bashgym.contracts import Backend, Generated, RunContext
-from bashgym.events import Note, Reported
+from bashgym.events import Reported
 from bashgym_backends_ray import cluster
 from bashgym_backends_ray.options import RayOptions
-from bashgym_backends_ray.shards import merge, plan, seed_rows
 from bashgym_backends_ray.slots import Slots, forget, slots_for
-from bashgym_backends_ray.worker import Blueprint, Outcome, Shard, StepRef
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,14 +44,7 @@ class RayBackend(Backend[RayOptions]):
         t0 = time.perf_counter()
         started = cluster.connect(options)
         key = str(run.run_dir)
-        bp = self._runs[key] = Blueprint(
-            run_dir=str(run.run_dir.absolute()),
-            settings=run.settings.model_dump(mode="json"),
-            seed=run.seed,
-            plugins=tuple(resolved.spec.plugins),
-            load_plugins=os.environ.get("BASHGYM_LOAD_PLUGINS"),
-            cwd=os.getcwd(),
-        )
+        bp = self._runs[key] = Blueprint.of(run, resolved)
         where = options.address or ("local instance" if started else "this process's Ray")
         try:
             pool = self._pools[key] = slots_for(options, bp)  # started, the plugins loaded
@@ -95,13 +87,7 @@ class RayBackend(Backend[RayOptions]):
         bp = self._blueprint(run)
         pool = self._pools[str(run.run_dir)]
         count = options.shards or len(pool.actors)
-        ranges = plan(n, count)
-        refs = [StepRef.of(j) for j in judges]
-        parts = [
-            Shard(i, start, stop, round, resume, runner, pipeline and StepRef.of(pipeline),
-                  tuple(refs), seed_rows(seed, start, stop))
-            for i, (start, stop) in enumerate(ranges)
-        ]  # fmt: skip
+        parts = shards(runner, pipeline, judges, seed, n, count, round=round, resume=resume)
         pending = dict(zip(pool.shards(bp, parts), range(len(parts)), strict=True))
         self._sections[str(run.run_dir)]["shards_per_round"].append(len(parts))
         self._report(run)
@@ -112,7 +98,7 @@ class RayBackend(Backend[RayOptions]):
             for ref in ready:
                 out = _fetch(ray, ref)
                 done[pending.pop(ref)] = out
-                _emit(out, run, notes)
+                replay(out, run, notes)
         errors = [done[i].error for i in sorted(done) if done[i].error is not None]
         if errors:
             raise errors[0]
@@ -134,7 +120,7 @@ class RayBackend(Backend[RayOptions]):
         section["task_worker_s"] = round(section["task_worker_s"] + out.seconds, 4)
         took = time.perf_counter() - started  # waiting for a free slot included
         section["task_round_trip_s"] = round(section["task_round_trip_s"] + took, 4)
-        _emit(out, run, set())
+        replay(out, run, set())
         if out.error is not None:
             raise out.error
         return out.value
@@ -152,13 +138,3 @@ def _lost(exc: BaseException, options: RayOptions | None) -> RuntimeError:
     tries = "" if options is None else f" after {options.max_retries + 1} tries"
     first = (str(exc).strip().splitlines() or [""])[0]
     return RuntimeError(f"ray lost the task{tries}: {type(exc).__name__}: {first}"[:300])
-
-
-def _emit(out: Outcome, run: RunContext, notes: set[str]) -> None:
-    """A worker's events on the run (a note several shards made, once)."""
-    for event in out.events:
-        if isinstance(event, Note):
-            if event.text in notes:
-                continue
-            notes.add(event.text)
-        run.emit(event)

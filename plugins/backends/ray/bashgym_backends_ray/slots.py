@@ -23,10 +23,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from bashgym_backends_ray import worker
+from bashgym_shards import worker
+from bashgym_shards.worker import Blueprint, Outcome, Shard
+
 from bashgym_backends_ray.cluster import cluster_cpus, import_ray
 from bashgym_backends_ray.options import RayOptions
-from bashgym_backends_ray.worker import Blueprint, Outcome, Shard
 
 
 class Slot:
