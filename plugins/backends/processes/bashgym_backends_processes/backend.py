@@ -1,0 +1,129 @@
+"""The `processes` backend: each generation round in shards on local worker processes.
+
+Why: a DataDesigner run is CPU-bound at a few ms per row (its event loop, pydantic, the HTTP
+client), so one process tops out at one core however many requests it has in flight. The
+round's rows are split into contiguous shards (`bashgym_shards`: the same split and merge as
+the `ray` backend), each a normal runner call in a worker process with the run's context
+rebuilt there, in its own folder under the run dir (`shards/round-R/rows-A-B`). Every shard's
+events come back with its result and are emitted here, so events.jsonl, run.json and the usage
+tally stay on the driver; rows are merged in seed order.
+
+Agent tasks (`call`) run in this process, as without a backend: they mostly wait on models and
+commands, which the engine already overlaps as coroutines, and a process per task would cap
+them at `workers` at once (the ray backend measured 1 process x 4 tasks beating 4 x 1 on a
+small node).
+
+A worker that dies mid-shard (killed, out of memory) fails the round at once with one line that
+says which shards and how it died; nothing of theirs is kept, and the same command resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+
+from bashgym_shards import Blueprint, Outcome, Shard, merge, replay, shards
+
+from bashgym.contracts import Backend, Generated, RunContext, RunStopped
+from bashgym.events import Reported
+from bashgym_backends_processes.options import ProcessesOptions
+from bashgym_backends_processes.pool import Pool, died
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bashgym.runspec import ResolvedRun, Step
+
+
+class WorkerDied(RunStopped):
+    """A worker process ended while it ran a shard (killed, out of memory, a crash): a cause
+    outside the run, so the CLI says it in one line and the same command resumes."""
+
+
+class ProcessesBackend(Backend[ProcessesOptions]):
+    """Runs each generation round in shards on worker processes of this machine."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, Pool] = {}  # run dir -> its workers
+        self._sections: dict[str, dict[str, Any]] = {}  # run dir -> run.json's `backend`
+
+    @contextlib.contextmanager
+    def open(
+        self, options: ProcessesOptions, resolved: ResolvedRun, run: RunContext
+    ) -> Iterator[None]:
+        key = str(run.run_dir)
+        pool = self._pools[key] = Pool(options.worker_count(), Blueprint.of(run, resolved))
+        self._sections[key] = {"workers": pool.workers, "shards_per_round": []}
+        failed = True
+        try:
+            self._report(run)
+            yield
+            failed = False
+        finally:
+            self._pools.pop(key, None)
+            self._sections.pop(key, None)
+            pool.close(abandon=failed)
+
+    def _report(self, run: RunContext) -> None:
+        """run.json's `backend` section: how many workers, how each round was split."""
+        section = copy.deepcopy(self._sections[str(run.run_dir)])  # this moment's, kept as is
+        run.emit(Reported(section="backend", data={"name": "processes", **section}))
+
+    def _pool(self, run: RunContext) -> Pool:
+        try:
+            return self._pools[str(run.run_dir)]
+        except KeyError:
+            raise RuntimeError("the processes backend was not opened for this run") from None
+
+    def generate(
+        self, runner: str, pipeline: Step | None, judges: list[Step], seed: pd.DataFrame | None,
+        n: int, run: RunContext, *, round: int, resume: bool, options: ProcessesOptions,
+    ) -> Generated:  # fmt: skip
+        """The round in shards (`options.shards`, default one per worker), each shard's events
+        emitted as it ends, rows merged in seed order."""
+        pool = self._pool(run)
+        count = options.shards or pool.workers
+        parts = shards(runner, pipeline, judges, seed, n, count, round=round, resume=resume)
+        self._sections[str(run.run_dir)]["shards_per_round"].append(len(parts))
+        self._report(run)
+        pending: dict[Future[Outcome], Shard] = {pool.submit(p): p for p in parts}
+        done: dict[int, Outcome] = {}
+        notes: set[str] = set()
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                part = pending.pop(future)
+                try:
+                    out = future.result()
+                except BrokenProcessPool:
+                    lost = sorted([part, *pending.values()], key=lambda p: p.index)
+                    raise _died(pool, lost) from None
+                done[part.index] = out
+                replay(out, run, notes)
+        errors = [done[i].error for i in sorted(done) if done[i].error is not None]
+        if errors:
+            raise errors[0]
+        return merge([done[i].value for i in sorted(done)])
+
+    async def call(
+        self, fn: Callable[..., Any], *args: Any, run: RunContext, options: ProcessesOptions
+    ) -> Any:
+        """`fn(run, *args)` in this process (see the module docstring): its events are the
+        run's own."""
+        return await fn(run, *args)
+
+
+def _died(pool: Pool, lost: list[Shard]) -> WorkerDied:
+    """One line: which shards a dead worker took down with it, how it died, what to do."""
+    rows = ", ".join(f"{p.start}-{p.stop}" for p in lost)
+    return WorkerDied(
+        f"backend processes: a worker process died ({died(pool.exit_codes())}) while round "
+        f"{lost[0].round}'s shards ran; rows {rows} were not kept (the same command resumes)"
+    )
+
+
+__all__ = ["ProcessesBackend", "WorkerDied"]

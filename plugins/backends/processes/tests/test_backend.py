@@ -1,0 +1,105 @@
+"""The processes backend with two worker processes: a pipeline run in shards makes the rows of
+the same command without `--backend`, in seed order, with true counts and usage in run.json; a
+worker killed mid-shard fails the run at once with one line; bad options are one line too."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from bashgym_testing import Fault
+
+from bashgym.events import read_events
+
+pytestmark = pytest.mark.slow  # DataDesigner runs in spawned worker processes: over 10 s
+
+
+def summary(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())
+
+
+def seeded(tmp_path: Path, tasks: list[str]) -> list[str]:
+    seed = tmp_path / "tasks.csv"
+    pd.DataFrame({"task": tasks}).to_csv(seed, index=False)
+    return ["-s", "files", "--set", f"source.path={seed}", "-p", "solve", "-k", "parquet"]
+
+
+TWO_WORKERS = ("--backend", "processes", "--set", "backend.workers=2")
+
+
+def test_shards_on_two_workers_make_the_in_process_rows_counts_and_usage(
+    bashgym_cli, scripted_models, model_server, plugin, tmp_path
+):
+    args = ["run", "--plugin", str(plugin), *seeded(tmp_path, [f"task {i}" for i in range(7)])]
+    # one seed row's request fails for good: the runner drops its rows with a reason
+    model_server.add_rule("Solve: task 4", Fault.status(400, {"error": {"message": "bad"}}))
+    here = bashgym_cli(*args, "-n", "10", "--out", str(tmp_path / "here"))
+    assert here.exit_code == 0, here.output
+    asked = len(model_server.completions)
+    there = bashgym_cli(*args, "-n", "10", "--out", str(tmp_path / "there"), *TWO_WORKERS,
+                        "--set", "backend.shards=3")  # fmt: skip
+    assert there.exit_code == 0, there.output
+    asked = len(model_server.completions) - asked  # what the sharded run sent
+    rows_here, rows_there = (
+        pd.read_parquet(tmp_path / d / "data.parquet") for d in ("here", "there")
+    )
+    assert len(rows_here) == 9  # 10 asked (seed rows wrap: 0-6, 0-2), task 4's dropped
+    assert rows_there[["task", "solution"]].equals(rows_here[["task", "solution"]])
+    assert rows_there["solution"].str.contains("Solve: task").all()  # the model's echo
+    a, b = summary(tmp_path / "here"), summary(tmp_path / "there")
+    for key in ("generated", "requested", "kept", "dropped", "dropped_total"):
+        assert a["counts"].get(key) == b["counts"].get(key), key
+    assert b["counts"]["kept"] == 9 and sum(b["counts"]["dropped"].values()) == 1
+    # usage comes back from the workers and is charged here: every request the server saw
+    # (each shard's runner checks its model once first: two more than in-process)
+    requests = [sum(m["requests"] for m in s["usage_by_model"].values()) for s in (a, b)]
+    failed = [sum(m["failed_requests"] for m in s["usage_by_model"].values()) for s in (a, b)]
+    assert requests[1] + failed[1] == asked
+    assert requests[1] == requests[0] + 2 and failed == [1, 1]
+    assert b["usage"]["output_tokens"] > a["usage"]["output_tokens"] > 0
+    assert b["backend"] == {"name": "processes", "workers": 2, "shards_per_round": [3]}
+    shards = sorted(p.name for p in (tmp_path / "there" / "shards" / "round-1").iterdir())
+    assert shards == ["rows-0-4", "rows-4-7", "rows-7-10"]
+    dropped = (tmp_path / "there" / "dropped.jsonl").read_text().splitlines()
+    assert len(dropped) == 1 and "task 4" in dropped[0]
+    events = read_events(tmp_path / "there" / "events.jsonl")
+    assert {"rows_generated", "usage_charged"} <= {e.type for e in events}  # the workers', here
+
+
+def test_a_worker_killed_mid_shard_fails_the_run_with_one_line(
+    bashgym_cli, scripted_models, plugin, tmp_path
+):
+    tasks = ["task 0", "task 1", "task 2", "please die", "task 4", "task 5"]
+    args = ["run", "--plugin", str(plugin), *seeded(tmp_path, tasks), "-n", "6"]
+    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO_WORKERS)
+    assert done.exit_code != 0
+    assert "a worker process died (killed by SIGKILL) while round 1's shards ran" in done.output
+    assert "rows 0-3, 3-6 were not kept" in done.output  # the other shard was stopped
+    run = summary(tmp_path / "run")
+    assert run["status"] == "failed" and "WorkerDied" in run["error"]
+    assert not (tmp_path / "run" / "data.parquet").exists()
+
+
+def test_agent_tasks_run_in_the_driver_process(bashgym_cli, scripted_models, plugin, tmp_path):
+    tasks = tmp_path / "tasks.txt"
+    tasks.write_text("write a\nwrite b\n")
+    args = ["run", "--plugin", str(plugin), "-s", "prompts", "--set", f"source.path={tasks}",
+            "-x", "agent", "-e", "local", "-k", "parquet"]  # fmt: skip
+    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO_WORKERS)
+    assert done.exit_code == 0, done.output
+    rows = pd.read_parquet(tmp_path / "run" / "data.parquet")
+    assert sorted(rows["status"]) == ["success", "success"]
+    assert all(text.endswith(f" in {os.getpid()}") for text in rows["final_text"])
+    assert summary(tmp_path / "run")["tasks"] == {"success": 2, "running": 0}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many"])
+def test_a_bad_worker_count_is_one_line(bashgym_cli, scripted_models, plugin, tmp_path, value):
+    args = ["run", "--plugin", str(plugin), *seeded(tmp_path, ["task 0"])]
+    done = bashgym_cli(*args, "--backend", "processes", "--set", f"backend.workers={value}")
+    assert done.exit_code == 2
+    assert done.output.startswith("error: backend 'processes': workers: "), done.output
+    assert done.output.count("\n") == 1  # one line
