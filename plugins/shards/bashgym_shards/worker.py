@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata as metadata
 import json
 import os
 import pickle
@@ -25,14 +26,13 @@ from typing import TYPE_CHECKING, Any
 from bashgym import contracts
 from bashgym.contracts import Generated, RunContext
 from bashgym.events import Event, EventBus
-from bashgym.plugins import PluginHost, use_host
+from bashgym.plugins import GROUP, PluginHost, current_host, use_host
 from bashgym.runspec import Step
 from bashgym.settings import Settings, load_settings
 from bashgym.text import one_line
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pydantic import BaseModel
 
     from bashgym.runspec import ResolvedRun
 
@@ -49,6 +49,10 @@ class Blueprint:
     plugins: tuple[str, ...] = ()  # the run's `--plugin`s (same paths on every node)
     load_plugins: str | None = None  # the driver's BASHGYM_LOAD_PLUGINS
     cwd: str | None = None  # relative paths in options mean the same on a node that has it
+    # The entry points the driver loaded (None: all): the CLI loads only those a run uses, and
+    # a worker that loaded every plugin paid for imports the run never needs (seconds: the
+    # router's scikit-learn alone is 2 s of CPU per worker).
+    entry_points: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, run: RunContext, resolved: ResolvedRun) -> Blueprint:
@@ -60,12 +64,22 @@ class Blueprint:
             plugins=tuple(resolved.spec.plugins),
             load_plugins=os.environ.get("BASHGYM_LOAD_PLUGINS"),
             cwd=os.getcwd(),
+            entry_points=_loaded_entry_points(),
         )
 
     @property
     def key(self) -> str:
-        text = json.dumps([self.settings, self.plugins, self.load_plugins], sort_keys=True)
+        text = json.dumps([self.settings, self._plugins_key()], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def _plugins_key(self) -> str:
+        return json.dumps([self.plugins, self.load_plugins, self.entry_points])
+
+
+def _loaded_entry_points() -> tuple[str, ...]:
+    """The `bashgym` entry points this process's plugin host has loaded (the driver's)."""
+    loaded = current_host().infos
+    return tuple(sorted(ep.name for ep in metadata.entry_points(group=GROUP) if ep.name in loaded))
 
 
 @dataclass
@@ -80,20 +94,25 @@ class Outcome:
 
 @dataclass(frozen=True)
 class StepRef:
-    """A resolved step by name and options: the worker takes the object from its registry."""
+    """A resolved step by name and options: the worker takes the object from its registry and
+    validates the options with that object's own model. The options travel as plain data: a
+    plugin may declare its options class anywhere (inside a function, say), which the standard
+    library's pickle (a local process pool's) cannot send, and the worker has the class anyway."""
 
     role: str
     kind: str
     name: str
-    options: BaseModel
+    options: dict[str, Any]  # the step's options, model_dump(mode="json")
 
     @classmethod
     def of(cls, step: Step) -> StepRef:
-        return cls(step.role, step.registered.kind, step.name, step.options)
+        options = step.options.model_dump(mode="json")
+        return cls(step.role, step.registered.kind, step.name, options)
 
     def resolve(self, run: RunContext) -> Step:
         assert run.registry is not None
-        return Step(self.role, run.registry.get(self.kind, self.name), self.options)
+        registered = run.registry.get(self.kind, self.name)
+        return Step(self.role, registered, registered.obj.Options.model_validate(self.options))
 
 
 @dataclass(frozen=True)
@@ -124,11 +143,13 @@ _SETTINGS: dict[str, Settings] = {}  # by the whole blueprint
 def _prepared(bp: Blueprint) -> tuple[PluginHost, Settings]:
     """The plugin host and settings of `bp`, built once per worker process: loading the
     plugins takes seconds (their imports), and a worker process runs many tasks and runs."""
-    plugins = json.dumps([bp.plugins, bp.load_plugins])
+    plugins = bp._plugins_key()
     if plugins not in _HOSTS:
         if bp.load_plugins is not None:
             os.environ["BASHGYM_LOAD_PLUGINS"] = bp.load_plugins
-        host = PluginHost()
+        host = PluginHost(entry_points=False)
+        only = None if bp.entry_points is None else set(bp.entry_points)
+        host.load_entry_points(only=only)
         if bp.plugins:
             from bashgym_cli import load_plugin  # the CLI's public loader: files, modules, dists
 
