@@ -1,4 +1,5 @@
-"""Records/s of a whole `bashgym run` against a whole raw DataDesigner script, 50 ms server.
+"""Records/s of a whole `bashgym run` (in one process, and sharded across local worker
+processes) against a whole raw DataDesigner script, 50 ms server.
 
 Why: BashGym wraps DataDesigner's `create()` in a run (model preflight, per-task drop
 accounting, usage events, a progress display, secret scrubbing, a sink, report.html and
@@ -21,20 +22,28 @@ Set-up, for each `max_parallel_requests` P:
   the very same builder, its ModelConfig from `bashgym_designer.models.model_config` on the
   run's `default` model, the alias set by `BASHGYM_MODELS__DEFAULT__*` env): plugin loading,
   the model preflight, create(), drop accounting, scrubbing, the parquet sink, report.html and
-  run.json.
+  run.json;
+- `bashgym-sharded`: the same command with `--backend processes --set backend.workers=W`
+  (default: the CPU count): each round split into W shards, each a DataDesigner `create()` in a
+  worker process of its own with max_parallel_requests P (so up to W x P requests in flight),
+  rows merged back in seed order. Raw DataDesigner is CPU-bound on one core (its event loop and
+  the GIL); this is the way past it on one machine, and W cores are the most it can use (the
+  scripted server shares them).
 Each command's wall time is measured from outside, process start to exit; records/s is N over
 it. Inside each, the generation alone is timed too (raw: create()+load_dataset(); BashGym:
 run.json's pipeline step), and the start-up (wall minus that) is shown apart, so a gap is
 traced to start-up or to the per-record path. After `--warmup` untimed small runs of each
 (disk caches, bytecode, the CLI's plugin index, as on a user's second run), each
 configuration runs `--repeats` times (the CLI's plugin index is rebuilt untimed first should
-another process have edited a plugin meanwhile: a user pays that once per install), raw
-and BashGym alternating which goes first; the median and the min-max are shown. Both are
-CPU-bound at a few ms per row, so on a small or busy machine (the load average is printed) the
-ratio measured side by side is the figure to read.
+another process have edited a plugin meanwhile: a user pays that once per install), the
+methods taking turns at going first; the median and the min-max are shown. All are CPU-bound
+at a few ms per row, so on a small or busy machine (the load average is printed) the ratio to
+the raw run of the same repeat (side by side) is the figure to read. Targets: BashGym within
+5% of raw at every P; sharded at least 1.8x raw at the highest P.
 
     uv run python bench/pipeline_throughput.py [--parallel 4,16,64] [--latency 0.05]
-        [--records N] [--repeats 3] [--buffer-size 50] [--json out.json]
+        [--records N] [--repeats 3] [--buffer-size 50] [--methods raw,bashgym,bashgym-sharded]
+        [--workers W] [--json out.json]
 """
 
 from __future__ import annotations
@@ -55,13 +64,14 @@ from typing import Any
 import pluggy
 
 STARTED = time.perf_counter()
-METHODS = ("raw", "bashgym")
+METHODS = ("raw", "bashgym", "bashgym-sharded")
 ALIAS = "default"
 MODEL = "scripted-model"
 PIPELINE = "throughput-bench"
 KEY_ENV = "BENCH_SCRIPTED_API_KEY"
 CHILD_TIMEOUT = 900  # seconds; a wedged run fails the bench instead of hanging it
 OVERHEAD_LIMIT = 0.95  # BashGym should keep at least 95% of raw DataDesigner's records/s
+SHARDED_TARGET = 1.8  # sharded across processes: at least this times raw at the highest P
 WARMUP_RECORDS = 20
 TOPICS = ["sorting", "hashing", "recursion", "regexes", "sockets", "parsing", "caching", "git"]
 
@@ -192,11 +202,14 @@ def command(method: str, parallel: int, records: int, endpoint: str, args: Any, 
             "--endpoint", endpoint, "--work", str(work),
         ]  # fmt: skip
     bashgym = Path(sys.executable).with_name("bashgym")
-    return [
+    cmd = [
         str(bashgym) if bashgym.is_file() else "bashgym", "run", "--plugin", __file__,
         "-p", PIPELINE, "--set", f"pipeline.parallel={parallel}", "-k", "parquet",
         "-n", str(records), "--out", str(work / "run"),
     ]  # fmt: skip
+    if method == "bashgym-sharded":
+        cmd += ["--backend", "processes", "--set", f"backend.workers={args.workers}"]
+    return cmd
 
 
 def index_is_fresh() -> bool:
@@ -211,11 +224,11 @@ def run_child(
     method: str, parallel: int, records: int, endpoint: str, env: dict[str, str], args: Any
 ) -> dict[str, Any]:
     """One whole command, timed from outside: wall and CPU (its own and its children's)."""
-    if method == "bashgym" and not index_is_fresh():
+    if method != "raw" and not index_is_fresh():
         # Another process edited a plugin since the CLI indexed them (a shared checkout): the
         # next command would rebuild the index, which a user pays once per install, not per run.
         scratch = Path(tempfile.mkdtemp(prefix="bench-index-"))
-        cmd = command(method, 1, 1, endpoint, args, scratch)
+        cmd = command("bashgym", 1, 1, endpoint, args, scratch)
         subprocess.run(cmd, env=env, capture_output=True, timeout=CHILD_TIMEOUT)
         shutil.rmtree(scratch, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix=f"bench-{method}-"))
@@ -264,12 +277,13 @@ def measure(parallel: int, args: argparse.Namespace, home: Path) -> dict[str, An
         if not endpoint.startswith("http"):
             raise SystemExit("the scripted model server did not start")
         env = child_env(args, endpoint, home)
+        methods = args.methods
         for _ in range(args.warmup):  # untimed: disk caches, bytecode, the CLI's plugin index
-            for method in METHODS:
+            for method in methods:
                 run_child(method, parallel, min(records, WARMUP_RECORDS), endpoint, env, args)
-        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}
-        for i in range(args.repeats):
-            for method in METHODS if i % 2 == 0 else METHODS[::-1]:
+        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+        for i in range(args.repeats):  # each method goes first in turn
+            for method in methods[i % len(methods) :] + methods[: i % len(methods)]:
                 runs[method].append(run_child(method, parallel, records, endpoint, env, args))
     finally:
         assert server.stdin is not None
@@ -295,49 +309,63 @@ def summarize(result: dict[str, Any], latency: float) -> dict[str, Any]:
             "cpu_ms_per_record": statistics.median(1000 * r["cpu"] / n for r in runs),
             "startup_s": statistics.median(r["wall"] - r["generation"] for r in runs),
         }
-    # Side by side: each BashGym run against the raw run next to it, so drift cancels out.
-    pairs = [
-        (n / b["wall"]) / (n / r["wall"])
-        for r, b in zip(result["runs"]["raw"], result["runs"]["bashgym"], strict=True)
-    ]
-    steps = [r["steps"] for r in result["runs"]["bashgym"]]
-    out["bashgym_steps_s"] = {k: statistics.median(s.get(k, 0.0) for s in steps) for k in steps[0]}
-    out["bashgym_over_raw"] = statistics.median(pairs)
-    out["pair_min"], out["pair_max"] = min(pairs), max(pairs)
+    # Side by side: each BashGym run against the raw run of the same repeat, so drift cancels.
+    for method in result["runs"]:
+        if method == "raw":
+            continue
+        pairs = [
+            r["wall"] / b["wall"]  # (n / b) / (n / r): records/s over raw's
+            for r, b in zip(result["runs"]["raw"], result["runs"][method], strict=True)
+        ]
+        steps = [r["steps"] for r in result["runs"][method]]
+        out[method]["steps_s"] = {
+            k: statistics.median(s.get(k, 0.0) for s in steps) for k in steps[0]
+        }
+        out[method]["over_raw"] = statistics.median(pairs)
+        out[method]["pair_min"], out[method]["pair_max"] = min(pairs), max(pairs)
     out["raw_over_ideal"] = out["raw"]["median"] / out["ideal"]
     out["runs"] = result["runs"]
     return out
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
+def print_table(rows: list[dict[str, Any]], methods: list[str]) -> None:
     def rate(m: dict[str, float]) -> str:
         return f"{m['median']:6.1f} ({m['min']:.0f}-{m['max']:.0f})"
 
-    print(
-        f"\n{'P':>3} | {'N':>5} | {'ideal rec/s':>11} | {'raw DD rec/s':>18} | "
-        f"{'BashGym rec/s':>18} | {'BashGym/raw (min-max)':>21} | {'raw/ideal':>9}"
-    )
-    print("-" * 105)
+    ours = [m for m in methods if m != "raw"]
+    head = f"\n{'P':>3} | {'N':>5} | {'ideal rec/s':>11} | {'raw DD rec/s':>16}"
+    for m in ours:
+        head += f" | {m + ' rec/s':>21} | {m + '/raw':>21}"
+    print(head + f" | {'raw/ideal':>9}")
+    print("-" * (len(head) + 12))
     for r in rows:
-        ratio = f"{r['bashgym_over_raw']:.2f} ({r['pair_min']:.2f}-{r['pair_max']:.2f})"
-        print(
-            f"{r['parallel']:>3} | {r['records']:>5} | {r['ideal']:>11.0f} | "
-            f"{rate(r['raw']):>18} | {rate(r['bashgym']):>18} | "
-            f"{ratio:>21} | {r['raw_over_ideal']:>9.2f}"
+        line = (
+            f"{r['parallel']:>3} | {r['records']:>5} | {r['ideal']:>11.0f} | {rate(r['raw']):>16}"
         )
+        for m in ours:
+            o = r[m]
+            ratio = f"{o['over_raw']:.2f} ({o['pair_min']:.2f}-{o['pair_max']:.2f})"
+            line += f" | {rate(o):>21} | {ratio:>21}"
+        print(line + f" | {r['raw_over_ideal']:>9.2f}")
     print(
-        "\nMedians per P, raw / BashGym: start-up (wall outside generation) in s; generation "
-        "alone in rec/s; CPU of the whole command in ms per record; BashGym's steps (run.json)"
+        f"\nMedians per P, {' / '.join(methods)}: start-up (wall outside generation) in s; "
+        "generation alone in rec/s; CPU of the whole command (workers included) in ms per "
+        "record; then each BashGym method's steps (run.json)"
     )
     for r in rows:
-        raw, ours = r["raw"], r["bashgym"]
-        steps = ", ".join(f"{k} {v:.2f}s" for k, v in r["bashgym_steps_s"].items())
+        ms = [r[m] for m in methods]
+
+        def each(key: str, spec: str, ms: list[dict[str, Any]] = ms) -> str:
+            return " / ".join(format(m[key], spec) for m in ms)
+
         print(
-            f"  P={r['parallel']:<3} start-up {raw['startup_s']:4.1f} / {ours['startup_s']:4.1f}"
-            f"  generation {raw['generation_rps']:6.1f} / {ours['generation_rps']:6.1f}"
-            f"  cpu {raw['cpu_ms_per_record']:5.2f} / {ours['cpu_ms_per_record']:5.2f}"
-            f"  steps: {steps}"
+            f"  P={r['parallel']:<3} start-up {each('startup_s', '4.1f')}"
+            f"  generation {each('generation_rps', '6.1f')}"
+            f"  cpu {each('cpu_ms_per_record', '5.2f')}"
         )
+        for m in ours:
+            steps = ", ".join(f"{k} {v:.2f}s" for k, v in r[m]["steps_s"].items())
+            print(f"        {m} steps: {steps}")
 
 
 def main() -> None:
@@ -357,6 +385,13 @@ def main() -> None:
     parser.add_argument(
         "--buffer-size", type=int, default=None, help="Rows per batch (default: BashGym's)."
     )
+    parser.add_argument(
+        "--methods", default=",".join(METHODS), help=f"Which to run (raw always): {METHODS}."
+    )
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1,
+        help="bashgym-sharded's worker processes (default: the CPU count).",
+    )  # fmt: skip
     parser.add_argument("--json", default=None, help="Also write the results here.")
     parser.add_argument("--worker", choices=["raw"], help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -375,6 +410,11 @@ def main() -> None:
 
         args.buffer_size = DesignerSettings().buffer_size  # the [designer] table's default
 
+    asked = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = sorted(set(asked) - set(METHODS))
+    if unknown:
+        parser.error(f"--methods: unknown {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    args.methods = ["raw", *(m for m in METHODS if m in asked and m != "raw")]
     if args.warmup is None:
         args.warmup = 0 if args.repeats == 1 else 1  # one run per side: a quick check
     levels = [int(p) for p in args.parallel.split(",") if p.strip()]
@@ -382,10 +422,11 @@ def main() -> None:
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load_before:.2f}; "
         f"server latency {args.latency * 1000:.0f} ms in its own process; buffer_size "
-        f"{args.buffer_size}; {args.repeats} runs per side, alternating order.\n"
+        f"{args.buffer_size}; {args.repeats} runs per method, each going first in turn.\n"
         "Whole commands, start-up included: raw = a DataDesigner script (create()+load_dataset(),"
-        " its defaults: column profiler on); BashGym = `bashgym run -p … -k parquet` (preflight, "
-        "create, drop accounting, scrub, parquet sink, report.html, run.json).",
+        " its defaults: column profiler on); bashgym = `bashgym run -p … -k parquet` (preflight, "
+        "create, drop accounting, scrub, parquet sink, report.html, run.json); bashgym-sharded = "
+        f"the same with --backend processes, {args.workers} worker processes.",
         flush=True,
     )
     home = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
@@ -394,22 +435,39 @@ def main() -> None:
         for parallel in levels:
             rows.append(summarize(measure(parallel, args, home), args.latency))
             r = rows[-1]
-            print(
-                f"P={parallel}: raw {r['raw']['median']:.1f} rec/s, BashGym "
-                f"{r['bashgym']['median']:.1f} rec/s ({r['bashgym_over_raw']:.2f}x)",
-                flush=True,
+            ours = ", ".join(
+                f"{m} {r[m]['median']:.1f} rec/s ({r[m]['over_raw']:.2f}x)"
+                for m in args.methods[1:]
             )
+            print(f"P={parallel}: raw {r['raw']['median']:.1f} rec/s, {ours}", flush=True)
     finally:
         shutil.rmtree(home, ignore_errors=True)
-    print_table(rows)
-    slow = [f"P={r['parallel']}" for r in rows if r["bashgym_over_raw"] < OVERHEAD_LIMIT]
+    print_table(rows, args.methods)
+    verdicts = []
+    if "bashgym" in args.methods:
+        slow = [f"P={r['parallel']}" for r in rows if r["bashgym"]["over_raw"] < OVERHEAD_LIMIT]
+        verdicts.append(
+            f"BashGym within {1 - OVERHEAD_LIMIT:.0%} of raw DataDesigner: "
+            + (f"NO at {', '.join(slow)}" if slow else "yes, at every P")
+        )
+    if "bashgym-sharded" in args.methods:
+        top = max(rows, key=lambda r: r["parallel"])
+        got = top["bashgym-sharded"]["over_raw"]
+        verdicts.append(
+            f"sharded ({args.workers} workers) at P={top['parallel']}: {got:.2f}x raw "
+            f"(target {SHARDED_TARGET}x: {'yes' if got >= SHARDED_TARGET else 'NO'})"
+        )
     print(
-        f"\nBashGym within {1 - OVERHEAD_LIMIT:.0%} of raw DataDesigner: "
-        + (f"NO at {', '.join(slow)}" if slow else "yes, at every P")
+        "\n"
+        + "; ".join(verdicts)
         + f". Load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}."
     )
     if args.json:
-        meta = {"latency": args.latency, "buffer_size": args.buffer_size, "cpus": os.cpu_count()}
+        meta = {
+            "latency": args.latency, "buffer_size": args.buffer_size, "cpus": os.cpu_count(),
+            "workers": args.workers, "load_before": load_before,
+            "load_after": os.getloadavg()[0],
+        }  # fmt: skip
         Path(args.json).write_text(json.dumps({**meta, "rows": rows}, indent=2) + "\n")
 
 
