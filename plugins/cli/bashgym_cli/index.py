@@ -200,12 +200,15 @@ def _catalogue(host: Any) -> dict[str, Any]:
 
 
 def _described(obj: Any) -> dict[str, Any]:
-    """A registered object's option field names, and a pipeline's runner and config suffixes."""
+    """A registered object's option field names, a pipeline's runner and config suffixes, and
+    whether it runs code in an environment itself (`uses_environments = True` on the class, as
+    csv-triangulation's pipeline: a run of it loads every environment, as one with an executor)."""
     runner = getattr(obj, "runner", None)
     suffixes = getattr(obj, "config_files", ())
     return {
         "options": _fields(getattr(obj, "Options", None)),
         "runner": runner if isinstance(runner, str) else None,
+        "environments": getattr(obj, "uses_environments", False) is True,
         "config_files": [s for s in suffixes if isinstance(s, str)]
         if isinstance(suffixes, (list, tuple, set, frozenset))
         else [],

@@ -212,8 +212,9 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
     access, scrubbing, task running); every one registering a kind no role names (runners: a
     pipeline names its own; runtimes, scrubbers: settings choose them); each role's plugin
     (every owner of the name: two are a conflict to report); every environment when the run has
-    an executor or a router (the default one is chosen among them), and every executor when it
-    has a router (its options name them); every plugin that failed when
+    an executor or a router (the default one is chosen among them) or a step that runs code
+    itself (`uses_environments`, e.g. csv-triangulation), and every executor when it has a
+    router (its options name them); every plugin that failed when
     the index was built (the run warns about it, as before, or finds it mended). The default
     plugins are loaded by the host anyway. Also the (kind, name)s the catalogue does not know."""
     needed: set[str] = set(DEFAULT_PLUGINS)
@@ -223,18 +224,29 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
         if set(entry["registers"]) - set(ROLES.values()):
             needed.add(plugin)
     unknown: list[tuple[str, str]] = []
+    runs_code = spec.executor is not None or spec.router is not None
     for role, kind in ROLES.items():
         names = owners_by_name(cat, kind)
-        tasks_run = spec.executor is not None or spec.router is not None
-        if (role == "environment" and tasks_run) or (role == "executor" and spec.router):
+        if role == "executor" and spec.router:
             needed.update(p for owners in names.values() for p in owners)
         for step in spec.steps(role):
             owners = names.get(step.plugin) or _config_file_owners(cat, role, step.plugin)
             if owners:
                 needed.update(owners)
+                runs_code = runs_code or _uses_environments(cat, owners, kind, step.plugin)
             else:
                 unknown.append((kind, step.plugin))
+    if runs_code:
+        needed.update(p for owners in owners_by_name(cat, "environments").values() for p in owners)
     return needed, unknown
+
+
+def _uses_environments(cat: dict[str, Any], owners: list[str], kind: str, name: str) -> bool:
+    """Whether step `name` of `kind` runs code in an environment itself (its catalogue entry)."""
+    return any(
+        cat["plugins"][owner]["registers"].get(kind, {}).get(name, {}).get("environments") is True
+        for owner in owners
+    )
 
 
 def _config_file_owners(cat: dict[str, Any], role: str, name: str) -> list[str]:

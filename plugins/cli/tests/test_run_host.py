@@ -95,6 +95,19 @@ def test_an_executor_run_loads_every_environment(indexed, repo):
 
 
 @needs_all
+def test_a_pipeline_that_runs_code_loads_every_environment(indexed, repo):
+    """csv-triangulation runs its teachers' code in an environment without any executor: a run
+    of the README's example once found none ('local is not installed')."""
+    spec = RunSpec(pipeline=StepSpec(plugin="csv-triangulation"), judges=[
+        StepSpec(plugin="triangulation")], sinks=[StepSpec(plugin="nemo-jsonl")])  # fmt: skip
+    needed, unknown = plugins_for(spec, catalogue())  # type: ignore[arg-type]
+    assert unknown == []
+    assert {"environments-local", "environments-bubblewrap"} <= needed
+    samplers = plugins_for(files_to_parquet(repo), catalogue())[0]  # type: ignore[arg-type]
+    assert "environments-local" not in samplers
+
+
+@needs_all
 def test_an_unknown_name_loads_every_plugin_and_lists_every_valid_one(indexed, repo, capsys):
     with pytest.raises(typer.Exit) as exited:
         resolve_spec(lambda: files_to_parquet(repo, source=StepSpec(plugin="filez")))

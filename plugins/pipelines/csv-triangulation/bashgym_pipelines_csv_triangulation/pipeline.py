@@ -83,8 +83,8 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
     hint agrees with the majority of N runs without it."""
 
     runner = "datadesigner"
-
     output_format = "chat"
+    uses_environments = True  # its teachers' code runs in one: a run loads them (bashgym_cli)
 
     def __init__(self) -> None:
         self._asked: dict[str, set[str]] = {}  # run dir -> question keys finalized (top-up)
