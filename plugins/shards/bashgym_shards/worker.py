@@ -226,13 +226,38 @@ def shard(bp: Blueprint, part: Shard) -> Outcome:
     seed = bp.seed + part.index * SHARD_SEED_STRIDE
     try:
         with _context(bp, Path(bp.run_dir) / part.folder, seed) as (run, events):
-            runner = run.registry.get("runners", part.runner).obj  # type: ignore[union-attr]
-            pipeline = part.pipeline.resolve(run) if part.pipeline else None
-            judges = [j.resolve(run) for j in part.judges]
-            out = runner.generate(pipeline, judges, part.seed, part.stop - part.start, run,
-                                  round=part.round, resume=part.resume)  # fmt: skip
-            if not isinstance(out, Generated):
-                raise TypeError(f"runner {part.runner!r} returned {type(out).__name__}")
-            return Outcome(out, events)
+            return Outcome(_generate(run, part), events)
     except Exception as exc:  # noqa: BLE001 -- see `call`
         return Outcome(None, events, _portable(exc))
+
+
+def shard_here(run: RunContext, part: Shard) -> Outcome:
+    """One shard in this process (a backend's driver, which would otherwise wait idle), as a
+    worker runs it: in the shard's folder, with the run's own registry, settings, models and
+    scrubbing, its events collected to be replayed with the others'."""
+    events: list[Event] = []
+    bus = EventBus(None)
+    bus.subscribe(events.append)
+    seed = run.seed + part.index * SHARD_SEED_STRIDE
+    here = RunContext(run.run_dir / part.folder, run.settings, seed, run.models, bus,
+                      registry=run.registry, scrubbing=run.scrubbing)  # fmt: skip
+    try:
+        return Outcome(_generate(here, part), events)
+    except Exception as exc:  # noqa: BLE001 -- re-raised by the backend, as a worker's
+        return Outcome(None, events, exc)
+    finally:
+        if here._store is not None:
+            here._store.close()
+
+
+def _generate(run: RunContext, part: Shard) -> Generated:
+    """`part`'s rows: its runner's `generate` in `run` (the shard's own context)."""
+    assert run.registry is not None
+    runner = run.registry.get("runners", part.runner).obj
+    pipeline = part.pipeline.resolve(run) if part.pipeline else None
+    judges = [j.resolve(run) for j in part.judges]
+    out = runner.generate(pipeline, judges, part.seed, part.stop - part.start, run,
+                          round=part.round, resume=part.resume)  # fmt: skip
+    if not isinstance(out, Generated):
+        raise TypeError(f"runner {part.runner!r} returned {type(out).__name__}")
+    return out

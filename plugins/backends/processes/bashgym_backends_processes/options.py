@@ -17,13 +17,14 @@ class ProcessesOptions(Options):
         default=None,
         ge=1,
         le=256,
-        description="Worker processes (default: this machine's CPUs). Each loads the run's "
-        "plugins once and runs one shard at a time on a core of its own.",
+        description="Processes that run shards, this one included (default: this machine's "
+        "CPUs): workers - 1 are started, each loading the run's plugins once; each runs one "
+        "shard at a time on a core of its own. 1: every shard in this process.",
     )
     shards: int | None = Field(
         default=None,
         ge=1,
-        description="Shards of each generation round (default: one per worker).",
+        description="Shards of each generation round (default: one per process).",
     )
 
     def worker_count(self) -> int:

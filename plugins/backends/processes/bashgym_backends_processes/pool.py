@@ -48,7 +48,8 @@ def _run_shard(bp: Blueprint, part: Shard) -> Outcome:
 
 
 class Pool:
-    """`workers` spawned processes with `bp`'s plugins loaded, running one shard at a time."""
+    """`workers` spawned processes (at least one) with `bp`'s plugins loaded, each running
+    one shard at a time."""
 
     def __init__(self, workers: int, bp: Blueprint) -> None:
         self.workers, self.bp = workers, bp

@@ -1,6 +1,7 @@
-"""The processes backend with two worker processes: a pipeline run in shards makes the rows of
-the same command without `--backend`, in seed order, with true counts and usage in run.json; a
-worker killed mid-shard fails the run at once with one line; bad options are one line too."""
+"""The processes backend with two worker processes beside the driver: a pipeline run in shards
+makes the rows of the same command without `--backend`, in seed order, with true counts and
+usage in run.json; a worker killed mid-shard fails the run with one line, not a hang; agent
+tasks stay in the driver; bad options are one line too."""
 
 from __future__ import annotations
 
@@ -27,10 +28,12 @@ def seeded(tmp_path: Path, tasks: list[str]) -> list[str]:
     return ["-s", "files", "--set", f"source.path={seed}", "-p", "solve", "-k", "parquet"]
 
 
-TWO_WORKERS = ("--backend", "processes", "--set", "backend.workers=2")
+# two processes: the driver and one worker; three: the driver and two workers
+TWO = ("--backend", "processes", "--set", "backend.workers=2")
+THREE = ("--backend", "processes", "--set", "backend.workers=3")
 
 
-def test_shards_on_two_workers_make_the_in_process_rows_counts_and_usage(
+def test_shards_on_two_workers_and_the_driver_make_the_in_process_rows_counts_and_usage(
     bashgym_cli, scripted_models, model_server, plugin, tmp_path
 ):
     args = ["run", "--plugin", str(plugin), *seeded(tmp_path, [f"task {i}" for i in range(7)])]
@@ -39,7 +42,7 @@ def test_shards_on_two_workers_make_the_in_process_rows_counts_and_usage(
     here = bashgym_cli(*args, "-n", "10", "--out", str(tmp_path / "here"))
     assert here.exit_code == 0, here.output
     asked = len(model_server.completions)
-    there = bashgym_cli(*args, "-n", "10", "--out", str(tmp_path / "there"), *TWO_WORKERS,
+    there = bashgym_cli(*args, "-n", "10", "--out", str(tmp_path / "there"), *THREE,
                         "--set", "backend.shards=3")  # fmt: skip
     assert there.exit_code == 0, there.output
     asked = len(model_server.completions) - asked  # what the sharded run sent
@@ -60,7 +63,7 @@ def test_shards_on_two_workers_make_the_in_process_rows_counts_and_usage(
     assert requests[1] + failed[1] == asked
     assert requests[1] == requests[0] + 2 and failed == [1, 1]
     assert b["usage"]["output_tokens"] > a["usage"]["output_tokens"] > 0
-    assert b["backend"] == {"name": "processes", "workers": 2, "shards_per_round": [3]}
+    assert b["backend"] == {"name": "processes", "workers": 3, "shards_per_round": [3]}
     shards = sorted(p.name for p in (tmp_path / "there" / "shards" / "round-1").iterdir())
     assert shards == ["rows-0-4", "rows-4-7", "rows-7-10"]
     dropped = (tmp_path / "there" / "dropped.jsonl").read_text().splitlines()
@@ -72,12 +75,13 @@ def test_shards_on_two_workers_make_the_in_process_rows_counts_and_usage(
 def test_a_worker_killed_mid_shard_fails_the_run_with_one_line(
     bashgym_cli, scripted_models, plugin, tmp_path
 ):
-    tasks = ["task 0", "task 1", "task 2", "please die", "task 4", "task 5"]
+    # rows 0-3 go to the worker (the driver takes shards from the back): it dies building them
+    tasks = ["please die", "task 1", "task 2", "task 3", "task 4", "task 5"]
     args = ["run", "--plugin", str(plugin), *seeded(tmp_path, tasks), "-n", "6"]
-    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO_WORKERS)
+    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO)
     assert done.exit_code != 0
     assert "a worker process died (killed by SIGKILL) while round 1's shards ran" in done.output
-    assert "rows 0-3, 3-6 were not kept" in done.output  # the other shard was stopped
+    assert "rows 0-3 were not kept" in done.output  # the driver's own shard finished
     run = summary(tmp_path / "run")
     assert run["status"] == "failed" and "WorkerDied" in run["error"]
     assert not (tmp_path / "run" / "data.parquet").exists()
@@ -88,7 +92,7 @@ def test_agent_tasks_run_in_the_driver_process(bashgym_cli, scripted_models, plu
     tasks.write_text("write a\nwrite b\n")
     args = ["run", "--plugin", str(plugin), "-s", "prompts", "--set", f"source.path={tasks}",
             "-x", "agent", "-e", "local", "-k", "parquet"]  # fmt: skip
-    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO_WORKERS)
+    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO)
     assert done.exit_code == 0, done.output
     rows = pd.read_parquet(tmp_path / "run" / "data.parquet")
     assert sorted(rows["status"]) == ["success", "success"]
@@ -103,3 +107,13 @@ def test_a_bad_worker_count_is_one_line(bashgym_cli, scripted_models, plugin, tm
     assert done.exit_code == 2
     assert done.output.startswith("error: backend 'processes': workers: "), done.output
     assert done.output.count("\n") == 1  # one line
+
+
+def test_one_process_runs_every_shard_itself(bashgym_cli, scripted_models, plugin, tmp_path):
+    args = ["run", "--plugin", str(plugin), *seeded(tmp_path, ["a", "b", "c"]), "-n", "5"]
+    one = ("--backend", "processes", "--set", "backend.workers=1", "--set", "backend.shards=2")
+    done = bashgym_cli(*args, "--out", str(tmp_path / "run"), *one)
+    assert done.exit_code == 0, done.output
+    rows = pd.read_parquet(tmp_path / "run" / "data.parquet")
+    assert list(rows["task"]) == ["a", "b", "c", "a", "b"]  # seed order across both shards
+    assert summary(tmp_path / "run")["backend"]["shards_per_round"] == [2]
