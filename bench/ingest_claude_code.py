@@ -67,7 +67,8 @@ def _setup_ours(_: argparse.Namespace) -> Callable[[Path], int]:
 
     def work(root: Path) -> int:
         traces = 0
-        for _trace in ClaudeCodeSource().open(ClaudeCodeOptions(path=str(root)), run):
+        options = ClaudeCodeOptions(path=str(root), workers=1)  # one core: the parser's speed
+        for _trace in ClaudeCodeSource().open(options, run):
             traces += 1
         if run.counts.get("source.bad_lines"):
             raise SystemExit(f"unexpected bad lines: {run.notes[:3]}")

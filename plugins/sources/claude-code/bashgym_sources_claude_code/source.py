@@ -41,6 +41,7 @@ from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
+from bashgym_sources_claude_code.parallel import Recorder, Workers, auto_workers, replay
 from bashgym_sources_claude_code.transcript import looks_like_transcript, parse_file
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,12 @@ class ClaudeCodeOptions(Options):
     )
     subagents: bool = Field(default=True, description="Attach subagent transcripts to parents.")
     limit: int | None = Field(default=None, ge=1, description="Stop after this many sessions.")
+    workers: int | None = Field(
+        default=None,
+        ge=1,
+        description="Processes that parse sessions; default: one per CPU (at most 4) for a "
+        "corpus of 64 MB or more, else 1 (this process).",
+    )
 
     @field_validator("since", "until", mode="before")
     @classmethod
@@ -249,47 +256,69 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
         return self._traces(root, options, run)
 
     def _traces(self, root: Path, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Trace]:
+        """Each kept session's Trace, in file order (parsed here, or by workers)."""
         filters = _Filters(options)
         bad = BadLines(run)
+        n = 1 if root.is_file() else options.workers or auto_workers(root)
+        workers = Workers(n, options, run, bad) if n > 1 else None
         kept = 0
         try:
             for slug, folder, files in self._project_dirs(root, filters, run):
                 # legacy subagent files are never top-level traces, attached or not
                 legacy = {} if root.is_file() else self._legacy_subagents(folder, files)
                 for path in files:
+                    skip = Recorder()  # with workers, what it counts waits its turn
                     if not filters.file_may_match(path):
-                        run.count("source.filtered.since")
+                        skip.count("source.filtered.since")
+                    elif not looks_like_transcript(path):
+                        skip.count("source.not_transcripts")
+                        skip.note(f"claude-code: {path}: not a Claude Code transcript, skipped")
+                    if skip.calls:
                         legacy.pop(path.stem, None)  # a session's id is its file name
+                        if workers is not None:
+                            workers.skipped(skip)
+                        else:
+                            replay(skip.calls, run, bad)
                         continue
-                    if not looks_like_transcript(path):
-                        run.count("source.not_transcripts")
-                        run.note(f"claude-code: {path}: not a Claude Code transcript, skipped")
-                        legacy.pop(path.stem, None)
-                        continue
-                    trace = parse_file(path, bad)
-                    run.count("source.files")
-                    if trace is None:
-                        run.count("source.empty_sessions")
-                        continue
-                    mine = legacy.pop(trace.provenance.session_id or path.stem, [])
-                    reason = filters.why_not(trace, slug)
-                    if reason is not None:
-                        run.count(f"source.filtered.{reason}")
-                        continue
-                    if options.subagents:
-                        self._attach(trace, path, mine, bad)
-                    _count_left_out(trace, run)
-                    run.count("source.traces")
-                    run.count("source.subagents", _count_subagents(trace))
-                    yield trace
-                    kept += 1
-                    if options.limit is not None and kept >= options.limit:
-                        return
+                    if workers is not None and not legacy:
+                        done = workers.submit(path, slug)
+                    else:  # (a folder of Claude Code 2.0.x, whose subagents lie beside it)
+                        done = self._here(path, slug, legacy, filters, options, run, bad, workers)
+                    for item in done:
+                        yield item
+                        kept += 1
+                        if options.limit is not None and kept >= options.limit:
+                            return
                 if options.subagents:  # each by file: run.json names them
                     for orphan in (p for paths in legacy.values() for p in paths):
                         run.drop("claude-code: subagent without its session", row_id=str(orphan))
+            for item in workers.drain() if workers is not None else ():
+                yield item
+                kept += 1
+                if options.limit is not None and kept >= options.limit:
+                    return
         finally:
+            if workers is not None:
+                workers.close()
             bad.close()
+
+    @staticmethod
+    def _here(
+        path: Path,
+        slug: str,
+        legacy: dict[str, list[Path]],
+        filters: _Filters,
+        options: ClaudeCodeOptions,
+        run: RunContext,
+        bad: BadLines,
+        workers: Workers | None,
+    ) -> Iterator[Trace]:
+        """One session parsed in this process (after those in flight, to keep the order)."""
+        if workers is not None:
+            yield from workers.drain()
+        trace = parse_session(path, slug, legacy, filters, options, run, bad)
+        if trace is not None:
+            yield trace
 
     def _project_dirs(
         self, root: Path, filters: _Filters, run: RunContext
@@ -330,57 +359,88 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
             grouped.setdefault(_session_of(path) or "", []).append(path)
         return grouped
 
-    def _attach(self, trace: Trace, path: Path, legacy: list[Path], bad: BadLines) -> None:
-        folder = path.with_suffix("") / "subagents"
-        agent_files = sorted(folder.rglob("agent-*.jsonl")) if folder.is_dir() else []
-        spawned_agents = trace.extra.get("spawned_agents") or {}
-        spawned_runs = trace.extra.get("spawned_runs") or {}
-        children: list[Trace] = []
-        for agent_path in [*agent_files, *legacy]:
-            child = parse_file(agent_path, bad)
-            if child is None:
-                continue
-            meta = _read_meta(agent_path.with_name(agent_path.stem + ".meta.json"))
-            prov = child.provenance
-            prov.parent_session_id = trace.provenance.session_id
-            agent_id = prov.extra.get("agent_id") or agent_path.stem.removeprefix("agent-")
-            prov.extra["agent_id"] = agent_id
-            for key, name in (
-                ("agentType", "agent_type"),
-                ("description", "description"),
-                ("toolUseId", "tool_use_id"),
-                ("spawnDepth", "spawn_depth"),
-            ):
-                if key in meta:
-                    prov.extra[name] = meta[key]
-            run_dir = agent_path.parent
-            if run_dir.parent.name == "workflows" and run_dir.parent.parent == folder:
-                prov.extra["workflow_run"] = run_dir.name
-                if "tool_use_id" not in prov.extra and run_dir.name in spawned_runs:
-                    prov.extra["tool_use_id"] = spawned_runs[run_dir.name]
-            if "tool_use_id" not in prov.extra and agent_id in spawned_agents:
-                prov.extra["tool_use_id"] = spawned_agents[agent_id]
-            if "tool_use_id" not in prov.extra:
-                spawned_by = _spawning_call(trace, child)
-                if spawned_by is not None:
-                    prov.extra["tool_use_id"] = spawned_by
-            children.append(child)
-        if not children:
-            return
-        # Nest a subagent under the subagent whose tool call spawned it, when that is known.
-        owner_of_call: dict[str, Trace] = {}
-        for owner in children:
-            for message in owner.messages:
-                for call in message.tool_calls:
-                    owner_of_call[call.id] = owner
-        for child in children:
-            owner = owner_of_call.get(child.provenance.extra.get("tool_use_id") or "")
-            (
-                owner.subagents if owner is not None and owner is not child else trace.subagents
-            ).append(child)
+
+def parse_session(
+    path: Path,
+    slug: str,
+    legacy: dict[str, list[Path]],
+    filters: _Filters,
+    options: ClaudeCodeOptions,
+    run: Any,
+    bad: Any,
+) -> Trace | None:
+    """One session file as its Trace, subagents attached (those beside it in `legacy`, by its
+    session id, taken out), or None when it is empty or a filter leaves it out; counted on
+    `run` (a RunContext, or a worker's recorder: `parallel.py`)."""
+    trace = parse_file(path, bad)
+    run.count("source.files")
+    if trace is None:
+        run.count("source.empty_sessions")
+        return None
+    mine = legacy.pop(trace.provenance.session_id or path.stem, [])
+    reason = filters.why_not(trace, slug)
+    if reason is not None:
+        run.count(f"source.filtered.{reason}")
+        return None
+    if options.subagents:
+        _attach(trace, path, mine, bad)
+    _count_left_out(trace, run)
+    run.count("source.traces")
+    run.count("source.subagents", _count_subagents(trace))
+    return trace
 
 
-def _count_left_out(trace: Trace, run: RunContext) -> None:
+def _attach(trace: Trace, path: Path, legacy: list[Path], bad: Any) -> None:
+    folder = path.with_suffix("") / "subagents"
+    agent_files = sorted(folder.rglob("agent-*.jsonl")) if folder.is_dir() else []
+    spawned_agents = trace.extra.get("spawned_agents") or {}
+    spawned_runs = trace.extra.get("spawned_runs") or {}
+    children: list[Trace] = []
+    for agent_path in [*agent_files, *legacy]:
+        child = parse_file(agent_path, bad)
+        if child is None:
+            continue
+        meta = _read_meta(agent_path.with_name(agent_path.stem + ".meta.json"))
+        prov = child.provenance
+        prov.parent_session_id = trace.provenance.session_id
+        agent_id = prov.extra.get("agent_id") or agent_path.stem.removeprefix("agent-")
+        prov.extra["agent_id"] = agent_id
+        for key, name in (
+            ("agentType", "agent_type"),
+            ("description", "description"),
+            ("toolUseId", "tool_use_id"),
+            ("spawnDepth", "spawn_depth"),
+        ):
+            if key in meta:
+                prov.extra[name] = meta[key]
+        run_dir = agent_path.parent
+        if run_dir.parent.name == "workflows" and run_dir.parent.parent == folder:
+            prov.extra["workflow_run"] = run_dir.name
+            if "tool_use_id" not in prov.extra and run_dir.name in spawned_runs:
+                prov.extra["tool_use_id"] = spawned_runs[run_dir.name]
+        if "tool_use_id" not in prov.extra and agent_id in spawned_agents:
+            prov.extra["tool_use_id"] = spawned_agents[agent_id]
+        if "tool_use_id" not in prov.extra:
+            spawned_by = _spawning_call(trace, child)
+            if spawned_by is not None:
+                prov.extra["tool_use_id"] = spawned_by
+        children.append(child)
+    if not children:
+        return
+    # Nest a subagent under the subagent whose tool call spawned it, when that is known.
+    owner_of_call: dict[str, Trace] = {}
+    for owner in children:
+        for message in owner.messages:
+            for call in message.tool_calls:
+                owner_of_call[call.id] = owner
+    for child in children:
+        owner = owner_of_call.get(child.provenance.extra.get("tool_use_id") or "")
+        (owner.subagents if owner is not None and owner is not child else trace.subagents).append(
+            child
+        )
+
+
+def _count_left_out(trace: Trace, run: Any) -> None:
     """What the trace's files held that is not among its messages, counted by reason and kind
     (transcript.py records it per file in `extra.left_out`), and attachments by kind."""
     _count_tokens(trace, run)
@@ -393,7 +453,7 @@ def _count_left_out(trace: Trace, run: RunContext) -> None:
         _count_left_out(sub, run)
 
 
-def _count_tokens(trace: Trace, run: RunContext) -> None:
+def _count_tokens(trace: Trace, run: Any) -> None:
     """The trace's own tokens in run.json (`source.tokens.*`): a session whose rows a sink
     drops later (no dialogue, a usage-only file) still says what it spent."""
     for kind in ("input", "output", "cache_creation", "cache_read"):

@@ -1,0 +1,87 @@
+"""Sessions parsed by worker processes give what one process gives: the same Traces in the
+same order, the same counts, notes and drops, `limit` honoured, and a broken worker is an error."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from bashgym_sources_claude_code import parallel
+from bashgym_sources_claude_code.source import ClaudeCodeOptions, ClaudeCodeSource
+
+from bashgym.contracts import RunContext
+from bashgym.records import trace_to_row
+from bashgym.settings import Settings
+
+TODO = "-home-dev-todo-api"
+PARENT = "c3d9e2f1-5a7b-4c8d-9e0f-1a2b3c4d5e6f"
+AGENT = "a7e3f09b2c41d586e"
+
+
+def _read(tmp_path: Path, name: str, **options: object) -> tuple[list, RunContext]:
+    run = RunContext(run_dir=tmp_path / name, settings=Settings())
+    return list(ClaudeCodeSource().open(ClaudeCodeOptions(**options), run)), run  # type: ignore[arg-type]
+
+
+def _corpus(fixtures: Path, tmp_path: Path) -> Path:
+    """Every fixture layout in one tree, a bad line and a file that is no transcript included,
+    and a folder of Claude Code 2.0.x (its subagents beside the sessions: parsed here)."""
+    root = tmp_path / "corpus"
+    shutil.copytree(fixtures / "projects", root)
+    for shape in (fixtures / "shapes").iterdir():
+        for project in shape.iterdir():
+            shutil.copytree(project, root / f"{shape.name}{project.name}")
+    broken = root / TODO / "4f7c2a10-8d3e-4b6a-9c1f-2e5d7a9b0c11.jsonl"
+    broken.write_text(broken.read_text() + "{not json\n")
+    (root / TODO / "notes.jsonl").write_text("a,b\n1,2\n")
+    legacy = root / "-home-dev-legacy"
+    legacy.mkdir()
+    shutil.copy(fixtures / "projects" / TODO / f"{PARENT}.jsonl", legacy)
+    agent = fixtures / "projects" / TODO / PARENT / "subagents" / f"agent-{AGENT}.jsonl"
+    shutil.copy(agent, legacy / f"agent-{AGENT}.jsonl")
+    return root
+
+
+def test_workers_give_what_one_process_gives(fixtures, tmp_path):
+    root = _corpus(fixtures, tmp_path)
+    here, run1 = _read(tmp_path, "one", path=str(root), workers=1)
+    there, run3 = _read(tmp_path, "three", path=str(root), workers=3)
+    assert len(here) > 8
+    assert [trace_to_row(t) for t in there] == [trace_to_row(t) for t in here]
+    assert there == here  # the models themselves, subagents included
+    assert run3.counts == run1.counts and run3.counts["source.bad_lines"] == 1
+    assert run3.notes == run1.notes and run3.dropped == run1.dropped
+
+
+@pytest.mark.parametrize("limit", [1, 4])
+def test_limit_with_workers(fixtures, tmp_path, limit):
+    root = _corpus(fixtures, tmp_path)
+    here, run1 = _read(tmp_path, "one", path=str(root), workers=1, limit=limit)
+    there, run2 = _read(tmp_path, "two", path=str(root), workers=2, limit=limit)
+    assert [t.id for t in there] == [t.id for t in here] and len(here) == limit
+    assert run2.counts == run1.counts
+
+
+def test_a_consumer_that_stops_early_stops_the_workers(fixtures, tmp_path):
+    root = _corpus(fixtures, tmp_path)
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    stream = ClaudeCodeSource().open(ClaudeCodeOptions(path=str(root), workers=2), run)
+    next(stream)
+    stream.close()  # as the engine does when -n rows came
+
+
+def test_auto_uses_workers_only_for_a_large_corpus(fixtures, tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "cpus", lambda: 8)
+    assert parallel.auto_workers(fixtures / "projects") == 1
+    monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 1)
+    assert parallel.auto_workers(fixtures / "projects") == parallel.AUTO_MAX_WORKERS
+    monkeypatch.setattr(parallel, "cpus", lambda: 1)
+    assert parallel.auto_workers(fixtures / "projects") == 1
+
+
+def test_a_worker_that_dies_is_an_error(fixtures, tmp_path, monkeypatch):
+    root = _corpus(fixtures, tmp_path)
+    monkeypatch.setattr(parallel, "WORKER", "no_such_module_here")
+    with pytest.raises(RuntimeError, match="parsing worker ended"):
+        _read(tmp_path, "broken", path=str(root), workers=2)
