@@ -24,6 +24,7 @@ from bashgym.contracts import (
     RunContext,
     Runner,
 )
+from bashgym_runners_datadesigner import templates
 from bashgym_runners_datadesigner.progress import column_progress
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class DataDesignerRunner(Runner[NoOptions]):
         run: RunContext, *, round: int, resume: bool,
     ) -> Generated:  # fmt: skip
         prepare_environment(run.settings)  # before the pipeline's build first imports DataDesigner
+        templates.install()  # each prompt template compiled once, not once per row
         step: Any = pipeline
         if step is None:
             step = SimpleNamespace(  # duck-types the Step fields generate_round uses
