@@ -338,10 +338,8 @@ def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:
 
 
 def _as_row(item: Any) -> dict[str, Any]:
-    if isinstance(item, Trace):
-        return trace_to_row(item)
     if isinstance(item, BaseModel):
-        return item.model_dump(mode="json")
+        return trace_to_row(item) if isinstance(item, Trace) else item.model_dump(mode="json")
     return dict(item)
 
 

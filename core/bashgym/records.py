@@ -286,18 +286,15 @@ def trace_to_row(trace: Trace) -> dict[str, Any]:
 
 
 def trace_from_row(row: Mapping[str, Any]) -> Trace:
-    """The Trace a `trace_to_row` row carries: the very object the row was made from while its
-    text is one of the last few MiB made and unchanged (not scrubbed since), else parsed.
-    Shared, so never changed in place (copy it first, as sinks do)."""
+    """The Trace a `trace_to_row` row carries: while its text is unchanged (not scrubbed since)
+    and among the last ~4 MiB made, the very object it was made from (shared: never change it in
+    place; parsing it back was a tenth of a streamed run, measured), else parsed."""
     text = row[TRACE_COLUMN]
     made = _made.get((len(text), text[:99])) if isinstance(text, str) else None
     return made[1] if made is not None and made[0] == text else Trace.model_validate_json(text)
 
 
-# Why: a streamed run made each Trace's text, scrubbed it and then parsed it back in its sink;
-# parsing was a tenth of `-s claude-code -k nemo-jsonl` (measured). Equal text is the same Trace
-# (while its source leaves a Trace it yielded as it was, as sources do).
-_made: OrderedDict[tuple[int, str], tuple[str, Trace]] = OrderedDict()  # about one batch's worth
+_made: OrderedDict[tuple[int, str], tuple[str, Trace]] = OrderedDict()  # oldest first
 _made_chars = [0]
 
 

@@ -82,12 +82,8 @@ class RunSpec(BaseModel):
         }
         doc.update(self.tables)
         for role in SINGLE_ROLES + tuple(PLURAL_KEYS):
-            tables = [{"plugin": s.plugin, **s.options} for s in self.steps(role)]
-            if role in PLURAL_KEYS:
-                if tables:
-                    doc[PLURAL_KEYS[role]] = tables
-            elif tables:
-                doc[role] = tables[0]
+            if tables := [{"plugin": s.plugin, **s.options} for s in self.steps(role)]:
+                doc[PLURAL_KEYS.get(role, role)] = tables if role in PLURAL_KEYS else tables[0]
         return toml_dumps(doc)
 
 
