@@ -220,6 +220,22 @@ def index_is_fresh() -> bool:
     return catalogue() is not None
 
 
+def busy_cpu_s(pid: int | None = None) -> float:
+    """CPU seconds the whole machine (or process `pid`) has used so far (Linux /proc; 0.0
+    elsewhere): a run's share of it, against the command's and the server's, is what other
+    processes took meanwhile -- on a shared box, the cores a sharded run could not have."""
+    try:
+        if pid is None:
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+            ticks = sum(int(f) for i, f in enumerate(fields) if i not in (3, 4))  # not idle, iowait
+        else:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks = int(stat[11]) + int(stat[12])  # utime, stime
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def run_child(
     method: str, parallel: int, records: int, endpoint: str, env: dict[str, str], args: Any
 ) -> dict[str, Any]:
@@ -236,11 +252,13 @@ def run_child(
     try:
         with tempfile.TemporaryFile("w+") as err:  # logs go to stderr; kept for errors
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            machine, served = busy_cpu_s(), busy_cpu_s(args.server_pid)
             wall = time.perf_counter()
             proc = subprocess.run(
                 cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, timeout=CHILD_TIMEOUT
             )
             wall = time.perf_counter() - wall
+            machine, served = busy_cpu_s() - machine, busy_cpu_s(args.server_pid) - served
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if proc.returncode != 0:
                 err.seek(0)
@@ -260,7 +278,11 @@ def run_child(
         shutil.rmtree(work, ignore_errors=True)
     if rows != records:
         raise SystemExit(f"{method} P={parallel}: {rows} of {records} rows")
-    return {"wall": wall, "cpu": cpu, "rows": rows, "generation": generation, "steps": steps}
+    others = max(machine - cpu - served, 0.0) / wall  # cores busy with other work, on average
+    return {
+        "wall": wall, "cpu": cpu, "rows": rows, "generation": generation, "steps": steps,
+        "server_cpu": served, "others_cores": others,
+    }  # fmt: skip
 
 
 def measure(parallel: int, args: argparse.Namespace, home: Path) -> dict[str, Any]:
@@ -277,6 +299,7 @@ def measure(parallel: int, args: argparse.Namespace, home: Path) -> dict[str, An
         if not endpoint.startswith("http"):
             raise SystemExit("the scripted model server did not start")
         env = child_env(args, endpoint, home)
+        args.server_pid = server.pid
         methods = args.methods
         for _ in range(args.warmup):  # untimed: disk caches, bytecode, the CLI's plugin index
             for method in methods:
@@ -307,6 +330,8 @@ def summarize(result: dict[str, Any], latency: float) -> dict[str, Any]:
             "max": max(rates),
             "generation_rps": statistics.median(n / r["generation"] for r in runs),
             "cpu_ms_per_record": statistics.median(1000 * r["cpu"] / n for r in runs),
+            "server_ms_per_record": statistics.median(1000 * r["server_cpu"] / n for r in runs),
+            "others_cores": statistics.median(r["others_cores"] for r in runs),
             "startup_s": statistics.median(r["wall"] - r["generation"] for r in runs),
         }
     # Side by side: each BashGym run against the raw run of the same repeat, so drift cancels.
@@ -350,7 +375,8 @@ def print_table(rows: list[dict[str, Any]], methods: list[str]) -> None:
     print(
         f"\nMedians per P, {' / '.join(methods)}: start-up (wall outside generation) in s; "
         "generation alone in rec/s; CPU of the whole command (workers included) in ms per "
-        "record; then each BashGym method's steps (run.json)"
+        "record; the server's CPU per record; cores other processes kept busy meanwhile (a "
+        "shared box: what sharding could not use); then each BashGym method's steps (run.json)"
     )
     for r in rows:
         ms = [r[m] for m in methods]
@@ -362,6 +388,8 @@ def print_table(rows: list[dict[str, Any]], methods: list[str]) -> None:
             f"  P={r['parallel']:<3} start-up {each('startup_s', '4.1f')}"
             f"  generation {each('generation_rps', '6.1f')}"
             f"  cpu {each('cpu_ms_per_record', '5.2f')}"
+            f"  server {each('server_ms_per_record', '4.2f')}"
+            f"  others {each('others_cores', '4.2f')}"
         )
         for m in ours:
             steps = ", ".join(f"{k} {v:.2f}s" for k, v in r[m]["steps_s"].items())

@@ -65,16 +65,14 @@ class ProcessesBackend(Backend[ProcessesOptions]):
         pool = Pool(processes - 1, Blueprint.of(run, resolved)) if processes > 1 else None
         self._pools[key] = pool
         self._sections[key] = {"workers": processes, "shards_per_round": []}
-        failed = True
         try:
             self._report(run)
             yield
-            failed = False
         finally:
             self._pools.pop(key, None)
             self._sections.pop(key, None)
             if pool is not None:
-                pool.close(abandon=failed)
+                pool.close()
 
     def _report(self, run: RunContext) -> None:
         """run.json's `backend` section: how many processes, how each round was split."""

@@ -78,17 +78,18 @@ class Pool:
         codes = [p.exitcode for p in processes]
         return [c for c in codes if c is not None and c not in (0, -signal.SIGTERM)]
 
-    def close(self, *, abandon: bool = False) -> None:
-        """Stop the workers: after their shards (`abandon=False`), or at once (a run that
-        failed or was interrupted: nothing they make would be kept)."""
-        if not abandon:
-            self.executor.shutdown(wait=True)
-            return
+    def close(self) -> None:
+        """Stop the workers at once, when the run needs them no more: every shard they were
+        given came back (they hold nothing unsaved), or the run failed or was interrupted.
+        Not a graceful shutdown: a worker's interpreter teardown (DataDesigner's modules and
+        threads) took ~0.5 s, which the user would wait for at the end of every run."""
         processes = list((getattr(self.executor, "_processes", None) or {}).values())
         self.executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:  # Python 3.14's terminate_workers(), by hand before it
             if process.is_alive():
                 process.terminate()
+        for process in processes:
+            process.join(timeout=5)
 
 
 def died(exit_codes: list[int]) -> str:
