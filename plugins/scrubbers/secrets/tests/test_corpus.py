@@ -200,3 +200,37 @@ def test_every_backend_agrees_on_generated_transcripts(repo, tmp_path):
 def test_non_ascii_next_to_gates_same_output_on_every_backend(text):
     outs = {b: Redactor(backend=b).text(text) for b in [*available(), "none"]}
     assert len(set(outs.values())) == 1, outs
+
+
+def test_hyperscan_database_cached_loaded_and_rebuilt_when_unreadable(tmp_path, monkeypatch):
+    """The compiled gates come from the user's cache dir after the first compile; a cached
+    file Hyperscan refuses (another build, a torn write) is compiled again and replaced."""
+    if "hyperscan" not in available():
+        pytest.skip("hyperscan is not installed here")
+    import hyperscan
+    from bashgym_scrubbers_secrets import prefilter
+    from bashgym_scrubbers_secrets.rules import ruleset
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    gates = ruleset().gates
+    compiled = prefilter.HyperscanPrefilter(gates)  # compiles both sets, caches them
+    for text in _samples():
+        compiled.anchors(text)
+    cached = sorted((tmp_path / "bashgym" / "hyperscan").glob("gates-*.db"))
+    assert len(cached) == 2
+
+    def no_compiling(*_: object, **__: object) -> None:
+        raise AssertionError("compiled again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(hyperscan, "Database", no_compiling)
+        loaded = prefilter.HyperscanPrefilter(gates)  # both from the cache
+        for text in _samples():
+            assert loaded.fired(text) == compiled.fired(text), text
+            assert loaded.anchors(text) == compiled.anchors(text), text
+    for path in cached:
+        path.write_bytes(b"not a database")
+    again = prefilter.HyperscanPrefilter(gates)
+    for text in _samples()[:20]:
+        assert again.anchors(text) == compiled.anchors(text), text
+    assert all(path.read_bytes() != b"not a database" for path in cached)
