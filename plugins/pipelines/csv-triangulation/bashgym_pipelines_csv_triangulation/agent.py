@@ -4,9 +4,15 @@ The loop is deliberately plain (mini-swe-agent's shape: a linear message history
 per turn): each reply must hold a ```python block, or be nothing but Python (small models drop
 the fence; such a reply is recorded fenced, and counted in the trace); the code runs in the
 episode's sandbox namespace; what it printed goes back as the next user turn; the episode ends
-when a cell calls `submit()`. A reply with no code ends the episode as a protocol violation,
-whatever it says: an answer in prose, a bare value or printed output is never parsed as a
-submission. So does running out of turns, or a cell that breaks the protocol (two submissions).
+when a cell calls `submit()`. A reply with no code is never parsed as a submission (an answer
+in prose, a bare value, code that does not parse): as in mini-swe-agent, the model is told the
+format again (`FORMAT`) and the reply uses up its turn, counted in the trace (`no_code`); an
+episode whose last reply still held no code ends as a protocol violation. A run that computed
+its answer but did not submit it is told how (`OUTPUT`'s reminder). Running out of turns, or a
+cell that breaks the protocol (two submissions), ends it too. Small models need the second
+chance: in one run of the shipped example on the embedded 0.5B model, 6 of 20 runs ended on a
+reply without code (a bare `1197.3`, code with one parenthesis too many) and 7 ran out of turns,
+most of them after printing the right value.
 
 Model calls go through the run's model (`run.model(alias).acomplete`, the alias's own settings
 with the teacher's params over them), which charges every answer's tokens to the run; they are
@@ -28,7 +34,7 @@ from bashgym.contracts import Model
 from bashgym.records import Usage
 from bashgym.text import one_line
 from bashgym_pipelines_csv_triangulation.pool import CellResult, EpisodeHandle
-from bashgym_pipelines_csv_triangulation.prompts import ONLY_FIRST, OUTPUT
+from bashgym_pipelines_csv_triangulation.prompts import FORMAT, ONLY_FIRST, OUTPUT
 
 CODE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -65,6 +71,7 @@ class EpisodeTrace(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     unfenced: int = 0  # replies that were bare code, without the ```python fence
+    no_code: int = 0  # replies with no code at all, each answered with FORMAT
 
     def record(self, turn: int, result: CellResult) -> None:
         self.cells.append(
@@ -170,8 +177,12 @@ async def _loop(
             text = f"```python\n{code}\n```"
         trace.messages.append({"role": "assistant", "content": text})
         if code is None:
-            trace.error = "protocol violation: a reply without code and no submit()"
-            return
+            trace.no_code += 1
+            if turn == max_turns:
+                trace.error = "protocol violation: a reply without code and no submit()"
+                return
+            trace.messages.append({"role": "user", "content": FORMAT})
+            continue
         result = await sandbox.run(code)
         trace.record(turn, result)
         if result.status == "protocol":

@@ -161,7 +161,7 @@ def sft_messages(
             if values_match(runs[i].answer, gold.answer, options.match, p_value=p_value)
         ]  # fmt: skip
         if fitting:
-            best = min(fitting, key=lambda r: (r.turns, r.index))
+            best = min(fitting, key=lambda r: (r.no_code, r.turns, r.index))  # cleanest
             return [dict(m) for m in best.messages]
     messages = [dict(m) for m in gold.messages]
     messages[1]["content"] = user_prompt(q["question"], q["answer_format"], None)

@@ -89,7 +89,11 @@ submit(round(df["some_column"].mean(), 2))
 USER = "Question: {question}\nAnswer format: {answer_format}"
 HINT = "Hint: {hint}"
 REPLY = "Reply with one ```python code block."
-OUTPUT = "Output:\n{output}"
+OUTPUT = "Output:\n{output}\n\nOnce you know the answer, submit it: submit(answer)."
+FORMAT = (
+    "Your reply held no Python code, so nothing ran. Reply with one ```python code block; "
+    "call submit(answer) in it once you know the answer."
+)
 ONLY_FIRST = "[only the first code block ran]"
 
 

@@ -121,8 +121,10 @@ class ScriptedTeacher:
     """Plays each question's plan: one behaviour per episode, in the order episodes start.
 
     correct: looks at the data, then submits the gold code's answer (two turns); wrong: submits
-    -1; prose: answers in words, no code; print: prints the answer, then says in words that it
-    did, never submitting; series: submits the gold answer as a pandas object, not a dict.
+    -1; prose: answers in words, no code, however often it is told the format; late: answers in
+    words first, then, told the format, submits the gold code's answer; print: prints the
+    answer, then says in words that it did, never submitting; series: submits the gold answer
+    as a pandas object, not a dict.
     """
 
     def __init__(self, gold_code: dict[str, str], plans: dict[str, list[str]]):
@@ -141,14 +143,17 @@ class ScriptedTeacher:
             if "Hint:" in request.messages[1]["content"]:
                 plan = "correct"  # the gold run of an llm question
             return self.first(plan, question)
-        plan = re.search(r"# plan: (\w+)", done[0]).group(1)
-        if plan == "print" and len(done) > 1:
+        marked = re.search(r"# plan: (\w+)", done[0])
+        plan = marked.group(1) if marked else "prose"
+        if plan == "prose" or (plan == "print" and len(done) > 1):
             return Reply("The answer is printed above.")
         return self.second(plan, question)
 
     def first(self, plan: str, question: str) -> Reply:
         if plan == "prose":
             return Reply(f"The answer is 42. {question}")
+        if plan == "late":
+            return Reply("The answer is 42. # plan: late")
         if plan == "wrong":
             return Reply("```python\n# plan: wrong\nsubmit(-1)\n```")
         return Reply(f"Let me look.\n```python\n# plan: {plan}\nprint(df.head(3))\n```")

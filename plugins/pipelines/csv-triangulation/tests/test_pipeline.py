@@ -10,6 +10,7 @@ import threading
 
 import pytest
 from bashgym_pipelines_csv_triangulation.profile import profile, read_csv
+from bashgym_pipelines_csv_triangulation.prompts import FORMAT
 from bashgym_pipelines_csv_triangulation.templates import template_questions
 from bashgym_testing.server import Reply
 
@@ -29,7 +30,7 @@ def test_template_questions_are_verified_or_dropped_with_their_reason(
         texts[0]: ["correct", "series", "correct"],  # verified, in two answer shapes
         texts[1]: ["wrong", "wrong", "correct"],  # the majority disagrees with the gold
         texts[2]: ["correct", "prose", "print"],  # 1 of 3 submitted: no majority
-        texts[3]: ["correct", "correct", "wrong"],  # verified, 2 of 3
+        texts[3]: ["late", "correct", "wrong"],  # verified, 2 of 3: told the format, it submits
     }
     scripted_teacher({q.question: q.code for q in questions}, plans)
     out = tmp_path / "run"
@@ -65,6 +66,11 @@ def test_template_questions_are_verified_or_dropped_with_their_reason(
         "protocol violation: a reply without code and no submit()",
         "protocol violation: a reply without code and no submit()",
     ]
+    late = episodes[texts[3]]["consistency_traces"][0]
+    assert late["submitted"] and late["no_code"] == 1 and late["error"] is None, late
+    assert late["messages"][3] == {"role": "user", "content": FORMAT}
+    prose = episodes[texts[2]]["consistency_traces"][1]  # told the format each turn, in vain
+    assert prose["no_code"] == prose["turns"] == 6 and not prose["submitted"], prose
     for text in texts:
         episode = episodes[text]
         gold = episode["gold_trace"]
