@@ -87,6 +87,45 @@ def test_a_worker_killed_mid_shard_fails_the_run_with_one_line(
     assert not (tmp_path / "run" / "data.parquet").exists()
 
 
+def test_top_up_rounds_in_shards_make_the_in_process_rows_and_counts(
+    bashgym_cli, scripted_models, model_server, plugin, tmp_path
+):
+    """--top-up: each round goes to the backend in shards, the pool kept between rounds."""
+    args = ["run", "--plugin", str(plugin), *seeded(tmp_path, ["task 0", "task 1", "task 2"])]
+    args += ["-n", "6", "--top-up"]
+    model_server.add_rule("Solve: task 1", Fault.status(400, {"error": {"message": "bad"}}))
+    here = bashgym_cli(*args, "--out", str(tmp_path / "here"))
+    there = bashgym_cli(*args, "--out", str(tmp_path / "there"), *TWO)
+    assert here.exit_code == 0 and there.exit_code == 0, here.output + there.output
+    a, b = summary(tmp_path / "here"), summary(tmp_path / "there")
+    rows_here, rows_there = (
+        pd.read_parquet(tmp_path / d / "data.parquet") for d in ("here", "there")
+    )
+    assert len(rows_here) == 6 and not rows_here["task"].eq("task 1").any()
+    assert rows_there[["task", "solution"]].equals(rows_here[["task", "solution"]])
+    assert len(a["rounds"]) >= 2 and len(b["rounds"]) == len(a["rounds"])
+    for key in ("generated", "requested", "kept", "dropped", "dropped_total"):
+        assert a["counts"].get(key) == b["counts"].get(key), key
+    assert b["backend"]["shards_per_round"] == [2] * len(b["rounds"])
+
+
+def test_a_run_a_dead_worker_stopped_resumes_with_the_same_command(
+    bashgym_cli, scripted_models, plugin, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PROCESSES_TEST_DIED", str(tmp_path / "died"))  # dies the first time
+    tasks = ["please die", "task 1", "task 2", "task 3", "task 4", "task 5"]
+    args = ["run", "--plugin", str(plugin), *seeded(tmp_path, tasks), "-n", "6"]
+    first = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO)
+    assert first.exit_code == 1 and "a worker process died" in first.output
+    again = bashgym_cli(*args, "--out", str(tmp_path / "run"), *TWO)
+    assert again.exit_code == 0, again.output
+    rows = pd.read_parquet(tmp_path / "run" / "data.parquet")
+    assert list(rows["task"]) == tasks  # each row once, in seed order
+    run = summary(tmp_path / "run")
+    assert run["status"] == "ok" and run["counts"]["kept"] == 6
+    assert run["counts"]["generated"] == 6  # the driver's finished shard not counted twice
+
+
 def test_agent_tasks_run_in_the_driver_process(bashgym_cli, scripted_models, plugin, tmp_path):
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("write a\nwrite b\n")
