@@ -24,11 +24,13 @@ Set-up, for each `max_parallel_requests` P:
   the model preflight, create(), drop accounting, scrubbing, the parquet sink, report.html and
   run.json;
 - `bashgym-sharded`: the same command with `--backend processes --set backend.workers=W`
-  (default: the CPU count): each round split into W shards, each a DataDesigner `create()` in a
-  worker process of its own with max_parallel_requests P (so up to W x P requests in flight),
-  rows merged back in seed order. Raw DataDesigner is CPU-bound on one core (its event loop and
-  the GIL); this is the way past it on one machine, and W cores are the most it can use (the
-  scripted server shares them).
+  (default: the CPU count): each round split into W shards, each a DataDesigner `create()` with
+  max_parallel_requests P (so up to W x P requests in flight) in a process of its own (W - 1
+  started for the run, and the `bashgym` process itself), rows merged back in seed order. Raw
+  DataDesigner is CPU-bound on one core (its event loop and the GIL); this is the way past it
+  on one machine, and W cores are the most it can use (the scripted server shares them, and
+  so does any other work on the box: each run's `others` column says how many cores that
+  took).
 Each command's wall time is measured from outside, process start to exit; records/s is N over
 it. Inside each, the generation alone is timed too (raw: create()+load_dataset(); BashGym:
 run.json's pipeline step), and the start-up (wall minus that) is shown apart, so a gap is
