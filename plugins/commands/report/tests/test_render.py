@@ -220,6 +220,23 @@ def test_failed_and_empty_runs_still_render():
     assert "No values in the rows for: quality.correctness" in failed
 
 
+def test_the_compiled_template_is_cached_and_renders_the_same(frames, tmp_path, monkeypatch):
+    from bashgym_commands_report import render
+
+    kept, dropped = frames
+    summary = summary_for(kept, dropped)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    render._template.cache_clear()  # this process compiles it (and fills the cache dir)
+    first = render_report(summary, kept=kept, dropped=dropped, columns=COLUMNS)
+    cached = list((tmp_path / "cache" / "bashgym" / "jinja").glob("report-*.cache"))
+    assert cached  # the page and the stylesheet it includes
+    render._template.cache_clear()  # as the next command: loaded from the cache dir
+    try:
+        assert render_report(summary, kept=kept, dropped=dropped, columns=COLUMNS) == first
+    finally:
+        render._template.cache_clear()  # later tests: the default cache dir again
+
+
 def test_write_report_replaces_the_file_atomically(frames, tmp_path):
     kept, dropped = frames
     (tmp_path / "report.html").write_text("old")
