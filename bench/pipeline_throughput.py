@@ -420,7 +420,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1,
-        help="bashgym-sharded's worker processes (default: the CPU count).",
+        help="bashgym-sharded's backend.workers: processes, bashgym's own included (default: "
+        "the CPU count).",
     )  # fmt: skip
     parser.add_argument("--json", default=None, help="Also write the results here.")
     parser.add_argument("--worker", choices=["raw"], help=argparse.SUPPRESS)
@@ -456,7 +457,8 @@ def main() -> None:
         "Whole commands, start-up included: raw = a DataDesigner script (create()+load_dataset(),"
         " its defaults: column profiler on); bashgym = `bashgym run -p … -k parquet` (preflight, "
         "create, drop accounting, scrub, parquet sink, report.html, run.json); bashgym-sharded = "
-        f"the same with --backend processes, {args.workers} worker processes.",
+        f"the same with --backend processes, {args.workers} processes (bashgym's own and "
+        f"{args.workers - 1} started for the run).",
         flush=True,
     )
     home = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
@@ -484,7 +486,7 @@ def main() -> None:
         top = max(rows, key=lambda r: r["parallel"])
         got = top["bashgym-sharded"]["over_raw"]
         verdicts.append(
-            f"sharded ({args.workers} workers) at P={top['parallel']}: {got:.2f}x raw "
+            f"sharded ({args.workers} processes) at P={top['parallel']}: {got:.2f}x raw "
             f"(target {SHARDED_TARGET}x: {'yes' if got >= SHARDED_TARGET else 'NO'})"
         )
     print(
