@@ -14,22 +14,24 @@ Workers are plain child processes of this interpreter (`_worker.py`), fed jobs a
 with pickles over their stdin and stdout: not forked, because the run's process has
 threads (the progress display) whose locks a fork copies in whatever state they are in; not
 multiprocessing's spawn, which runs the parent's main script again in each child and so breaks
-any script that calls the source without an `if __name__ == "__main__"` guard. At most
-`2 x workers` sessions are in flight, so memory holds a few sessions however large the corpus.
+any script that calls the source without an `if __name__ == "__main__"` guard. The workers
+parse ahead of the run by at most a few MiB (`Workers`), so memory stays flat as a corpus grows.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copyreg
+import io
 import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from bashgym.contracts import RunContext
 from bashgym.records import Message, Outcome, Provenance, Timing, ToolCall, ToolSchema, Trace, Usage
@@ -38,6 +40,8 @@ AUTO_MIN_BYTES = 64 << 20  # below this a corpus is parsed in the run's process 
 AUTO_MAX_WORKERS = 4
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 WORKER = "bashgym_sources_claude_code._worker"  # the module a worker runs
+AHEAD = 32  # jobs queued per worker (a job is a few hundred bytes: its pipe never fills)
+BUFFERED = 4 << 20  # bytes of answers held per worker, not yet taken
 
 
 def cpus() -> int:
@@ -129,7 +133,12 @@ def _pickle(value: Any, out: IO[bytes]) -> None:
 
 class Workers:
     """Worker processes parsing sessions; job i goes to worker i mod n, and as each worker does
-    its jobs in order, reading the answers job by job gives them back in submission order."""
+    its jobs in order, taking the answers job by job gives them back in submission order.
+
+    A thread per worker reads its answers as they come (a pipe holds 64 KiB: a worker whose
+    answer is not read stops), so the workers parse ahead while this process scrubs and writes
+    a batch; each thread holds at most BUFFERED bytes of answers not taken yet (at least one),
+    and at most AHEAD jobs per worker are queued, so memory stays flat and no pipe fills up."""
 
     def __init__(self, n: int, options: Any, run: RunContext, bad: Any) -> None:
         self.options, self.run, self.bad = options, run, bad
@@ -139,18 +148,54 @@ class Workers:
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
         self.procs = [subprocess.Popen(command, env=env, **pipes) for _ in range(n)]
         self.sent = self.received = 0
-        self.queue: deque[subprocess.Popen[bytes] | list[Any]] = deque()  # in order
+        self.queue: deque[int | list[Any]] = deque()  # the worker of each job, in order
+        self.answers: list[deque[bytes | None]] = [deque() for _ in self.procs]
+        self.held = [0] * n  # bytes each worker's thread holds
+        self.ready = threading.Condition()
+        self.readers = [
+            threading.Thread(target=self._read, args=(i,), daemon=True) for i in range(n)
+        ]
+        for reader in self.readers:
+            reader.start()
+
+    def _read(self, i: int) -> None:
+        """Worker i's answers, framed (8-byte length, then the pickle), into `answers[i]`."""
+        out = self.procs[i].stdout
+        assert out is not None
+        while True:
+            head = out.read(8)
+            size = int.from_bytes(head, "little") if len(head) == 8 else -1
+            data = out.read(size) if size >= 0 else b""
+            with self.ready:
+                if len(data) != size:  # the worker ended (mid-answer: it was stopped)
+                    self.answers[i].append(None)  # the worker ended
+                    self.ready.notify_all()
+                    return
+                while self.held[i] and self.held[i] + len(data) > BUFFERED:
+                    self.ready.wait()
+                self.answers[i].append(data)
+                self.held[i] += len(data)
+                self.ready.notify_all()
 
     def submit(self, path: Path, slug: str) -> Iterator[Trace]:
         """Queue one session; yield the Traces of the sessions done in order, waiting while too
         many are in flight."""
-        proc = self.procs[self.sent % len(self.procs)]
-        pickle.dump((str(path), slug, self.options), proc.stdin, protocol=PROTOCOL)  # type: ignore[arg-type]
-        proc.stdin.flush()  # type: ignore[union-attr]
-        self.sent += 1
-        self.queue.append(proc)
-        while self.sent - self.received > 2 * len(self.procs):
+        while self.sent - self.received >= AHEAD * len(self.procs):
             yield from self._next()
+        i = self.sent % len(self.procs)
+        job = self.procs[i].stdin
+        try:
+            pickle.dump((str(path), slug, self.options), job, protocol=PROTOCOL)  # type: ignore[arg-type]
+            job.flush()  # type: ignore[union-attr]
+        except OSError:  # its end of the pipe is closed
+            self._ended(i)
+        self.sent += 1
+        self.queue.append(i)
+        while self.queue and self._done(self.queue[0]):
+            yield from self._next()
+
+    def _done(self, entry: int | list[Any]) -> bool:
+        return isinstance(entry, list) or bool(self.answers[entry])
 
     def skipped(self, recorder: Recorder) -> None:
         """A file left out before parsing: what it counts, in its turn among the sessions."""
@@ -166,16 +211,24 @@ class Workers:
         if isinstance(entry, list):
             replay(entry, self.run, self.bad)
             return
-        try:
-            trace, calls = pickle.load(entry.stdout)  # type: ignore[arg-type]
-        except EOFError:
-            raise RuntimeError(
-                f"claude-code: a parsing worker ended (exit {entry.wait()}); see its error above"
-            ) from None
+        with self.ready:
+            while not self.answers[entry]:
+                self.ready.wait()
+            data = self.answers[entry].popleft()
+            if data is not None:
+                self.held[entry] -= len(data)
+                self.ready.notify_all()
+        if data is None:
+            self._ended(entry)
+        trace, calls = pickle.loads(data)
         self.received += 1
         replay(calls, self.run, self.bad)
         if trace is not None:
             yield trace
+
+    def _ended(self, i: int) -> NoReturn:
+        code = self.procs[i].wait()
+        raise RuntimeError(f"claude-code: a parsing worker ended (exit {code}); its error is above")
 
     def close(self) -> None:
         """Stop: idle workers end at the end of their input, busy ones are stopped."""
@@ -184,8 +237,12 @@ class Workers:
                 proc.kill()
             with contextlib.suppress(OSError):  # (a killed worker's pipe is broken)
                 proc.stdin.close()  # type: ignore[union-attr]
-        for proc in self.procs:
+        with self.ready:  # a reader waiting for room takes its worker's end instead
+            self.held = [0] * len(self.procs)
+            self.ready.notify_all()
+        for proc, reader in zip(self.procs, self.readers, strict=True):
             proc.wait()
+            reader.join()
             proc.stdout.close()  # type: ignore[union-attr]
 
 
@@ -198,5 +255,8 @@ def serve() -> None:
             job = pickle.load(jobs)
         except EOFError:
             return
-        _pickle(_parse(*job), answers)
+        out = io.BytesIO()
+        _pickle(_parse(*job), out)
+        answers.write(len(out.getbuffer()).to_bytes(8, "little"))
+        answers.write(out.getbuffer())
         answers.flush()
