@@ -343,7 +343,7 @@ def _as_row(item: Any) -> dict[str, Any]:
     return dict(item)
 
 
-BATCH_ROWS, BATCH_CHARS = 2000, 4 << 20  # a batch: this many rows, or text, whichever first
+BATCH_ROWS, BATCH_CHARS = 2000, 2 << 20  # a batch: this many rows, or text, whichever first
 
 
 def source_batches(step: Step, run: RunContext) -> Iterator[pd.DataFrame]:

@@ -287,7 +287,7 @@ def trace_to_row(trace: Trace) -> dict[str, Any]:
 
 def trace_from_row(row: Mapping[str, Any]) -> Trace:
     """The Trace a `trace_to_row` row carries: while its text is unchanged (not scrubbed since)
-    and among the last ~5 MiB made, the very object it was made from (shared: never change it in
+    and among the last ~3 MiB made, the very object it was made from (shared: never change it in
     place; parsing it back was a tenth of a streamed run, measured), else parsed."""
     text = row[TRACE_COLUMN]
     made = _made.get((len(text), text[:99])) if isinstance(text, str) else None
@@ -298,7 +298,7 @@ _made: OrderedDict[tuple[int, str], tuple[str, Trace]] = OrderedDict()  # oldest
 _made_chars = [0]
 
 
-def _remember(text: str, trace: Trace, most: int = 5 << 20) -> str:
+def _remember(text: str, trace: Trace, most: int = 3 << 20) -> str:
     old = _made.pop(key := (len(text), text[:99]), ("",))  # back in as the newest
     _made[key], _made_chars[0] = (text, trace), _made_chars[0] + len(text) - len(old[0])
     while _made_chars[0] > most and len(_made) > 1:
