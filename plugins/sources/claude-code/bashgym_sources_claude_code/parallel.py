@@ -25,6 +25,7 @@ import copyreg
 import io
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -250,6 +251,9 @@ def serve() -> None:
     """A worker's loop: a job in from stdin, its answer out to stdout, until stdin ends."""
     jobs, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not land among the answers
+    # Ctrl-C reaches the whole process group: the run stops its workers itself (`close`), so
+    # each need not print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             job = pickle.load(jobs)
