@@ -49,6 +49,7 @@ class StudentAgent:
         self.tools = tools.schemas()
         self.messages = [Message(role="user", content=task.prompt)]
         self.usage, self.costs, self.turns = Usage(), list[float | None](), 0
+        self.from_text = 0  # tool calls read from a reply's text (`text_tool_calls`)
 
     async def run(self) -> Ending:
         limit = self.options.max_turns
@@ -91,7 +92,14 @@ class StudentAgent:
             )
             for i, call in enumerate(answer.get("tool_calls") or [])
         ]
-        reply = Message(role="assistant", content=answer.get("content") or "", tool_calls=calls)
+        content = answer.get("content") or ""
+        if not calls and options.text_tool_calls and (written := tools.calls_in_text(content)):
+            calls = [
+                ToolCall(id=f"call_{self.turns}_{i}", name=name, arguments=arguments)
+                for i, (name, arguments) in enumerate(written)
+            ]
+            content, self.from_text = "", self.from_text + len(calls)  # recorded as the calls
+        reply = Message(role="assistant", content=content, tool_calls=calls)
         self.messages.append(reply)
         for note in ([reply.content[:160]] if reply.content else []) + [
             f"→ {c.name} {c.arguments[:120]}" for c in calls
@@ -154,6 +162,7 @@ class StudentAgent:
                 model=self.model.model,
                 cwd=str(self.ctx.workspace),
             ),
+            extra={"tool_calls_from_text": self.from_text} if self.from_text else {},
         )
         return WorkerResult(
             task_id=self.task.id, executor="student", status=ending.status,

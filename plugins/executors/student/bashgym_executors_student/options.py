@@ -53,6 +53,13 @@ class StudentOptions(Options):
         description="Stop (status failed, repetition) when the model makes the same tool "
         "call(s) this many turns in a row, or one call this many times in one reply.",
     )
+    text_tool_calls: bool = Field(
+        default=True,
+        description="Read a tool call the model wrote as JSON text instead of as a call "
+        '({"name": "write_file", "arguments": {...}}, in a fence or <tool_call> tags, a brace '
+        "short: small models do) as that call; the trace records it as a call and counts it "
+        "(extra.tool_calls_from_text). false: such a reply ends the task as its final answer.",
+    )
     max_tokens: int | None = Field(
         default=1024,
         ge=1,

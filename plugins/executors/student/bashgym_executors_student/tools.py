@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from json_repair import repair_json
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bashgym.contracts import EnvironmentSession, Files, PathError
@@ -88,6 +89,35 @@ def schemas() -> list[ToolSchema]:
             prop.pop("title", None)
         out.append(ToolSchema(name=name, description=model.__doc__ or "", parameters=params))
     return out
+
+
+def calls_in_text(text: str) -> list[tuple[str, str]]:
+    """The tool calls a reply wrote as JSON text instead of as calls, as (name, arguments
+    JSON): an object `{"name": <one of the tools>, "arguments": {...}}` (or `"parameters"`),
+    or a list of them, bare, in a code fence or in Qwen's `<tool_call>` tags. The embedded 0.5B
+    model writes its calls this way (often a closing brace short), and its tasks then ended as
+    if it had answered.
+    json_repair (already installed with DataDesigner) reads the object out of the surrounding
+    text and mends what a small model leaves off; anything that is not exactly such an object,
+    prose included, is no call."""
+    if '"name"' not in text:
+        return []
+    found = repair_json(text, return_objects=True)
+    calls = []
+    for item in found if isinstance(found, list) else [found]:
+        keys = set(item) if isinstance(item, dict) else set()
+        if keys not in ({"name", "arguments"}, {"name", "parameters"}):
+            return []
+        name, arguments = item["name"], item.get("arguments", item.get("parameters"))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                return []
+        if name not in TOOLS or not isinstance(arguments, dict):
+            return []
+        calls.append((name, json.dumps(arguments, ensure_ascii=False)))
+    return calls
 
 
 def clip(text: str, limit: int) -> str:

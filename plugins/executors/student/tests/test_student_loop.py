@@ -222,3 +222,44 @@ def test_options_reach_the_request(harness: Any) -> None:
     assert body["temperature"] == 0.2 and body["max_tokens"] == 64
     assert body["messages"][0]["content"] == "S"
     assert body["model"] == "scripted-student"
+
+
+def test_tool_calls_written_as_text_are_run_and_recorded_as_calls(harness: Any) -> None:
+    """What the embedded 0.5B model writes: the call as JSON text, a closing brace short, or in
+    a fence or Qwen's <tool_call> tags; each runs, and the trace holds it as a real call."""
+    harness.server.script(
+        Reply('{"name": "write_file", "arguments": {"path": "a.txt", "content": "alpha"}'),
+        Reply('```json\n{"name": "run_command", "parameters": {"command": "cat a.txt"}}\n```'),
+        Reply(
+            '<tool_call>\n{"name": "read_file", "arguments": "{\\"path\\": \\"a.txt\\"}"}\n'
+            "</tool_call>"
+        ),  # arguments as a JSON string, as the API sends them
+        Reply('Done: {"name": "summary", "arguments": {"files": 1}}'),  # not our tool: an answer
+    )
+    result = harness.run(Task(id="t1", prompt="write a.txt"))
+
+    assert result.status == "success", result.reason
+    assert (harness.workspace / "a.txt").read_text() == "alpha"
+    trace = result.trace
+    calls = [(c.name, json.loads(c.arguments)) for m in trace.messages for c in m.tool_calls or []]
+    assert calls == [
+        ("write_file", {"path": "a.txt", "content": "alpha"}),
+        ("run_command", {"command": "cat a.txt"}),
+        ("read_file", {"path": "a.txt"}),
+    ]
+    assistants = [m for m in trace.messages if m.role == "assistant"]
+    assert [m.content for m in assistants[:3]] == ["", "", ""]  # the text was the call
+    assert assistants[-1].content.startswith("Done:") and not assistants[-1].tool_calls
+    assert [m.is_error for m in tool_results(result)] == [False, False, False]
+    assert "alpha" in tool_results(result)[1].content
+    assert trace.extra["tool_calls_from_text"] == 3
+
+
+def test_text_tool_calls_off_ends_the_task_on_such_a_reply(harness: Any) -> None:
+    call = '{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}'
+    harness.server.script(Reply(call))
+    result = harness.run(
+        Task(id="t1", prompt="write a.txt"), options=StudentOptions(text_tool_calls=False)
+    )
+    assert result.status == "success" and not (harness.workspace / "a.txt").exists()
+    assert "tool_calls_from_text" not in result.trace.extra
