@@ -355,6 +355,7 @@ class Pipeline(Component[O]):
     runner: ClassVar[str]  # no default: the kernel knows no runner
     # file suffixes this pipeline runs when `--pipeline` names such a file (option `path`)
     config_files: ClassVar[tuple[str, ...]] = ()
+    uses_environments: ClassVar[bool] = False  # runs code in one itself: a run loads them all
 
     @abstractmethod
     def build(self, options: O, run: RunContext, seed: pd.DataFrame | None) -> Any:
