@@ -45,7 +45,7 @@ def test_student_on_the_embedded_model_writes_the_file(tmp_path: Path) -> None:
             run = RunContext(tmp_path / "run", settings, models=models)
             async with local.open(workspace, local.Options()) as session:
                 ctx = TaskContext(run=run, env=session)
-                options = StudentOptions(max_turns=3, temperature=0)
+                options = StudentOptions(max_turns=2, temperature=0)  # the write, then one more
                 return await run_task(
                     Student(), "student", Task(id="t1", prompt=PROMPT), options, ctx
                 )
