@@ -41,9 +41,9 @@ class TrlOptions(Options):
     )
     loss: Literal["completion", "all"] = Field(
         default="completion",
-        description="completion: loss on the assistant's answer only (conversations with one "
-        "assistant turn; tool-use conversations, whose tool calls are what is learned, train on "
-        "every token); all: every token of every conversation.",
+        description="completion: loss on the assistant's turns only (its answers and tool "
+        "calls, each through its end-of-turn mark), not on the system prompt, tool schemas, "
+        "the user's task or the tools' results; all: every token of every conversation.",
     )
     gradient_checkpointing: bool = Field(
         default=False,

@@ -111,10 +111,23 @@ def _fit(
     model, tok = load(base, settings, torch.bfloat16 if cuda else torch.float32)
     say(f"loaded in {time.monotonic() - started:.0f} s")
     datasets.disable_progress_bars()  # one display: ours
-    train_rows = render(data.train, tok, options.loss)
-    val_rows = render(data.validation, tok, options.loss) if data.validation else []
-    if val_rows and set(val_rows[0]) != set(train_rows[0]):
-        val_rows = render(data.validation, tok, "all") if "text" in train_rows[0] else []
+    train = render(data.train, tok, options.loss, options.max_length)
+    val_rows = (
+        render(data.validation, tok, options.loss, options.max_length).rows
+        if data.validation
+        else []
+    )
+    if train.cut_off:
+        say(f"{train.cut_off} conversations left out: no assistant token before "
+            f"trainer.max_length={options.max_length}")  # fmt: skip
+    if not train.rows:
+        raise InputError(
+            f"no training example is left once cut to trainer.max_length={options.max_length} "
+            "tokens (the answers fall past the cut): raise trainer.max_length"
+        )
+    if train.whole and options.loss == "completion":
+        say(f"{train.whole} of {len(train.rows)} conversations train on every token (their "
+            "template's renderings are not prefixes of each other)")  # fmt: skip
     args = SFTConfig(
         output_dir=str(out_dir / "checkpoints"),
         num_train_epochs=options.epochs,
@@ -136,7 +149,6 @@ def _fit(
         bf16=cuda,
         seed=options.seed,
         data_seed=options.seed,
-        completion_only_loss="prompt" in train_rows[0],
         dataloader_num_workers=0,
         gradient_checkpointing=options.gradient_checkpointing,
     )
@@ -147,17 +159,12 @@ def _fit(
     progress = Progress(out_dir)
     trainer = SFTTrainer(
         model=model, args=args, processing_class=tok, peft_config=lora, callbacks=[progress],
-        train_dataset=datasets.Dataset.from_list(train_rows),
+        train_dataset=datasets.Dataset.from_list(train.rows),
         eval_dataset=datasets.Dataset.from_list(val_rows) if val_rows else None,
     )  # fmt: skip
     trainer.remove_callback(PrinterCallback)  # our Progress prints each step once
     if resume:
         say(f"resuming from {resume.name}")
-    if len(trainer.train_dataset) == 0:
-        raise InputError(
-            f"no training example is left once cut to trainer.max_length={options.max_length} "
-            "tokens (the answers fall past the cut): raise trainer.max_length"
-        )
     result = trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     adapter = save_adapter(trainer.model, out_dir, base, model.config)
     points = progress.points(trainer.state.log_history)
@@ -167,7 +174,7 @@ def _fit(
     metrics: dict[str, Any] = {
         "base": base.model_id,
         "device": "cuda" if cuda else "cpu",
-        "train_rows": len(train_rows),
+        "train_rows": len(train.rows),
         "validation_rows": len(val_rows),
         "skipped_lines": dict(data.skipped),
         "steps": trainer.state.global_step,
@@ -176,7 +183,9 @@ def _fit(
         "final_loss": losses[-1] if losses else None,
         "eval_loss": evals[-1] if evals else None,
         "train_runtime_s": round(float(result.metrics.get("train_runtime", 0.0)), 1),
-        "loss_on": "the assistant's answer" if "prompt" in train_rows[0] else "every token",
+        "loss_on": train.loss_on,
+        "rows_with_loss_on_every_token": train.whole,
+        "rows_cut_off": train.cut_off,
     }
     report = write_report(out_dir, points, metrics)
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1))

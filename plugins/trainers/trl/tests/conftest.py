@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bashgym_trainers_trl import EXTRA
@@ -22,21 +23,30 @@ CORPUS = [
 ] * 20
 
 
-def tiny_model(folder: Path, layers: int = 2) -> Path:
-    """Save a tiny Qwen2 causal LM with its tokenizer in `folder`."""
-    import torch
+def tiny_tokenizer(template: str = CHATML) -> Any:
+    """A byte-level BPE trained on CORPUS, with ChatML's marks and `template`."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=400, special_tokens=special))
-    fast = PreTrainedTokenizerFast(
+    alphabet = pre_tokenizers.ByteLevel.alphabet()  # every byte: any text round-trips
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=special, initial_alphabet=alphabet)
+    tok.train_from_iterator(CORPUS, trainer)
+    return PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        chat_template=CHATML,
+        chat_template=template,
     )  # fmt: skip
+
+
+def tiny_model(folder: Path, layers: int = 2) -> Path:
+    """Save a tiny Qwen2 causal LM with its tokenizer in `folder`."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    fast = tiny_tokenizer()
     torch.manual_seed(0)
     config = Qwen2Config(
         vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
@@ -68,6 +78,12 @@ def fake_run(run_dir: Path, n: int = 8) -> Path:
         json.dumps({"status": "done", "outputs": {"nemo-jsonl": paths}})
     )
     return run_dir
+
+
+@pytest.fixture(scope="session")
+def make_tokenizer() -> Callable[..., Any]:
+    """`make_tokenizer(template)`: a tiny fast tokenizer with that chat template."""
+    return tiny_tokenizer
 
 
 @pytest.fixture(scope="session")
