@@ -29,7 +29,8 @@ import signal
 import subprocess
 import sys
 import threading
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, NoReturn
@@ -43,6 +44,7 @@ PROTOCOL = pickle.HIGHEST_PROTOCOL
 WORKER = "bashgym_sources_claude_code._worker"  # the module a worker runs
 AHEAD = 32  # jobs queued per worker (a job is a few hundred bytes: its pipe never fills)
 BUFFERED = 4 << 20  # bytes of answers held per worker, not yet taken
+COUNTS_EVERY = 1.0  # seconds between the sums of what the source counted (`Counts`)
 
 
 def cpus() -> int:
@@ -87,7 +89,37 @@ class Recorder:
         self.calls.append(("bad", (file, line, reason)))
 
 
-def replay(calls: list[tuple[str, tuple[Any, ...]]], run: RunContext, bad: Any) -> None:
+class Counts:
+    """Stands in for the RunContext while the source reads: sums what is counted and hands the
+    sums to the run together, at most once a second and when the source ends; notes and drops
+    go to the run at once. Why: each count was an event of its own, written and flushed to
+    events.jsonl and given to every subscriber (8,000 for a 250 MB corpus: ~0.3 s of the run's
+    process, measured); the totals in run.json are the same."""
+
+    def __init__(self, run: RunContext) -> None:
+        self.run, self.every = run, COUNTS_EVERY
+        self.pending: Counter[str] = Counter()
+        self.last = time.monotonic()
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.pending[what] += n  # (a count of 0 is still said: run.json shows the key)
+
+    def note(self, text: str) -> None:
+        self.run.note(text)
+
+    def drop(self, reason: str, n: int = 1, *, by: str = "", row_id: str | None = None) -> None:
+        self.run.drop(reason, n, by=by, row_id=row_id)
+
+    def flush(self, due: bool = False) -> None:
+        """Hand the sums to the run (with `due`: only when `every` seconds have passed)."""
+        if due and time.monotonic() - self.last < self.every:
+            return
+        pending, self.pending, self.last = self.pending, Counter(), time.monotonic()
+        for what, n in pending.items():
+            self.run.count(what, n)
+
+
+def replay(calls: list[tuple[str, tuple[Any, ...]]], run: Any, bad: Any) -> None:
     for name, args in calls:
         if name == "bad":
             bad(*args)
@@ -141,7 +173,7 @@ class Workers:
     a batch; each thread holds at most BUFFERED bytes of answers not taken yet (at least one),
     and at most AHEAD jobs per worker are queued, so memory stays flat and no pipe fills up."""
 
-    def __init__(self, n: int, options: Any, run: RunContext, bad: Any) -> None:
+    def __init__(self, n: int, options: Any, run: Any, bad: Any) -> None:
         self.options, self.run, self.bad = options, run, bad
         # the child imports what this process imports (a test's or a plugin dir's sys.path)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

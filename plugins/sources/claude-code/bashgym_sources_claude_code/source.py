@@ -41,7 +41,7 @@ from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
-from bashgym_sources_claude_code.parallel import Recorder, Workers, auto_workers, replay
+from bashgym_sources_claude_code.parallel import Counts, Recorder, Workers, auto_workers, replay
 from bashgym_sources_claude_code.transcript import looks_like_transcript, parse_file
 
 log = logging.getLogger(__name__)
@@ -192,7 +192,7 @@ def _aware(value: datetime) -> datetime:
 class BadLines:
     """Counts every unusable line in the run and notes the first MAX_NOTES by file and line."""
 
-    def __init__(self, run: RunContext, max_notes: int = MAX_NOTES) -> None:
+    def __init__(self, run: Any, max_notes: int = MAX_NOTES) -> None:
         self.run, self.max_notes, self.count, self.left_out = run, max_notes, 0, 0
 
     def __call__(self, file: str, line: int, reason: str) -> None:
@@ -257,6 +257,17 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
 
     def _traces(self, root: Path, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Trace]:
         """Each kept session's Trace, in file order (parsed here, or by workers)."""
+        counts = Counts(run)  # what is counted reaches the run in sums (see Counts)
+        sessions = self._sessions(root, options, counts)
+        try:
+            for trace in sessions:
+                counts.flush(due=True)
+                yield trace
+        finally:
+            sessions.close()  # its workers stopped and bad lines noted, then the last sums
+            counts.flush()
+
+    def _sessions(self, root: Path, options: ClaudeCodeOptions, run: Counts) -> Iterator[Trace]:
         filters = _Filters(options)
         bad = BadLines(run)
         n = 1 if root.is_file() else options.workers or auto_workers(root)
@@ -309,7 +320,7 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
         legacy: dict[str, list[Path]],
         filters: _Filters,
         options: ClaudeCodeOptions,
-        run: RunContext,
+        run: Counts,
         bad: BadLines,
         workers: Workers | None,
     ) -> Iterator[Trace]:
@@ -321,7 +332,7 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
             yield trace
 
     def _project_dirs(
-        self, root: Path, filters: _Filters, run: RunContext
+        self, root: Path, filters: _Filters, run: Counts
     ) -> Iterator[tuple[str, Path, list[Path]]]:
         """(slug, folder, session files) per project dir, sorted, pruned by the project filter."""
         if root.is_file():

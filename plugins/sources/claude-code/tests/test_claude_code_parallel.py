@@ -85,3 +85,22 @@ def test_a_worker_that_dies_is_an_error(fixtures, tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "WORKER", "no_such_module_here")
     with pytest.raises(RuntimeError, match="parsing worker ended"):
         _read(tmp_path, "broken", path=str(root), workers=2)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_counts_reach_the_run_in_sums(fixtures, tmp_path, workers, monkeypatch):
+    """Each key once while the source reads (every count was an event written to events.jsonl),
+    with the totals one event per count gives; nothing counted is left behind when it ends."""
+    from bashgym.events import Counted
+
+    monkeypatch.setattr(parallel, "COUNTS_EVERY", 600.0)
+    root = _corpus(fixtures, tmp_path)
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    events: list[Counted] = []
+    run.emit = lambda event: (events.append(event), run.tally(event))  # type: ignore[method-assign]
+    traces = list(ClaudeCodeSource().open(ClaudeCodeOptions(path=str(root), workers=workers), run))
+    counted = [e for e in events if isinstance(e, Counted)]
+    assert len({e.what for e in counted}) == len(counted)  # one sum, at the end
+    assert run.counts["source.traces"] == len(traces) and run.counts["source.files"] >= len(traces)
+    assert run.counts["source.bad_lines"] == 1 and run.counts["source.not_transcripts"] == 1
+    assert run.notes  # the bad line and the file that is no transcript, as they came
