@@ -157,3 +157,20 @@ def test_a_source_that_breaks_mid_stream_leaves_no_partial_file(
     assert not (out / "data.parquet").exists()
     summary = json.loads((out / "run.json").read_text())
     assert summary["status"] == "failed" and "source broke at row 20" in summary["error"]
+
+
+def test_a_batch_keeps_trace_text_as_python_strings():
+    """The trace column of a streamed batch is the text the source's rows held (object dtype,
+    the same str objects, where it was), the other columns as pandas infers them: copying each
+    batch's text into Arrow and back out for the scrubber and the sinks was a fifth of a run."""
+    from bashgym.records import Message, Trace, trace_to_row
+
+    rows = [trace_to_row(Trace(id=f"t{i}", messages=[Message(role="user", content="hi")]))
+            for i in range(3)]  # fmt: skip
+    texts = [row["trace"] for row in rows]
+    columns = list(rows[0])
+    frame = engine._frame(rows)
+    assert list(frame.columns) == columns and frame["trace"].dtype == object
+    assert all(a is b for a, b in zip(frame["trace"], texts, strict=True))
+    assert frame["num_messages"].dtype == "int64" and frame["trace_id"].dtype != object
+    assert list(engine._frame([{"a": 1}]).columns) == ["a"]  # rows without a trace column
