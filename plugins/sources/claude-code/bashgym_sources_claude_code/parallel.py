@@ -39,7 +39,7 @@ from bashgym.contracts import RunContext
 from bashgym.records import Message, Outcome, Provenance, Timing, ToolCall, ToolSchema, Trace, Usage
 
 AUTO_MIN_BYTES = 64 << 20  # below this a corpus is parsed in the run's process (spawning costs)
-AUTO_MAX_WORKERS = 4
+AUTO_MAX_WORKERS = 2  # one parses about as fast as the run's process scrubs and writes: see below
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 WORKER = "bashgym_sources_claude_code._worker"  # the module a worker runs
 AHEAD = 32  # jobs queued per worker (a job is a few hundred bytes: its pipe never fills)
@@ -56,11 +56,15 @@ def cpus() -> int:
 
 
 def auto_workers(root: Path) -> int:
-    """One worker per CPU (at most AUTO_MAX_WORKERS) for a corpus of AUTO_MIN_BYTES or more,
-    else none: starting a worker costs about a third of a second (its imports)."""
-    n = min(cpus(), AUTO_MAX_WORKERS)
-    if n < 2:
-        return 1
+    """Worker processes for a corpus of AUTO_MIN_BYTES or more: one per CPU beside the run's own
+    process, at most AUTO_MAX_WORKERS; else 0 (the run's process parses: starting a worker costs
+    about 0.3 s of CPU, its imports). Why not one per CPU: the run's process scrubs and writes
+    what the workers parse, which takes it about as long as one worker takes to parse (2.3 vs 2.0
+    s of CPU for a 250 MB corpus, measured), so on 2 CPUs a second worker only competed with it
+    for the cores: 1 worker was faster than 2 there, and held ~45 MiB less (loaded box)."""
+    n = min(cpus() - 1, AUTO_MAX_WORKERS)
+    if n < 1:
+        return 0
     total = 0
     for path in [root] if root.is_file() else root.rglob("*.jsonl"):
         try:
@@ -69,7 +73,7 @@ def auto_workers(root: Path) -> int:
             continue
         if total >= AUTO_MIN_BYTES:
             return n
-    return 1
+    return 0
 
 
 class Recorder:

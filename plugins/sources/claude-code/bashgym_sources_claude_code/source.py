@@ -85,8 +85,8 @@ class ClaudeCodeOptions(Options):
     workers: int | None = Field(
         default=None,
         ge=1,
-        description="Processes that parse sessions; default: one per CPU (at most 4) for a "
-        "corpus of 64 MB or more, else 1 (this process).",
+        description="Processes that parse sessions (1: the run's own); default: for a corpus "
+        "of 64 MB or more, one per CPU beside the run's own process (at most 2), else 1.",
     )
 
     @field_validator("since", "until", mode="before")
@@ -270,8 +270,9 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
     def _sessions(self, root: Path, options: ClaudeCodeOptions, run: Counts) -> Iterator[Trace]:
         filters = _Filters(options)
         bad = BadLines(run)
-        n = 1 if root.is_file() else options.workers or auto_workers(root)
-        workers = Workers(n, options, run, bad) if n > 1 else None
+        # worker processes (0: this process parses)
+        n = 0 if root.is_file() or options.workers == 1 else options.workers or auto_workers(root)
+        workers = Workers(n, options, run, bad) if n else None
         kept = 0
         try:
             for slug, folder, files in self._project_dirs(root, filters, run):

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bashgym_sources_claude_code import parallel
+from bashgym_sources_claude_code import parallel, source
 from bashgym_sources_claude_code.source import ClaudeCodeOptions, ClaudeCodeSource
 
 from bashgym.contracts import RunContext
@@ -72,12 +72,35 @@ def test_a_consumer_that_stops_early_stops_the_workers(fixtures, tmp_path):
 
 
 def test_auto_uses_workers_only_for_a_large_corpus(fixtures, tmp_path, monkeypatch):
+    """Worker processes beside the run's own (which scrubs and writes what they parse): none
+    for a small corpus or one CPU, one on 2 CPUs, at most AUTO_MAX_WORKERS."""
     monkeypatch.setattr(parallel, "cpus", lambda: 8)
-    assert parallel.auto_workers(fixtures / "projects") == 1
+    assert parallel.auto_workers(fixtures / "projects") == 0
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 1)
-    assert parallel.auto_workers(fixtures / "projects") == parallel.AUTO_MAX_WORKERS
-    monkeypatch.setattr(parallel, "cpus", lambda: 1)
+    assert parallel.auto_workers(fixtures / "projects") == parallel.AUTO_MAX_WORKERS == 2
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
     assert parallel.auto_workers(fixtures / "projects") == 1
+    monkeypatch.setattr(parallel, "cpus", lambda: 1)
+    assert parallel.auto_workers(fixtures / "projects") == 0
+
+
+def test_one_worker_process_gives_what_one_process_gives(fixtures, tmp_path, monkeypatch):
+    """What auto picks on 2 CPUs: a single worker process (option `workers=1` is the run's own)."""
+    root = _corpus(fixtures, tmp_path)
+    here, run1 = _read(tmp_path, "one", path=str(root), workers=1)
+    monkeypatch.setattr(source, "auto_workers", lambda root: 1)
+    spawned: list[int] = []
+    real = parallel.Workers.__init__
+
+    def counting(self, n, *args):  # type: ignore[no-untyped-def]
+        spawned.append(n)
+        real(self, n, *args)
+
+    monkeypatch.setattr(parallel.Workers, "__init__", counting)
+    there, run2 = _read(tmp_path, "auto", path=str(root))
+    assert spawned == [1]
+    assert [trace_to_row(t) for t in there] == [trace_to_row(t) for t in here]
+    assert run2.counts == run1.counts and run2.notes == run1.notes
 
 
 def test_a_worker_that_dies_is_an_error(fixtures, tmp_path, monkeypatch):
