@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -11,7 +13,12 @@ from enum import StrEnum
 
 # DataDesigner reads these at import time (shared/reference/datadesigner.md).
 os.environ.setdefault("NEMO_TELEMETRY_ENABLED", "false")
-os.environ.setdefault("DATA_DESIGNER_HOME", tempfile.mkdtemp(prefix="bashgym-dd-home-"))
+if "DATA_DESIGNER_HOME" not in os.environ:
+    # a home of its own, removed when this (xdist worker) process ends: made at import, it was
+    # left in /tmp by every worker of every run before
+    _DD_HOME = tempfile.mkdtemp(prefix="bashgym-dd-home-")
+    os.environ["DATA_DESIGNER_HOME"] = _DD_HOME
+    atexit.register(shutil.rmtree, _DD_HOME, ignore_errors=True)
 os.environ.setdefault("SCRIPTED_KEY", "scripted-secret")
 
 import anthropic
