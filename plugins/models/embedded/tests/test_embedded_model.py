@@ -125,7 +125,11 @@ def test_sigkill_of_the_parent_leaves_no_server(tmp_path: Path) -> None:
         "    print(kids[0].pid, flush=True)\n"
         "    time.sleep(120)\n"
     )
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    # TMPDIR: the server's log, which a SIGKILLed parent cannot remove, stays in tmp_path
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
     try:
         assert parent.stdout is not None
         server_pid = int(parent.stdout.readline())

@@ -72,6 +72,7 @@ def servers_under(pid: int) -> list[psutil.Process]:
 def start_run(tmp_path: Path, max_tokens: int, records: int) -> subprocess.Popen[str]:
     (tmp_path / "llm_pipeline.py").write_text(LLM_PIPELINE.replace("MAX_TOKENS", str(max_tokens)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
+    env["TMPDIR"] = str(tmp_path)  # the server's log: a SIGKILLed run cannot remove it
     cmd = [
         sys.executable,
         "-m",

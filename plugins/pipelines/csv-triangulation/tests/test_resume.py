@@ -79,6 +79,7 @@ def test_a_killed_run_resumes_with_only_the_unfinished_question(
         [sys.executable, str(tmp_path / "child.py"), str(run_dir),
          str(tmp_path / "rows.json"), str(tmp_path / "options.json")],
         cwd=scripted_models.env.workdir, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # the killed child's sandbox scratch dirs
     )  # fmt: skip
     try:
         store, counts = None, {}
