@@ -376,11 +376,10 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     into Arrow and every reader back out (~0.7 s of CPU for a 250 MB corpus, measured)."""
     import pandas as pd
 
-    at = list(rows[0]).index(TRACE_COLUMN) if rows and TRACE_COLUMN in rows[0] else None
-    texts = [row.pop(TRACE_COLUMN, None) for row in rows] if at is not None else []
-    frame = pd.DataFrame(rows)
-    if at is not None:
-        frame.insert(at, TRACE_COLUMN, pd.Series(texts, index=frame.index, dtype=object))
+    if not rows or TRACE_COLUMN not in rows[0]:
+        return pd.DataFrame(rows)
+    frame = pd.DataFrame([{**row, TRACE_COLUMN: None} for row in rows])  # (the column's place)
+    frame[TRACE_COLUMN] = pd.Series([row.get(TRACE_COLUMN) for row in rows], dtype=object)
     return frame
 
 

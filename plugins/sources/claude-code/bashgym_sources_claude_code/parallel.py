@@ -2,13 +2,14 @@
 
 Why: parsing is most of the source's time and one core does it at 100-150 MB/s, while a run
 from transcripts to training lines also scrubs and writes in the same process. On a machine
-with more than one CPU, workers parse the sessions (each with its subagents) and the run's
-process only loads the finished Traces. They cross the process boundary as pickles of the
-models' own fields (`_pickle`): pickle's default for a pydantic model took longer to load than
-the transcript took to parse, and JSON text would have to be validated again (as long, too).
-What a session's parse tells the run (counts, bad lines) is recorded in the worker and replayed
-in the run's process in the order the sessions come, so run.json says exactly what a parse in
-one process says.
+with more than one CPU, workers parse the sessions (each with its subagents) and hand each
+Trace back as its fields (`model_dump`) and its row's JSON text, both made in the worker: the
+run's process validates the fields into the Trace (the sink's, through `trace_from_row`) and
+takes the text as it is. For a 250 MB corpus that is 0.40 s of the run's CPU where loading
+pickles of the models and making their JSON again took 0.80 s (measured; pydantic's own
+pickling took longer still). What a session's parse tells the run (counts, bad lines) is
+recorded in the worker and replayed in the run's process in the order the sessions come, so
+run.json says exactly what a parse in one process says.
 
 Workers are plain child processes of this interpreter (`_worker.py`), fed jobs and answering
 with pickles over their stdin and stdout: not forked, because the run's process has
@@ -21,7 +22,6 @@ parse ahead of the run by at most a few MiB (`Workers`), so memory stays flat as
 from __future__ import annotations
 
 import contextlib
-import copyreg
 import io
 import os
 import pickle
@@ -33,10 +33,10 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from bashgym.contracts import RunContext
-from bashgym.records import Message, Outcome, Provenance, Timing, ToolCall, ToolSchema, Trace, Usage
+from bashgym.records import Trace, trace_to_row
 
 AUTO_MIN_BYTES = 64 << 20  # below this a corpus is parsed in the run's process (spawning costs)
 AUTO_MAX_WORKERS = 2  # one parses about as fast as the run's process scrubs and writes: see below
@@ -131,41 +131,20 @@ def replay(calls: list[tuple[str, tuple[Any, ...]]], run: Any, bad: Any) -> None
             getattr(run, name)(*args)
 
 
-def _parse(path: str, slug: str, options: Any) -> tuple[Trace | None, list[Any]]:
-    """In a worker: one session (its subagents attached, the filters applied)."""
+def _parse(path: str, slug: str, options: Any) -> tuple[dict[str, Any] | None, bytes, list[Any]]:
+    """In a worker: one session (its subagents attached, the filters applied) as its fields
+    (`model_dump`) and its row's JSON text (`trace_to_row`'s), UTF-8."""
     from bashgym_sources_claude_code.source import _Filters, parse_session
 
     recorder = Recorder()
     trace = parse_session(Path(path), slug, {}, _Filters(options), options, recorder, recorder.bad)
-    return trace, recorder.calls
+    if trace is None:
+        return None, b"", recorder.calls
+    fields = trace.model_dump(exclude_defaults=True)
+    return fields, _JSON.to_json(trace, exclude_defaults=True), recorder.calls
 
 
-_new, _set = object.__new__, object.__setattr__
-
-
-def _model(cls: type[Any], fields: dict[str, Any], fields_set: set[str]) -> Any:
-    """A record model from its pickled fields, as it was (they were valid when pickled)."""
-    obj = _new(cls)
-    _set(obj, "__dict__", fields)
-    _set(obj, "__pydantic_fields_set__", fields_set)
-    _set(obj, "__pydantic_extra__", None)
-    _set(obj, "__pydantic_private__", None)
-    return obj
-
-
-def _reduce(obj: Any) -> tuple[Any, ...]:
-    return _model, (type(obj), obj.__dict__, obj.__pydantic_fields_set__)
-
-
-# the record models a Trace holds (no extra fields, no private attributes: `_model` is exact)
-_RECORDS = (Trace, Message, ToolCall, ToolSchema, Usage, Timing, Outcome, Provenance)
-_DISPATCH = {**copyreg.dispatch_table, **dict.fromkeys(_RECORDS, _reduce)}
-
-
-def _pickle(value: Any, out: IO[bytes]) -> None:
-    pickler = pickle.Pickler(out, protocol=PROTOCOL)
-    pickler.dispatch_table = _DISPATCH
-    pickler.dump(value)
+_JSON = Trace.__pydantic_serializer__  # `to_json` is what `model_dump_json` calls, as bytes
 
 
 class Workers:
@@ -214,7 +193,7 @@ class Workers:
                 self.held[i] += len(data)
                 self.ready.notify_all()
 
-    def submit(self, path: Path, slug: str) -> Iterator[Trace]:
+    def submit(self, path: Path, slug: str) -> Iterator[dict[str, Any]]:
         """Queue one session; yield the Traces of the sessions done in order, waiting while too
         many are in flight."""
         while self.sent - self.received >= AHEAD * len(self.procs):
@@ -238,12 +217,12 @@ class Workers:
         """A file left out before parsing: what it counts, in its turn among the sessions."""
         self.queue.append(recorder.calls)
 
-    def drain(self) -> Iterator[Trace]:
+    def drain(self) -> Iterator[dict[str, Any]]:
         """Every session still in flight, in order."""
         while self.queue:
             yield from self._next()
 
-    def _next(self) -> Iterator[Trace]:
+    def _next(self) -> Iterator[dict[str, Any]]:
         entry = self.queue.popleft()
         if isinstance(entry, list):
             replay(entry, self.run, self.bad)
@@ -257,11 +236,11 @@ class Workers:
                 self.ready.notify_all()
         if data is None:
             self._ended(entry)
-        trace, calls = pickle.loads(data)
+        fields, text, calls = pickle.loads(data)
         self.received += 1
         replay(calls, self.run, self.bad)
-        if trace is not None:
-            yield trace
+        if fields is not None:  # (valid: the worker's Trace had them)
+            yield trace_to_row(Trace.model_validate(fields), text.decode())
 
     def _ended(self, i: int) -> NoReturn:
         code = self.procs[i].wait()
@@ -296,7 +275,7 @@ def serve() -> None:
         except EOFError:
             return
         out = io.BytesIO()
-        _pickle(_parse(*job), out)
+        pickle.dump(_parse(*job), out, protocol=PROTOCOL)
         answers.write(len(out.getbuffer()).to_bytes(8, "little"))
         answers.write(out.getbuffer())
         answers.flush()
