@@ -12,9 +12,11 @@ drops it through `run.drop(...)`, never silently.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
 from genson import SchemaBuilder
 from pydantic import ValidationError
 
@@ -35,6 +37,27 @@ class Invalid(ValueError):
 # --- parsing what rows hold -------------------------------------------------------------------
 
 
+def _is_map(value: Any) -> bool:
+    """`isinstance(value, Mapping)`, a plain dict first: the ABC's check was the largest single
+    cost of making a transcript's lines (tens of thousands of messages and calls, measured)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
+
+
+def _json(text: str) -> Any:
+    """`json.loads(text)`, by orjson where it reads the same (3x faster on tool-call arguments):
+    not where it would differ, on NaN (it refuses) or an integer past 64 bits (it makes a float
+    of it, silently), which json reads exactly."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
 def _loads(value: Any, what: str) -> Any:
     """A column that holds JSON text or already-parsed values (Parquet gives numpy arrays)."""
     value = plain(value)
@@ -52,16 +75,14 @@ def _text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and all(
-        isinstance(p, Mapping) and p.get("type") == "text" for p in content
-    ):
+    if isinstance(content, list) and all(_is_map(p) and p.get("type") == "text" for p in content):
         return "".join(str(p.get("text") or "") for p in content)
     raise Invalid("message content is not text")
 
 
 def _message(raw: Any) -> dict[str, Any]:
     """One message normalized to the OpenAI shape (arguments as JSON text, no null fields)."""
-    if not isinstance(raw, Mapping):
+    if not _is_map(raw):
         raise Invalid("message is not an object")
     role = raw.get("role")
     if role not in ROLES:
@@ -82,9 +103,9 @@ def _message(raw: Any) -> dict[str, Any]:
 
 
 def _tool_call(raw: Any) -> dict[str, Any]:
-    if not isinstance(raw, Mapping):
+    if not _is_map(raw):
         raise Invalid("tool call is not an object")
-    fn = raw["function"] if isinstance(raw.get("function"), Mapping) else raw
+    fn = raw["function"] if _is_map(raw.get("function")) else raw
     name, args = fn.get("name"), fn.get("arguments", "{}")
     if not raw.get("id"):
         raise Invalid("tool call without id")  # `_pair_by_position` gives every call one
@@ -229,18 +250,18 @@ def _pair_by_position(raw_messages: list[Any]) -> list[Any]:
     out: list[Any] = []
     pending: list[str] = []
     for i, raw in enumerate(raw_messages):
-        if not isinstance(raw, Mapping):
+        if not _is_map(raw):
             out.append(raw)
             continue
         msg = dict(raw)
         if msg.get("role") == "assistant" and msg.get("tool_calls"):
             calls = []
             for k, call in enumerate(msg["tool_calls"]):
-                if isinstance(call, Mapping) and not call.get("id"):
+                if _is_map(call) and not call.get("id"):
                     call = {**call, "id": f"call_{i}_{k}"}
                 calls.append(call)
             msg["tool_calls"] = calls
-            pending = [str(c["id"]) for c in calls if isinstance(c, Mapping)]
+            pending = [str(c["id"]) for c in calls if _is_map(c)]
         elif msg.get("role") == "tool":
             if msg.get("tool_call_id"):
                 if str(msg["tool_call_id"]) in pending:
@@ -290,7 +311,7 @@ def _infer(calls: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _arguments_dict(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = _json(text)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -298,7 +319,7 @@ def _arguments_dict(text: str) -> dict[str, Any]:
 
 def _arguments_object(text: str) -> Any:
     try:
-        return json.loads(text)
+        return _json(text)
     except ValueError:
         raise Invalid("tool call arguments are not valid JSON") from None
 

@@ -411,3 +411,22 @@ def test_a_failed_tasks_trace_is_dropped_with_its_cause(run_ctx, make_trace):
     written = NemoJsonlSink().write(pd.DataFrame([ok, failed]), NemoJsonlOptions(), run_ctx, "")
     assert written.rows == 1
     assert run_ctx.dropped == {"nemo-jsonl: task timeout: deadline passed (30 s)": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"path": "a.py", "n": 1.5, "tags": ["x"]}', {"path": "a.py", "n": 1.5, "tags": ["x"]}),
+        ('{"n": 123456789012345678901234567890}', {"n": 123456789012345678901234567890}),
+        ('{"x": NaN}', "nan"),  # json reads NaN, orjson does not: read as before
+    ],
+)
+def test_tool_arguments_are_read_as_json_reads_them(text, expected):
+    """Arguments are parsed by orjson for speed, with json's reading kept where they differ."""
+    from bashgym_sinks_nemo_jsonl.shapes import _arguments_object
+
+    value = _arguments_object(text)
+    if expected == "nan":
+        assert value["x"] != value["x"]
+    else:
+        assert value == json.loads(text) == expected
