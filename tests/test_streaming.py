@@ -174,15 +174,3 @@ def test_a_batch_keeps_trace_text_as_python_strings():
     assert all(a is b for a, b in zip(frame["trace"], texts, strict=True))
     assert frame["num_messages"].dtype == "int64" and frame["trace_id"].dtype != object
     assert list(engine._frame([{"a": 1}]).columns) == ["a"]  # rows without a trace column
-
-
-def test_a_trace_row_takes_json_made_elsewhere_as_it_is():
-    """`trace_to_row(trace, text)`: the text a worker process made is the row's, and the sinks
-    get the Trace itself back for it (`trace_from_row`), not one parsed again."""
-    from bashgym.records import Message, Trace, trace_from_row, trace_to_row
-
-    trace = Trace(id="w1", messages=[Message(role="user", content="hi")])
-    text = trace.model_dump_json(exclude_defaults=True)
-    row = trace_to_row(trace, text)
-    assert row["trace"] is text and trace_from_row(row) is trace
-    assert row == trace_to_row(trace)

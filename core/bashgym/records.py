@@ -262,10 +262,9 @@ class DroppedRow:
 TRACE_COLUMN = "trace"
 
 
-def trace_to_row(trace: Trace, text: str | None = None) -> dict[str, Any]:
+def trace_to_row(trace: Trace) -> dict[str, Any]:
     """A Trace as one dataset row: flat columns to filter and group by, plus the whole Trace as
-    JSON text under `trace` (lossless, and Parquet-safe whatever shape `extra` dicts take); `text`:
-    that JSON, `trace.model_dump_json(exclude_defaults=True)`, where it was made already."""
+    JSON text under `trace` (lossless, and Parquet-safe whatever shape `extra` dicts take)."""
     prov = trace.provenance
     return {
         "trace_id": trace.id,
@@ -282,7 +281,7 @@ def trace_to_row(trace: Trace, text: str | None = None) -> dict[str, Any]:
         "input_tokens": trace.usage.input_tokens,
         "output_tokens": trace.usage.output_tokens,
         "cost_usd": trace.cost_usd,
-        TRACE_COLUMN: _remember(text or trace.model_dump_json(exclude_defaults=True), trace),
+        TRACE_COLUMN: _remember(trace.model_dump_json(exclude_defaults=True), trace),
     }
 
 

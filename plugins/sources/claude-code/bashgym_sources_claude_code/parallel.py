@@ -2,14 +2,13 @@
 
 Why: parsing is most of the source's time and one core does it at 100-150 MB/s, while a run
 from transcripts to training lines also scrubs and writes in the same process. On a machine
-with more than one CPU, workers parse the sessions (each with its subagents) and hand each
-Trace back as its fields (`model_dump`) and its row's JSON text, both made in the worker: the
-run's process validates the fields into the Trace (the sink's, through `trace_from_row`) and
-takes the text as it is. For a 250 MB corpus that is 0.40 s of the run's CPU where loading
-pickles of the models and making their JSON again took 0.80 s (measured; pydantic's own
-pickling took longer still). What a session's parse tells the run (counts, bad lines) is
-recorded in the worker and replayed in the run's process in the order the sessions come, so
-run.json says exactly what a parse in one process says.
+with more than one CPU, workers parse the sessions (each with its subagents) and the run's
+process only makes the finished Traces again, from their fields (`model_dump`, pickled):
+pydantic's validation, in Rust, cost the run's process less than loading pickles of the models
+themselves (0.81 against 0.92 s of CPU for a 250 MB corpus, with the row's JSON made after
+either; measured), and needs no pickling through pydantic's internals. What a session's parse
+tells the run (counts, bad lines) is recorded in the worker and replayed in the run's process
+in the order the sessions come, so run.json says exactly what a parse in one process says.
 
 Workers are plain child processes of this interpreter (`_worker.py`), fed jobs and answering
 with pickles over their stdin and stdout: not forked, because the run's process has
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from bashgym.contracts import RunContext
-from bashgym.records import Trace, trace_to_row
+from bashgym.records import Trace
 
 AUTO_MIN_BYTES = 64 << 20  # below this a corpus is parsed in the run's process (spawning costs)
 AUTO_MAX_WORKERS = 2  # one parses about as fast as the run's process scrubs and writes: see below
@@ -131,20 +130,14 @@ def replay(calls: list[tuple[str, tuple[Any, ...]]], run: Any, bad: Any) -> None
             getattr(run, name)(*args)
 
 
-def _parse(path: str, slug: str, options: Any) -> tuple[dict[str, Any] | None, bytes, list[Any]]:
-    """In a worker: one session (its subagents attached, the filters applied) as its fields
-    (`model_dump`) and its row's JSON text (`trace_to_row`'s), UTF-8."""
+def _parse(path: str, slug: str, options: Any) -> tuple[dict[str, Any] | None, list[Any]]:
+    """In a worker: one session (its subagents attached, the filters applied), as its fields."""
     from bashgym_sources_claude_code.source import _Filters, parse_session
 
     recorder = Recorder()
     trace = parse_session(Path(path), slug, {}, _Filters(options), options, recorder, recorder.bad)
-    if trace is None:
-        return None, b"", recorder.calls
-    fields = trace.model_dump(exclude_defaults=True)
-    return fields, _JSON.to_json(trace, exclude_defaults=True), recorder.calls
-
-
-_JSON = Trace.__pydantic_serializer__  # `to_json` is what `model_dump_json` calls, as bytes
+    fields = trace.model_dump(exclude_defaults=True) if trace is not None else None
+    return fields, recorder.calls
 
 
 class Workers:
@@ -193,7 +186,7 @@ class Workers:
                 self.held[i] += len(data)
                 self.ready.notify_all()
 
-    def submit(self, path: Path, slug: str) -> Iterator[dict[str, Any]]:
+    def submit(self, path: Path, slug: str) -> Iterator[Trace]:
         """Queue one session; yield the Traces of the sessions done in order, waiting while too
         many are in flight."""
         while self.sent - self.received >= AHEAD * len(self.procs):
@@ -217,12 +210,12 @@ class Workers:
         """A file left out before parsing: what it counts, in its turn among the sessions."""
         self.queue.append(recorder.calls)
 
-    def drain(self) -> Iterator[dict[str, Any]]:
+    def drain(self) -> Iterator[Trace]:
         """Every session still in flight, in order."""
         while self.queue:
             yield from self._next()
 
-    def _next(self) -> Iterator[dict[str, Any]]:
+    def _next(self) -> Iterator[Trace]:
         entry = self.queue.popleft()
         if isinstance(entry, list):
             replay(entry, self.run, self.bad)
@@ -236,11 +229,11 @@ class Workers:
                 self.ready.notify_all()
         if data is None:
             self._ended(entry)
-        fields, text, calls = pickle.loads(data)
+        fields, calls = pickle.loads(data)
         self.received += 1
         replay(calls, self.run, self.bad)
-        if fields is not None:  # (valid: the worker's Trace had them)
-            yield trace_to_row(Trace.model_validate(fields), text.decode())
+        if fields is not None:
+            yield Trace.model_validate(fields)
 
     def _ended(self, i: int) -> NoReturn:
         code = self.procs[i].wait()

@@ -40,12 +40,11 @@ import orjson
 from pydantic import Field, field_validator, model_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
-from bashgym.records import Trace, trace_to_row
+from bashgym.records import Trace
 from bashgym_sources_claude_code.parallel import Counts, Recorder, Workers, auto_workers, replay
 from bashgym_sources_claude_code.transcript import looks_like_transcript, parse_file
 
 log = logging.getLogger(__name__)
-Row = dict[str, Any]  # a trace row (`trace_to_row`)
 
 MAX_NOTES = 50
 """Bad lines written to run.json notes, each as `file:line: reason`; the rest are counted (and
@@ -239,13 +238,11 @@ def _session_of(path: Path) -> str | None:
 
 
 class ClaudeCodeSource(Source[ClaudeCodeOptions]):
-    """Claude Code session transcripts (~/.claude/projects) as Traces, subagents attached: rows
-    as `bashgym.records.trace_to_row` makes them (the kernel's own shape for a Trace), so the
-    JSON of a session parsed in a worker process is made there (see parallel.py)."""
+    """Claude Code session transcripts (~/.claude/projects) as Traces, subagents attached."""
 
     output_format = "traces"
 
-    def open(self, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Row]:
+    def open(self, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Trace]:
         root = Path(options.path).expanduser() if options.path else default_projects_dir()
         if not root.exists():
             raise ClaudeCodeInputError(f"claude-code source: {str(root)!r} does not exist")
@@ -258,8 +255,8 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
             )
         return self._traces(root, options, run)
 
-    def _traces(self, root: Path, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Row]:
-        """Each kept session's trace row, in file order (parsed here, or by workers)."""
+    def _traces(self, root: Path, options: ClaudeCodeOptions, run: RunContext) -> Iterator[Trace]:
+        """Each kept session's Trace, in file order (parsed here, or by workers)."""
         counts = Counts(run)  # what is counted reaches the run in sums (see Counts)
         sessions = self._sessions(root, options, counts)
         try:
@@ -270,7 +267,7 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
             sessions.close()  # its workers stopped and bad lines noted, then the last sums
             counts.flush()
 
-    def _sessions(self, root: Path, options: ClaudeCodeOptions, run: Counts) -> Iterator[Row]:
+    def _sessions(self, root: Path, options: ClaudeCodeOptions, run: Counts) -> Iterator[Trace]:
         filters = _Filters(options)
         bad = BadLines(run)
         # worker processes (0: this process parses)
@@ -327,13 +324,13 @@ class ClaudeCodeSource(Source[ClaudeCodeOptions]):
         run: Counts,
         bad: BadLines,
         workers: Workers | None,
-    ) -> Iterator[Row]:
+    ) -> Iterator[Trace]:
         """One session parsed in this process (after those in flight, to keep the order)."""
         if workers is not None:
             yield from workers.drain()
         trace = parse_session(path, slug, legacy, filters, options, run, bad)
         if trace is not None:
-            yield trace_to_row(trace)
+            yield trace
 
     def _project_dirs(
         self, root: Path, filters: _Filters, run: Counts

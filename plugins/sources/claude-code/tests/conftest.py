@@ -10,7 +10,7 @@ import pytest
 from bashgym_sources_claude_code.source import ClaudeCodeOptions, ClaudeCodeSource
 
 from bashgym.contracts import RunContext
-from bashgym.records import Trace, trace_from_row
+from bashgym.records import Trace
 from bashgym.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -28,11 +28,9 @@ def run(tmp_path: Path) -> RunContext:
 
 @pytest.fixture
 def read(run: RunContext) -> Callable[..., list[Trace]]:
-    """`read(path=..., **options)`: the Trace of every row the source yields."""
+    """`read(path=..., **options)`: every Trace the source yields."""
 
     def read(**options: Any) -> list[Trace]:
-        return [
-            trace_from_row(r) for r in ClaudeCodeSource().open(ClaudeCodeOptions(**options), run)
-        ]
+        return list(ClaudeCodeSource().open(ClaudeCodeOptions(**options), run))
 
     return read

@@ -11,7 +11,7 @@ from bashgym_sources_claude_code import parallel, source
 from bashgym_sources_claude_code.source import ClaudeCodeOptions, ClaudeCodeSource
 
 from bashgym.contracts import RunContext
-from bashgym.records import trace_from_row, trace_to_row
+from bashgym.records import trace_to_row
 from bashgym.settings import Settings
 
 TODO = "-home-dev-todo-api"
@@ -21,8 +21,7 @@ AGENT = "a7e3f09b2c41d586e"
 
 def _read(tmp_path: Path, name: str, **options: object) -> tuple[list, RunContext]:
     run = RunContext(run_dir=tmp_path / name, settings=Settings())
-    rows = ClaudeCodeSource().open(ClaudeCodeOptions(**options), run)  # type: ignore[arg-type]
-    return [trace_from_row(row) for row in rows], run
+    return list(ClaudeCodeSource().open(ClaudeCodeOptions(**options), run)), run  # type: ignore[arg-type]
 
 
 def _corpus(fixtures: Path, tmp_path: Path) -> Path:
