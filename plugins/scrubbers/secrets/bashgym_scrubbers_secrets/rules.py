@@ -284,13 +284,9 @@ def _ascii(pattern: re.Pattern[str]) -> re.Pattern[str]:
 
 
 def _detect_secrets_rules() -> list[Rule]:
-    # (see _jwt_check)
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-
     out = []
-    for plugin_class in get_mapping_from_secret_type_to_class().values():
-        name = plugin_class.__name__
-        patterns = tuple(_ascii(p) for p in getattr(plugin_class, "denylist", ()) or ())
+    for name, secret_type, denylist in _denylists():
+        patterns = tuple(_ascii(re.compile(p, f)) for p, f in denylist)
         if name in _SKIPPED or not patterns:
             continue
         if name == "AWSKeyDetector":
@@ -302,11 +298,53 @@ def _detect_secrets_rules() -> list[Rule]:
             continue
         spec = _DETECT_SECRETS.get(name)
         if spec is None:  # a detector from a later release: run it on everything, typed by name
-            slug = re.sub(r"[^a-z0-9]+", "-", plugin_class.secret_type.lower()).strip("-")
+            slug = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
             out.append(Rule(slug, patterns, group=any(p.groups for p in patterns)))
             continue
         out.append(Rule(patterns=patterns, **spec))
     return out
+
+
+Denylist = list[tuple[str, int]]  # a detector's regexes: (pattern, flags)
+
+
+def _denylists() -> list[tuple[str, str, Denylist]]:
+    """Each detect-secrets detector's class name, secret type and regexes, in its own order;
+    read from the user's cache when this release of detect-secrets wrote it there. Why a cache:
+    importing detect-secrets (it imports requests) was ~0.1 s of every run's start-up
+    (measured), for a table that changes only with its version."""
+    import importlib.metadata
+    import json
+    import os
+    from pathlib import Path
+
+    import platformdirs  # the kernel's dependency: where every bashgym cache lives
+
+    version = importlib.metadata.version("detect-secrets")
+    path = Path(platformdirs.user_cache_dir("bashgym")) / "detect-secrets" / f"{version}.json"
+    try:
+        return [(name, kind, [(p, f) for p, f in pats]) for name, kind, pats in
+                json.loads(path.read_text())]  # fmt: skip
+    except (OSError, ValueError, TypeError):
+        pass
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    table = [
+        (
+            cls.__name__,
+            cls.secret_type,
+            [(p.pattern, p.flags) for p in getattr(cls, "denylist", None) or ()],
+        )
+        for cls in get_mapping_from_secret_type_to_class().values()
+    ]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(table))
+        os.replace(tmp, path)  # a concurrent start reads the old file or the new, never half
+    except OSError:
+        tmp.unlink(missing_ok=True)
+    return table
 
 
 # ---- token formats detect-secrets 1.5 does not know --------------------------------------------
