@@ -1,6 +1,7 @@
 """The student on the embedded model (Qwen2.5-Coder-0.5B via llama.cpp) solves a trivial task
 end to end: it writes a file, and the test checks the file. Needs llama.cpp and the model data;
-skips naming what is missing. On 2 busy cores each model call takes a minute or more."""
+skips naming what is missing. On 2 busy cores each model call takes a minute or more, so it
+makes one."""
 
 from __future__ import annotations
 
@@ -45,7 +46,11 @@ def test_student_on_the_embedded_model_writes_the_file(tmp_path: Path) -> None:
             run = RunContext(tmp_path / "run", settings, models=models)
             async with local.open(workspace, local.Options()) as session:
                 ctx = TaskContext(run=run, env=session)
-                options = StudentOptions(max_turns=2, temperature=0)  # the write, then one more
+                # one model call: the write (its result is what the test checks); a second
+                # turn asserted nothing, and on a busy machine its reply could run on for
+                # minutes. max_tokens: a write_file call is ~40 tokens; a runaway reply
+                # stops here instead of at the default 1024.
+                options = StudentOptions(max_turns=1, temperature=0, max_tokens=256)
                 return await run_task(
                     Student(), "student", Task(id="t1", prompt=PROMPT), options, ctx
                 )
