@@ -29,17 +29,28 @@ BASHGYM = Path(sys.executable).with_name("bashgym")
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End a `ray start --block` and the Ray processes it started (its own session)."""
+    """End a `ray start --block` and the Ray processes it started (its own session). The
+    worker raylet ends on SIGTERM within a second; the head "drains for up to 30 s" and did
+    not end in 20 (measured, every run): it gets SIGKILL after 5 s, not 20."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             return
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=5 if sig == signal.SIGTERM else 20)
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _started(proc: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
+    """Wait until `ray start` says the runtime started (its log, polled cheaply), before the
+    costlier check that asks the cluster (a Python process importing Ray)."""
+    while "Ray runtime started" not in log.read_text(errors="replace"):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            pytest.fail(f"`ray start` did not start: {log.read_text(errors='replace')}")
+        time.sleep(0.2)
 
 
 NODES = """
@@ -96,6 +107,7 @@ def two_nodes(
     started = [head]
     try:
         deadline = time.monotonic() + 180
+        _started(head, root / "head.log", deadline)
         while _nodes(address, env) < 1:
             if time.monotonic() > deadline or head.poll() is not None:
                 pytest.fail(f"the head raylet did not start: {(root / 'head.log').read_text()}")
@@ -105,6 +117,7 @@ def two_nodes(
             env=env, stdout=logs[1], stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         started.append(worker)
+        _started(worker, root / "worker.log", deadline)
         while _nodes(address, env) < 2:
             if time.monotonic() > deadline or worker.poll() is not None:
                 pytest.fail(f"the worker raylet did not join: {(root / 'worker.log').read_text()}")
