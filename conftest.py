@@ -31,6 +31,13 @@ REPO = Path(__file__).resolve().parent
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# llama.cpp (the embedded model) is built with OpenMP, whose threads spin at every barrier
+# (hundreds per token) while the other thread is off its core: on 2 cores shared with the other
+# workers, a request took 58-113 s and 33-46 s of server CPU with the default wait policy, and
+# 26 s and 13 s with PASSIVE (same request, same busy box, measured). Every server a test
+# starts, in this process or under a `bashgym` child, inherits it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # Tests send Ctrl-C (SIGINT) to the processes they start. A suite started in the background
 # (`pytest &` in a script, nohup) inherits SIGINT ignored, and so would every child: `bashgym
 # serve` then never stops on Ctrl-C (measured: its test failed only in such a run).
