@@ -127,3 +127,52 @@ def test_counts_reach_the_run_in_sums(fixtures, tmp_path, workers, monkeypatch):
     assert run.counts["source.traces"] == len(traces) and run.counts["source.files"] >= len(traces)
     assert run.counts["source.bad_lines"] == 1 and run.counts["source.not_transcripts"] == 1
     assert run.notes  # the bad line and the file that is no transcript, as they came
+
+
+@pytest.mark.slow
+def test_workers_stopped_and_continued_answer_intact(tmp_path):
+    """Ctrl-Z and `fg` (or a profiler) stop and continue the workers mid-answer: every answer
+    still arrives whole (their buffered stdout once sent ones the run could not read: this
+    failed 2 of 3 times then)."""
+    import os
+    import signal
+    import sys
+    import threading
+    import time
+
+    sys.path.insert(0, str(Path(__file__).parents[4] / "bench"))
+    from _claude_corpus import generate  # the bench's corpus: sessions of a realistic size
+
+    root = tmp_path / "projects"
+    generate(root, 20_000_000, seed=1)
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    done = threading.Event()
+    spawned: list[int] = []
+    real = parallel.Workers.__init__
+
+    def recording(self, n, *args):  # type: ignore[no-untyped-def]
+        real(self, n, *args)
+        spawned.extend(p.pid for p in self.procs)
+
+    def stop_and_continue() -> None:
+        while not done.is_set():
+            for pid in list(spawned):
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                    time.sleep(0.002)
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.003)
+
+    parallel.Workers.__init__ = recording  # type: ignore[method-assign]
+    pest = threading.Thread(target=stop_and_continue, daemon=True)
+    pest.start()
+    try:
+        options = ClaudeCodeOptions(path=str(root), workers=2)
+        traces = list(ClaudeCodeSource().open(options, run))
+    finally:
+        done.set()
+        pest.join()
+        parallel.Workers.__init__ = real  # type: ignore[method-assign]
+    assert spawned and len(traces) == run.counts["source.traces"] > 10
