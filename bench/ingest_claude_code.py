@@ -12,7 +12,9 @@ only honest way to say that is to measure, side by side in one run on the same f
   seed column generator reads it (`create_batch_reader`);
 - `run`: the whole command a user types, `bashgym run -s claude-code -k nemo-jsonl` (start-up,
   scrubbing, the sink's train/val JSONL and manifest, run.json), timed from its start to its
-  exit, with the source's default workers (one per CPU, at most 4, from 64 MB up); its items
+  exit, after one untimed run of a single session in the same HOME (as a user's runs after
+  their first: plugin index and scrubber caches built), with the source's default workers
+  (from 64 MB up, one per CPU beside the run's own process, at most 2); its items
   are the JSONL lines it wrote, its floor is not measured (shown as 0), its CPU time counts
   the workers', its peak RSS is its largest process's and `tree` the most its processes held
   together (sampled every 50 ms).
@@ -22,7 +24,8 @@ Each method runs in its own subprocess (so peak RSS, `ru_maxrss` of that process
 the best wall-clock MB/s, the CPU-time MB/s of that run (steadier on a busy machine) and the
 largest peak RSS. The corpus is generated deterministically into a temp dir
 (bench/_claude_corpus.py) from the real recording's line shapes.
-Run: `uv run python bench/ingest_claude_code.py [--sizes 50,250,1000] [--skip-dd-above MB]`.
+Run: `uv run python bench/ingest_claude_code.py [--sizes 50,250,1000] [--skip-dd-above MB]
+[--methods run]`.
 """
 
 from __future__ import annotations
@@ -121,10 +124,13 @@ def _run_command(root: Path) -> None:
         home.mkdir(), work.mkdir()  # `bashgym/` folder, which `python -m bashgym` would import
         env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home),
                "XDG_CACHE_HOME": str(home)}  # fmt: skip
-        # untimed, in the same HOME: the first command there builds the plugin index (it
-        # imports every plugin once); a user's runs after their first find it built
-        subprocess.run([sys.executable, "-m", "bashgym", "plugins"], capture_output=True,
-                       env=env, cwd=work, check=True)  # fmt: skip
+        # untimed, in the same HOME, one run of a single session: the first command there
+        # builds the plugin index (it imports every plugin once) and the scrubber's caches
+        # (Hyperscan databases, detect-secrets' table); a user's runs after their first find
+        # them built
+        one = str(min(root.rglob("*.jsonl")))
+        warm = [*cmd[:7], f"source.path={one}", *cmd[8:11], str(Path(tmp) / "warm"), "--fresh"]
+        subprocess.run(warm, capture_output=True, env=env, cwd=work, check=True)
         usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.perf_counter()
         with tempfile.TemporaryFile() as err:
@@ -215,6 +221,9 @@ def main() -> None:
         help="Do not run DataDesigner's reader on corpora larger than this.",
     )
     parser.add_argument("--dd-batch", type=int, default=100, help="DataDesigner batch size.")
+    parser.add_argument(
+        "--methods", default=",".join(METHODS), help=f"Which to run (of {', '.join(METHODS)})."
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dir", default=None, help="Where to generate (default: a temp dir).")
     parser.add_argument("--keep", action="store_true", help="Keep the generated corpora.")
@@ -242,11 +251,9 @@ def main() -> None:
                 generate(root, int(size * 1_000_000), seed=args.seed)
                 print(f"generated {size:g} MB in {time.perf_counter() - started:.1f}s")
             nbytes = corpus_bytes(root)
-            methods = [
-                m
-                for m in METHODS
-                if m != "datadesigner" or args.skip_dd_above is None or size <= args.skip_dd_above
-            ]
+            dd_ok = args.skip_dd_above is None or size <= args.skip_dd_above
+            chosen = args.methods.split(",")
+            methods = [m for m in METHODS if m in chosen and (m != "datadesigner" or dd_ok)]
             best: dict[str, dict[str, Any]] = {}
             for _ in range(args.repeat):
                 for method in methods:
@@ -285,6 +292,8 @@ def _print_rows(size: float, nbytes: int, best: dict[str, dict[str, Any]], heade
             f"{r['floor'] / mib:>6.0f}Mi {r['items']:>7}"
             + (f"  (tree {r['tree'] / mib:.0f} MiB)" if "tree" in r else "")
         )
+    if "ours" not in best or "orjson" not in best:
+        return
     ours = best["ours"]
     line = f"{'':>8} ratios: ours/orjson {best['orjson']['wall'] / ours['wall']:.2f} (wall) "
     line += f"{best['orjson']['cpu'] / ours['cpu']:.2f} (cpu)"
