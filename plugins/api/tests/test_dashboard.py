@@ -106,6 +106,9 @@ def test_submit_a_spec_and_approve_its_plan(api, browser, orchestration_spec, tm
     wait.until(ec.url_contains("/jobs/"))
     job_id = browser.current_url.rsplit("/", 1)[1]
     approve = (By.ID, "approve")
+    # the page reloads when the plan's tasks come, to draw the DAG the server renders: the
+    # button can show on the page before that (a loaded box once looked there, and saw no DAG)
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#dag svg g.node"))
     wait.until(ec.visibility_of_element_located(approve))  # the plan waits for approval
     nodes = browser.find_elements(By.CSS_SELECTOR, "#dag svg g.node")
     assert sorted(n.get_attribute("data-task") for n in nodes) == ["cli", "core", "docs"]
