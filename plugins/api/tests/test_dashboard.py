@@ -25,7 +25,7 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -35,7 +35,10 @@ def browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1280,1600"):  # fmt: skip
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=str(DRIVER)), options=options)
+    # chromium leaves its singleton folder (org.chromium.Chromium.*) in TMPDIR: pytest's here
+    env = {**os.environ, "TMPDIR": str(tmp_path_factory.mktemp("chromium-tmp"))}
+    service = Service(executable_path=str(DRIVER), env=env)
+    driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(60)
     yield driver
     driver.quit()
