@@ -19,7 +19,13 @@ from pydantic import Field
 
 from bashgym.contracts import InputError, Options, Runtime, ServedModel
 from bashgym_models_embedded.assemble import MODEL_ID, ensure_default_model
-from bashgym_models_embedded.process import ManagedProcess, embedded_command, free_port, shared
+from bashgym_models_embedded.process import (
+    ManagedProcess,
+    embedded_command,
+    free_port,
+    server_env,
+    shared,
+)
 
 if TYPE_CHECKING:
     from bashgym.settings import ModelAlias, Settings
@@ -146,8 +152,9 @@ class EmbeddedRuntime(Runtime[EmbeddedOptions]):
             )  # fmt: skip
             ready = f"http://127.0.0.1:{port}/v1/models"
             return ManagedProcess(
-                f"llama.cpp ({model_id})", cmd, ready, start_timeout=opts.start_timeout
-            )
+                f"llama.cpp ({model_id})", cmd, ready, env=server_env(),
+                start_timeout=opts.start_timeout,
+            )  # fmt: skip
 
         with shared(key, make) as proc:
             base = proc.ready_url.removesuffix("/models")

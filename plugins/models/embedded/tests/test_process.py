@@ -8,7 +8,13 @@ import time
 
 import psutil
 import pytest
-from bashgym_models_embedded.process import ManagedProcess, ServerStartError, free_port, shared
+from bashgym_models_embedded.process import (
+    ManagedProcess,
+    ServerStartError,
+    free_port,
+    server_env,
+    shared,
+)
 
 llama_server = pytest.importorskip(
     "bashgym_models_embedded.server", reason="llama-cpp-python (llama_cpp) is not installed"
@@ -53,6 +59,47 @@ def test_shared_server_is_reference_counted() -> None:
     while psutil.pid_exists(outer.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not outer.alive()
+
+
+def test_the_server_waits_passively_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenMP's spinning threads took the cores a busy machine's other work needed."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setenv("BASHGYM_PROBE", "kept")
+    env = server_env()
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE" and env["BASHGYM_PROBE"] == "kept"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert server_env()["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_the_runtime_starts_its_server_with_that_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """The runtime hands server_env() to the process it starts (caught before it starts)."""
+    from bashgym_models_embedded import runtime as embedded
+
+    from bashgym.settings import ModelAlias, Settings
+
+    class Started(Exception):
+        pass
+
+    seen: dict = {}
+
+    def fake_process(name, cmd, ready, env=None, start_timeout=0.0):  # type: ignore[no-untyped-def]
+        seen["env"] = env
+        raise Started
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setattr(embedded, "ManagedProcess", fake_process)
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    with (
+        pytest.raises(Started),
+        embedded.EmbeddedRuntime().serve(
+            ModelAlias(provider="embedded", model=str(gguf)), Settings()
+        ),
+    ):
+        pass
+    assert seen["env"]["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
 def test_openai_messages_become_template_messages() -> None:
