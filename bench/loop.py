@@ -15,9 +15,11 @@ models):
 3. train: `bashgym train` (trl: LoRA SFT on CPU, or a GPU when there is one) on both runs' lines;
 4. after: the student served with the adapter (`model = "<adapter folder>"`) on the held-out
    tasks: verified success again;
-5. routed: `bashgym router fit` on step 2's runs (`--target`), then the held-out tasks with
-   `--router confidence` between the adapted student and the teacher: run.json's routing
-   section (cost and success against all-teacher).
+5. routed: the adapted student on the train tasks (its verified outcomes: what the router
+   learns from, as the loop records them after each round), `bashgym router fit` on that run and
+   the teacher's (`--target`), then the held-out tasks with `--router confidence` between the
+   adapted student and the teacher: run.json's routing section (cost and success against
+   all-teacher).
 The teacher is a scripted OpenAI-compatible server on 127.0.0.1 (bashgym_testing) that writes
 each task's right answer in one tool call: a perfect teacher, priced as `--teacher-model` in
 litellm's price list. Training needs torch (the trl plugin's `train` extra): run this with a
@@ -305,8 +307,9 @@ def main() -> None:
                 f"trainer.max_steps={args.steps}",
                 "--set",
                 "trainer.grad_accum=1",
-                "--set",
-                "trainer.max_length=1024",
+                # the default 2048: a tool-use line is ~1,060 tokens (the schemas ~900); at
+                # 1024 every line lost the answer that ends the turn, and the trained student
+                # never stopped (`rows_cut_short` in metrics.json says so now)
                 "--set",
                 "trainer.save_steps=10",
             ],
@@ -328,13 +331,19 @@ def main() -> None:
         seconds["after"] = agent_run(adapted, held, root / "after", "student", args, log)
         figures["after"] = outcomes(root / "after")
         say(f"    {figures['after']}")
-        say(f"5/5 routed: bashgym router fit --target {args.target}, then the held-out tasks")
+        say("5/5 routed: the adapted student on the train tasks (the router's outcomes)")
+        seconds["after_train"] = agent_run(
+            adapted, train, root / "after-train", "student", args, log
+        )
+        figures["after_train"] = outcomes(root / "after-train")
+        say(f"    {figures['after_train']}")
+        say(f"    bashgym router fit --target {args.target}, then the held-out tasks")
         router_file = root / "router.json"
         bashgym(
             [
                 "router",
                 "fit",
-                str(root / "train-student"),
+                str(root / "after-train"),
                 str(root / "train-teacher"),
                 "--target",
                 args.target,

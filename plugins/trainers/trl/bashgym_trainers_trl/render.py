@@ -34,6 +34,7 @@ class Rendered:
     loss_on: str  # what carries the loss, for the metrics and report
     whole: int = 0
     cut_off: int = 0  # conversations left out: no assistant token before max_length
+    cut_short: int = 0  # conversations kept, whose later assistant tokens fell past the cut
 
 
 def assistant_spans(messages: list[dict[str, Any]], tools: Any, tokenizer: Any) -> list[range]:
@@ -75,7 +76,9 @@ def render(
 ) -> Rendered:
     """TRL examples for `rows`. loss="completion": tokenized, cut to `max_length`, with the
     loss on the assistant's turns only (a conversation with no assistant token left before the
-    cut is left out and counted: it would be a step with nothing to learn); loss="all":
+    cut is left out and counted: it would be a step with nothing to learn; one that loses later
+    assistant tokens, such as the final answer that ends a tool-use turn, is counted: a student
+    never shown how its turn ends does not stop); loss="all":
     {"text"}, every token (TRL cuts it)."""
     if loss == "all":
         texts = [
@@ -93,11 +96,13 @@ def render(
     done = Rendered([], "the assistant's turns")
     for row in rows:
         example, only_assistant = masked(row["messages"], row.get("tools") or None, tokenizer)
-        if max_length:
+        if max_length and len(example["input_ids"]) > max_length:
+            lost = 1 in example["assistant_masks"][max_length:]
             example = {k: v[:max_length] for k, v in example.items()}
-        if 1 not in example["assistant_masks"]:
-            done.cut_off += 1
-            continue
+            if 1 not in example["assistant_masks"]:
+                done.cut_off += 1
+                continue
+            done.cut_short += lost
         done.rows.append(example)
         done.whole += not only_assistant
     return done

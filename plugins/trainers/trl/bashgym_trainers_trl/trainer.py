@@ -120,6 +120,10 @@ def _fit(
     if train.cut_off:
         say(f"{train.cut_off} conversations left out: no assistant token before "
             f"trainer.max_length={options.max_length}")  # fmt: skip
+    if train.cut_short:
+        say(f"{train.cut_short} of {len(train.rows)} conversations lose later assistant turns "
+            f"past trainer.max_length={options.max_length} (the student will not learn how "
+            "they end): raise trainer.max_length")  # fmt: skip
     if not train.rows:
         raise InputError(
             f"no training example is left once cut to trainer.max_length={options.max_length} "
@@ -186,6 +190,7 @@ def _fit(
         "loss_on": train.loss_on,
         "rows_with_loss_on_every_token": train.whole,
         "rows_cut_off": train.cut_off,
+        "rows_cut_short": train.cut_short,
     }
     report = write_report(out_dir, points, metrics)
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1))

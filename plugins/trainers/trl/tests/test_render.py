@@ -87,7 +87,13 @@ def test_an_answer_past_the_cut_is_left_out_and_counted(make_tokenizer: Make) ->
     done = render([{"messages": CONVERSATION}, short], tok, "completion", max_length=8)
     assert done.cut_off == 2 and done.rows == []
     done = render([{"messages": CONVERSATION}], tok, "completion", max_length=4096)
-    assert done.cut_off == 0 and len(done.rows[0]["input_ids"]) < 4096
+    assert done.cut_off == 0 and done.cut_short == 0 and len(done.rows[0]["input_ids"]) < 4096
+    # cut inside the answer that ends the turn: kept (the tool call is learned), and counted
+    whole = done.rows[0]
+    ends = max(i for i, m in enumerate(whole["assistant_masks"]) if m)
+    done = render([{"messages": CONVERSATION}], tok, "completion", max_length=ends - 2)
+    assert done.cut_off == 0 and done.cut_short == 1
+    assert done.rows[0]["input_ids"] == whole["input_ids"][: ends - 2]
 
 
 def test_a_slow_tokenizer_is_refused_with_the_option_that_works() -> None:
