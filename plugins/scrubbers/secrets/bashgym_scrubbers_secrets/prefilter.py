@@ -22,7 +22,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 BACKENDS = ("hyperscan", "re2", "python")
@@ -242,14 +241,14 @@ def _database(hs: Any, gates: Sequence[Gate], flags: int) -> Any:
     machine, so an edited rule or another build never loads a stale one; Hyperscan refuses a
     database built for another platform (`loadb` raises), and then it is compiled again. A
     cache that cannot be read or written only costs the compile."""
-    import platformdirs  # the kernel's dependency: where every bashgym cache lives
+    from bashgym_scrubbers_secrets.cache import cache_file, write_atomically
 
     per_gate = [hs.HS_FLAG_UTF8 | flags | _caseless(hs, g) for g in gates]
     key = hashlib.sha256(
         repr((getattr(hs, "__version__", "?"), platform.machine(), per_gate,
               [g.pattern for g in gates])).encode()
     ).hexdigest()[:32]  # fmt: skip
-    path = Path(platformdirs.user_cache_dir("bashgym")) / "hyperscan" / f"gates-{key}.db"
+    path = cache_file("hyperscan", f"gates-{key}.db")
     try:
         return hs.loadb(path.read_bytes(), hs.HS_MODE_BLOCK)
     except (OSError, hs.error):
@@ -261,13 +260,7 @@ def _database(hs: Any, gates: Sequence[Gate], flags: int) -> Any:
         elements=len(gates),
         flags=per_gate,
     )
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(hs.dumpb(db))
-        os.replace(tmp, path)  # a concurrent start reads the old file or the new, never half
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    write_atomically(path, hs.dumpb(db))
     return db
 
 

@@ -315,13 +315,11 @@ def _denylists() -> list[tuple[str, str, Denylist]]:
     (measured), for a table that changes only with its version."""
     import importlib.metadata
     import json
-    import os
-    from pathlib import Path
 
-    import platformdirs  # the kernel's dependency: where every bashgym cache lives
+    from bashgym_scrubbers_secrets.cache import cache_file, write_atomically
 
     version = importlib.metadata.version("detect-secrets")
-    path = Path(platformdirs.user_cache_dir("bashgym")) / "detect-secrets" / f"{version}.json"
+    path = cache_file("detect-secrets", f"{version}.json")
     try:
         return [(name, kind, [(p, f) for p, f in pats]) for name, kind, pats in
                 json.loads(path.read_text())]  # fmt: skip
@@ -337,13 +335,7 @@ def _denylists() -> list[tuple[str, str, Denylist]]:
         )
         for cls in get_mapping_from_secret_type_to_class().values()
     ]
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(table))
-        os.replace(tmp, path)  # a concurrent start reads the old file or the new, never half
-    except OSError:
-        tmp.unlink(missing_ok=True)
+    write_atomically(path, json.dumps(table).encode())
     return table
 
 
