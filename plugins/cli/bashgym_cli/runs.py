@@ -58,6 +58,9 @@ def _step(value: Any, where: str) -> StepSpec:
     )
 
 
+# kinds only a command looks up, never a run (`bashgym train` finds its trainer itself): a run
+# leaves their plugins unloaded (the two trainers and httpx were ~0.1 s of every run's start)
+COMMAND_ONLY_KINDS = {"trainers"}
 TASK_LIMITS = ("concurrency", "task_timeout_s", "budget_usd")  # at a run file's top until 0.2
 
 
@@ -210,7 +213,8 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
     """The entry points a run of `spec` uses, by the catalogue `cat` (`bashgym_cli.index`): every
     plugin with a hook other than registrations and commands (observers, settings tables, model
     access, scrubbing, task running); every one registering a kind no role names (runners: a
-    pipeline names its own; runtimes, scrubbers: settings choose them); each role's plugin
+    pipeline names its own; runtimes, scrubbers: settings choose them), trainers aside (only
+    `bashgym train` uses one); each role's plugin
     (every owner of the name: two are a conflict to report); every environment when the run has
     an executor or a router (the default one is chosen among them) or a step that runs code
     itself (`uses_environments`, e.g. csv-triangulation), and every executor when it has a
@@ -221,7 +225,7 @@ def plugins_for(spec: RunSpec, cat: dict[str, Any]) -> tuple[set[str], list[tupl
     for plugin, entry in cat["plugins"].items():
         if entry["broken"] or set(entry["hooks"]) - {"register_commands"}:
             needed.add(plugin)
-        if set(entry["registers"]) - set(ROLES.values()):
+        if set(entry["registers"]) - set(ROLES.values()) - COMMAND_ONLY_KINDS:
             needed.add(plugin)
     unknown: list[tuple[str, str]] = []
     runs_code = spec.executor is not None or spec.router is not None
