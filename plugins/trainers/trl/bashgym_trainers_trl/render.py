@@ -37,11 +37,12 @@ class Rendered:
     cut_short: int = 0  # conversations kept, whose later assistant tokens fell past the cut
 
 
-def assistant_spans(messages: list[dict[str, Any]], tools: Any, tokenizer: Any) -> list[range]:
-    """Character spans of the assistant turns in the conversation's rendering, each from the
-    end of the template's prompt for it through its end-of-turn mark; [] when the template's
-    renderings are not prefixes of each other (no span can be trusted)."""
-    full = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
+def assistant_spans(
+    messages: list[dict[str, Any]], tools: Any, tokenizer: Any, full: str
+) -> list[range]:
+    """Character spans of the assistant turns in `full`, the conversation's rendering, each
+    from the end of the template's prompt for it through its end-of-turn mark; [] when the
+    template's renderings are not prefixes of each other (no span can be trusted)."""
     spans = []
     for i, message in enumerate(messages):
         if message.get("role") != "assistant":
@@ -62,7 +63,7 @@ def masked(messages: list[dict[str, Any]], tools: Any, tokenizer: Any) -> tuple[
     """{"input_ids", "assistant_masks"} for one conversation, and whether the mask covers only
     the assistant's turns (False: every token, the spans could not be found)."""
     full = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
-    spans = assistant_spans(messages, tools, tokenizer)
+    spans = assistant_spans(messages, tools, tokenizer, full)
     encoded = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
     if not spans:
