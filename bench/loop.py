@@ -4,7 +4,9 @@ between student and teacher by the fitted router, against sending everything to 
 
 The tasks: a family of small verifiable coding tasks, each with a check command run in the
 task's workspace (a file with given content; a Python function with a given result; a JSON file
-with a given value), deterministic from `--seed`, split train / held-out (even / odd index).
+with a given value; a one-line bug in a module fixed so its test passes, which takes reading
+the module first), deterministic from `--seed`, split train / held-out alike per kind. Every
+workspace starts as one template folder holding the bugs' modules and tests.
 
 The steps, each a real `bashgym` command in a fresh work folder (its bashgym.toml names the
 models):
@@ -20,12 +22,13 @@ models):
    the teacher's (`--target`), then the held-out tasks with `--router confidence` between the
    adapted student and the teacher: run.json's routing section (cost and success against
    all-teacher).
-The teacher is a scripted OpenAI-compatible server on 127.0.0.1 (bashgym_testing) that writes
-each task's right answer in one tool call: a perfect teacher, priced as `--teacher-model` in
-litellm's price list. Training needs torch (the trl plugin's `train` extra): run this with a
-Python that has it (e.g. a venv with `pip install torch==2.13.0` and the extra).
+The teacher is a scripted OpenAI-compatible server on 127.0.0.1 (bashgym_testing) that makes
+each task's right tool calls (one write; or a read, then an edit) and stops: a perfect
+teacher, priced as `--teacher-model` in litellm's price list. Training needs torch (the trl
+plugin's `train` extra): run this with a Python that has it (e.g. a venv with
+`pip install torch==2.13.0` and the extra).
 
-    python bench/loop.py [--tasks 8] [--steps 30] [--max-turns 4] [--out DIR] [--json out.json]
+    python bench/loop.py [--tasks 16] [--steps 30] [--max-turns 4] [--out DIR] [--json out.json]
 """
 
 from __future__ import annotations
@@ -49,25 +52,60 @@ WORDS = ["apple", "river", "stone", "cloud", "ember", "maple", "orbit", "pixel",
 # -- the task family ---------------------------------------------------------------------------
 
 
+# A one-line bug in a small module, the test that shows it, and the fix: (the module's text with
+# the bug, the buggy line, the fixed line, the test's assertion). `{f}` is the function's name,
+# `{k}` a number drawn per task. The prompt names neither the bug nor the function: the agent
+# has to read the module (or the test) to find it, then edit one line.
+BUGS = [
+    (
+        'def {f}(items):\n    """The sum of the numbers in items."""\n    result = 0\n'
+        "    for item in items:\n        result = item\n    return result\n",
+        "        result = item\n",
+        "        result += item\n",
+        "m.{f}([1, 2, {k}]) == {sum}",
+    ),
+    (
+        'def {f}(n):\n    """The numbers 1, 2, ..., n as a list."""\n'
+        "    return list(range(1, n))\n",
+        "range(1, n)",
+        "range(1, n + 1)",
+        "m.{f}({k}) == {upto}",
+    ),
+    (
+        'def {f}(items, limit):\n    """The items that are at least limit, in order."""\n'
+        "    return [x for x in items if x > limit]\n",
+        "x > limit",
+        "x >= limit",
+        "m.{f}([1, {k}, {k1}], {k}) == [{k}, {k1}]",
+    ),
+]
+
+
 def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
-    """`n` tasks, each {id, prompt, check, split, path, content} (path/content: the answer)."""
+    """`n` tasks, each {id, prompt, check, split, calls, files}: `calls` are the teacher's tool
+    calls that solve it, `files` what the workspace must hold before it starts (a bug's module
+    and test). Four kinds, each in train and held-out alike (kind (i // 2) % 4, split i % 2):
+    a text file, a Python function, a JSON file, a one-line bug fixed so its test passes. The
+    first three are one `write_file`; the bug takes reading the module, then `edit_file`."""
     rng = random.Random(seed)
     tasks = []
     for i in range(n):
-        kind, word, k = i % 3, rng.choice(WORDS), rng.randint(2, 9)
+        kind, word, k = (i // 2) % 4, rng.choice(WORDS), rng.randint(2, 9)
         name = f"{word}{i}"
+        files: dict[str, str] = {}
         if kind == 0:
             prompt = f"Create a file named {name}.txt that contains exactly the text: {word}"
             check = f'test "$(cat {name}.txt)" = "{word}"'
-            path, content = f"{name}.txt", word
+            calls = [("write_file", {"path": f"{name}.txt", "content": word})]
         elif kind == 1:
             prompt = (
                 f"Create a Python file {name}.py with a function add_{k}(x) that returns "
                 f"x plus {k}."
             )
             check = f'python3 -c "import {name}; assert {name}.add_{k}(2) == {2 + k}"'
-            path, content = f"{name}.py", f"def add_{k}(x):\n    return x + {k}\n"
-        else:
+            content = f"def add_{k}(x):\n    return x + {k}\n"
+            calls = [("write_file", {"path": f"{name}.py", "content": content})]
+        elif kind == 2:
             prompt = (
                 f"Create a file named {name}.json holding a JSON object whose key "
                 f'"{word}" has the number {k} as its value.'
@@ -76,7 +114,28 @@ def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
                 f"python3 -c \"import json; assert json.load(open('{name}.json')) == "
                 f"{{'{word}': {k}}}\""
             )
-            path, content = f"{name}.json", json.dumps({word: k})
+            calls = [("write_file", {"path": f"{name}.json", "content": json.dumps({word: k})})]
+        else:
+            source, bad, good, assertion = rng.choice(BUGS)
+            values = {"f": f"{word}_{k}", "k": k, "k1": k + 1, "sum": 3 + k}
+            values["upto"] = list(range(1, k + 1))
+            module, test = f"{name}_lib.py", f"test_{name}.py"
+            claim = assertion.format(**values)
+            files = {
+                module: source.format(**values),
+                test: f"import {name}_lib as m\n\nassert {claim}\nprint('ok')\n",
+            }
+            prompt = (
+                f"The test {test} fails. Fix the one-line bug in {module} so that "
+                f"`python3 {test}` passes."
+            )
+            # the check asserts what the test does, without running the test file: an agent
+            # that edits the test instead of the bug does not pass
+            check = f'python3 -c "import {name}_lib as m; assert {claim}"'
+            calls = [
+                ("read_file", {"path": module}),
+                ("edit_file", {"path": module, "old_text": bad, "new_text": good}),
+            ]
         split = "train" if i % 2 == 0 else "held-out"
         tasks.append(
             {
@@ -84,8 +143,8 @@ def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
                 "prompt": prompt,
                 "check": check,
                 "split": split,
-                "path": path,
-                "content": content,
+                "calls": calls,
+                "files": files,
             }
         )
     return tasks
@@ -97,25 +156,36 @@ def write_tasks(tasks: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
+def write_template(tasks: list[dict[str, Any]], folder: Path) -> Path:
+    """The folder every task's workspace starts as (`workspace.template`): every bug's module
+    and test (one template serves the run; each task's prompt names its own files)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        for name, text in task["files"].items():
+            (folder / name).write_text(text)
+    return folder
+
+
 # -- the perfect teacher -----------------------------------------------------------------------
 
 
 def start_teacher(tasks: list[dict[str, Any]]) -> Any:
-    """The scripted server: the task's answer in one write_file call, then a one-line summary."""
+    """The scripted server: the task's tool calls one per turn (the n-th call once n tool
+    results are in the conversation), then a one-line summary."""
     from bashgym_testing.server import RecordedRequest, Reply, ScriptedModelServer, ToolUse
 
     by_prompt = {t["prompt"]: t for t in tasks}
 
     def answer(request: RecordedRequest) -> Reply:
-        messages = request.messages
-        if messages and messages[-1].get("role") == "tool":
-            return Reply("Done: the file is written.")
         text = request.last_user_text
         task = next((t for p, t in by_prompt.items() if p in text), None)
         if task is None:
             return Reply("OK")  # the executor's preflight ("Reply with OK.")
-        call = ToolUse("write_file", {"path": task["path"], "content": task["content"]})
-        return Reply("", tool_calls=[call])
+        done = sum(1 for m in request.messages if m.get("role") == "tool")
+        if done >= len(task["calls"]):
+            return Reply("Done: the task is complete.")
+        name, arguments = task["calls"][done]
+        return Reply("", tool_calls=[ToolUse(name, arguments)])
 
     server = ScriptedModelServer().start()
     server.add_rule(lambda r: True, answer)
@@ -199,6 +269,8 @@ def agent_run(
         "executor.model_retries=1",
         "--set",
         f"tasks.task_timeout_s={args.task_timeout}",
+        "--set",
+        f"workspace.template={args.template}",
         "--plugin",
         str(HERE / "_loop_teacher.py"),
         "-c",
@@ -266,6 +338,7 @@ def main() -> None:
     tasks = make_tasks(args.tasks, args.seed)
     train = write_tasks([t for t in tasks if t["split"] == "train"], root / "train.jsonl")
     held = write_tasks([t for t in tasks if t["split"] == "held-out"], root / "held.jsonl")
+    args.template = write_template(tasks, root / "template")
     teacher = start_teacher(tasks)
     figures: dict[str, Any] = {
         "tasks": args.tasks,
