@@ -5,8 +5,9 @@ between student and teacher by the fitted router, against sending everything to 
 The tasks: a family of small verifiable coding tasks, each with a check command run in the
 task's workspace (a file with given content; a Python function with a given result; a JSON file
 with a given value; a one-line bug in a module fixed so its test passes, which takes reading
-the module first), deterministic from `--seed`, split train / held-out alike per kind. Every
-workspace starts as one template folder holding the bugs' modules and tests.
+the module first), deterministic from `--seed`, split three ways alike per kind: train,
+calibration (what the router learns from) and held-out. Every workspace starts as one template
+folder holding the bugs' modules and tests.
 
 The steps, each a real `bashgym` command in a fresh work folder (its bashgym.toml names the
 models):
@@ -17,11 +18,12 @@ models):
 3. train: `bashgym train` (trl: LoRA SFT on CPU, or a GPU when there is one) on both runs' lines;
 4. after: the student served with the adapter (`model = "<adapter folder>"`) on the held-out
    tasks: verified success again;
-5. routed: the adapted student on the train tasks (its verified outcomes: what the router
-   learns from, as the loop records them after each round), `bashgym router fit` on that run and
-   the teacher's (`--target`), then the held-out tasks with `--router confidence` between the
-   adapted student and the teacher: run.json's routing section (cost and success against
-   all-teacher).
+5. routed: the adapted student on the calibration tasks, which it was not trained on (its
+   verified outcomes on new work: what the router learns from, as the loop records them after
+   each round; on its own train tasks it would pass what it memorized), `bashgym router fit` on
+   that run and the teacher's (`--target`), then the held-out tasks with `--router confidence`
+   between the adapted student and the teacher: run.json's routing section (cost and success
+   against all-teacher).
 The teacher is a scripted OpenAI-compatible server on 127.0.0.1 (bashgym_testing) that makes
 each task's right tool calls (one write; or a read, then an edit) and stops: a perfect
 teacher, priced as `--teacher-model` in litellm's price list. Training needs torch (the trl
@@ -56,6 +58,7 @@ WORDS = ["apple", "river", "stone", "cloud", "ember", "maple", "orbit", "pixel",
 # the bug, the buggy line, the fixed line, the test's assertion). `{f}` is the function's name,
 # `{k}` a number drawn per task. The prompt names neither the bug nor the function: the agent
 # has to read the module (or the test) to find it, then edit one line.
+SPLITS = ("train", "calibration", "held-out")
 BUGS = [
     (
         'def {f}(items):\n    """The sum of the numbers in items."""\n    result = 0\n'
@@ -84,13 +87,13 @@ BUGS = [
 def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
     """`n` tasks, each {id, prompt, check, split, calls, files}: `calls` are the teacher's tool
     calls that solve it, `files` what the workspace must hold before it starts (a bug's module
-    and test). Four kinds, each in train and held-out alike (kind (i // 2) % 4, split i % 2):
+    and test). Four kinds, each in every split alike (kind (i // 3) % 4, split i % 3):
     a text file, a Python function, a JSON file, a one-line bug fixed so its test passes. The
     first three are one `write_file`; the bug takes reading the module, then `edit_file`."""
     rng = random.Random(seed)
     tasks = []
     for i in range(n):
-        kind, word, k = (i // 2) % 4, rng.choice(WORDS), rng.randint(2, 9)
+        kind, word, k = (i // 3) % 4, rng.choice(WORDS), rng.randint(2, 9)
         name = f"{word}{i}"
         files: dict[str, str] = {}
         if kind == 0:
@@ -136,7 +139,7 @@ def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
                 ("read_file", {"path": module}),
                 ("edit_file", {"path": module, "old_text": bad, "new_text": good}),
             ]
-        split = "train" if i % 2 == 0 else "held-out"
+        split = SPLITS[i % 3]
         tasks.append(
             {
                 "id": f"t{i:03d}",
@@ -318,7 +321,12 @@ def merged_run(folder: Path, runs: list[Path]) -> Path:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--tasks", type=int, default=8, help="Tasks in all (half train, half held-out).")
+    p.add_argument(
+        "--tasks",
+        type=int,
+        default=24,
+        help="Tasks in all (a third each: train, calibration, held-out).",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=30, help="Optimizer steps of the LoRA SFT.")
     p.add_argument("--max-turns", type=int, default=4, help="Model calls per task.")
@@ -338,6 +346,8 @@ def main() -> None:
     tasks = make_tasks(args.tasks, args.seed)
     train = write_tasks([t for t in tasks if t["split"] == "train"], root / "train.jsonl")
     held = write_tasks([t for t in tasks if t["split"] == "held-out"], root / "held.jsonl")
+    calibration = [t for t in tasks if t["split"] == "calibration"]
+    calib = write_tasks(calibration, root / "calibration.jsonl")
     args.template = write_template(tasks, root / "template")
     teacher = start_teacher(tasks)
     figures: dict[str, Any] = {
@@ -404,19 +414,19 @@ def main() -> None:
         seconds["after"] = agent_run(adapted, held, root / "after", "student", args, log)
         figures["after"] = outcomes(root / "after")
         say(f"    {figures['after']}")
-        say("5/5 routed: the adapted student on the train tasks (the router's outcomes)")
-        seconds["after_train"] = agent_run(
-            adapted, train, root / "after-train", "student", args, log
+        say("5/5 routed: the adapted student on the calibration tasks (the router's outcomes)")
+        seconds["calibration"] = agent_run(
+            adapted, calib, root / "calibration", "student", args, log
         )
-        figures["after_train"] = outcomes(root / "after-train")
-        say(f"    {figures['after_train']}")
+        figures["calibration"] = outcomes(root / "calibration")
+        say(f"    {figures['calibration']}")
         say(f"    bashgym router fit --target {args.target}, then the held-out tasks")
         router_file = root / "router.json"
         bashgym(
             [
                 "router",
                 "fit",
-                str(root / "after-train"),
+                str(root / "calibration"),
                 str(root / "train-teacher"),
                 "--target",
                 args.target,

@@ -43,23 +43,22 @@ def apply(calls: list[tuple[str, dict]], ws: Path) -> None:
             assert name == "read_file" and path.is_file()
 
 
-def test_each_kind_is_in_train_and_held_out_alike(loop):
-    tasks = loop.make_tasks(16, seed=0)
+def test_each_kind_is_in_every_split_alike(loop):
+    tasks = loop.make_tasks(24, seed=0)
     kinds = Counter((t["split"], len(t["calls"]), bool(t["files"])) for t in tasks)
     # 4 kinds, 2 of each per split: three are one write (6), the bug is a read and an edit (2)
     assert kinds == {
-        ("train", 1, False): 6,
-        ("train", 2, True): 2,
-        ("held-out", 1, False): 6,
-        ("held-out", 2, True): 2,
+        (split, *kind): count
+        for split in ("train", "calibration", "held-out")
+        for kind, count in (((1, False), 6), ((2, True), 2))
     }
-    assert len({t["prompt"] for t in tasks}) == 16
-    assert loop.make_tasks(16, seed=0) == tasks  # deterministic from the seed
+    assert len({t["prompt"] for t in tasks}) == 24
+    assert loop.make_tasks(24, seed=0) == tasks  # deterministic from the seed
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_every_check_fails_before_and_passes_after_the_teachers_calls(loop, seed, tmp_path):
-    tasks = loop.make_tasks(16, seed=seed)
+    tasks = loop.make_tasks(24, seed=seed)
     template = loop.write_template(tasks, tmp_path / "template")
     for task in tasks:
         ws = tmp_path / task["id"]
@@ -71,7 +70,7 @@ def test_every_check_fails_before_and_passes_after_the_teachers_calls(loop, seed
 
 def test_a_bug_fixed_by_editing_its_test_does_not_pass(loop, tmp_path):
     """The check asserts what the test asserts, so rewriting the test is no way out."""
-    bug = next(t for t in loop.make_tasks(16, seed=0) if t["files"])
+    bug = next(t for t in loop.make_tasks(24, seed=0) if t["files"])
     ws = loop.write_template([bug], tmp_path / "ws")
     test = next(name for name in bug["files"] if name.startswith("test_"))
     (ws / test).write_text("print('ok')\n")
