@@ -290,17 +290,33 @@ def agent_run(
 
 
 def outcomes(run_dir: Path) -> dict[str, Any]:
-    """Verified successes of a run's tasks (first attempts and escalations), from its rows."""
+    """Verified successes of a run's tasks: a task counts once, verified when any of its
+    attempts was (a routed run's escalation is a second attempt at the same task id)."""
     import pandas as pd
 
     rows = pd.read_parquet(run_dir / "data.parquet").to_dict("records")
-    verified = [bool(r.get("verified")) for r in rows]
+    done: dict[str, bool] = {}
+    for r in rows:
+        done[r["task_id"]] = done.get(r["task_id"], False) or bool(r.get("verified"))
     cost = [r.get("cost_usd") for r in rows]
     return {
-        "tasks": len(rows),
-        "verified": sum(verified),
-        "rate": round(sum(verified) / len(rows), 3) if rows else None,
+        "tasks": len(done),
+        "attempts": len(rows),
+        "verified": sum(done.values()),
+        "rate": round(sum(done.values()) / len(done), 3) if done else None,
         "cost_usd": None if any(c is None for c in cost) else round(sum(cost), 6),
+    }
+
+
+def against(routed: dict[str, Any], teacher: dict[str, Any]) -> dict[str, Any]:
+    """The routed run against the teacher on the same tasks, both measured: success retained
+    and cost saved, in % (None where a cost is unknown or the teacher passed nothing)."""
+    cost, base = routed["cost_usd"], teacher["cost_usd"]
+    return {
+        "retained_pct": round(100 * routed["verified"] / teacher["verified"], 1)
+        if teacher["verified"]
+        else None,
+        "saved_pct": round(100 * (1 - cost / base), 1) if cost is not None and base else None,
     }
 
 
@@ -462,6 +478,18 @@ def main() -> None:
         )
         figures["routed"] = json.loads((root / "routed" / "run.json").read_text()).get("routing")
         figures["routed_outcomes"] = outcomes(root / "routed")
+        say(f"    {figures['routed_outcomes']}")
+        # run.json's all-teacher figures are estimates where the teacher ran only the escalated
+        # (harder, dearer) tasks: the baseline is measured here, the teacher on every task
+        say("    all-teacher: the teacher on the held-out tasks (the routed run's baseline)")
+        seconds["all_teacher"] = agent_run(
+            base_dir, held, root / "all-teacher", "teacher", args, log
+        )
+        figures["all_teacher"] = outcomes(root / "all-teacher")
+        figures["routed_vs_all_teacher"] = against(
+            figures["routed_outcomes"], figures["all_teacher"]
+        )
+        say(f"    {figures['all_teacher']}; routed: {figures['routed_vs_all_teacher']}")
     finally:
         teacher.stop()
         figures["seconds"] = {k: round(v, 1) for k, v in seconds.items()}
