@@ -347,7 +347,11 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=30, help="Optimizer steps of the LoRA SFT.")
     p.add_argument("--max-turns", type=int, default=4, help="Model calls per task.")
     p.add_argument("--concurrency", type=int, default=2)
-    p.add_argument("--target", default="teacher-share=0.5", help="bashgym router fit --target.")
+    p.add_argument(
+        "--target",
+        default="success=0.95",
+        help="bashgym router fit --target (the issue's: 95%% of all-teacher success).",
+    )
     p.add_argument("--teacher-model", default="gpt-4o", help="Priced as in litellm's list.")
     p.add_argument("--student-model", default=None, help="A GGUF (default: the embedded one).")
     p.add_argument("--timeout", type=float, default=3600, help="Seconds per bashgym command.")
