@@ -30,7 +30,7 @@ teacher, priced as `--teacher-model` in litellm's price list. Training needs tor
 plugin's `train` extra): run this with a Python that has it (e.g. a venv with
 `pip install torch==2.13.0` and the extra).
 
-    python bench/loop.py [--tasks 16] [--steps 30] [--max-turns 4] [--out DIR] [--json out.json]
+    python bench/loop.py [--tasks 24] [--steps 30] [--max-turns 4] [--out DIR] [--json out.json]
 """
 
 from __future__ import annotations
@@ -58,7 +58,6 @@ WORDS = ["apple", "river", "stone", "cloud", "ember", "maple", "orbit", "pixel",
 # the bug, the buggy line, the fixed line, the test's assertion). `{f}` is the function's name,
 # `{k}` a number drawn per task. The prompt names neither the bug nor the function: the agent
 # has to read the module (or the test) to find it, then edit one line.
-SPLITS = ("train", "calibration", "held-out")
 BUGS = [
     (
         'def {f}(items):\n    """The sum of the numbers in items."""\n    result = 0\n'
@@ -82,6 +81,9 @@ BUGS = [
         "m.{f}([1, {k}, {k1}], {k}) == [{k}, {k1}]",
     ),
 ]
+
+
+SPLITS = ("train", "calibration", "held-out")
 
 
 def make_tasks(n: int, seed: int) -> list[dict[str, Any]]:
@@ -483,8 +485,8 @@ def main() -> None:
         figures["routed"] = json.loads((root / "routed" / "run.json").read_text()).get("routing")
         figures["routed_outcomes"] = outcomes(root / "routed")
         say(f"    {figures['routed_outcomes']}")
-        # run.json's all-teacher figures are estimates where the teacher ran only the escalated
-        # (harder, dearer) tasks: the baseline is measured here, the teacher on every task
+        # run.json's all-teacher figures are estimates where the teacher ran only the tasks
+        # routed or escalated to it (the harder, dearer ones): here the teacher runs every task
         say("    all-teacher: the teacher on the held-out tasks (the routed run's baseline)")
         seconds["all_teacher"] = agent_run(
             base_dir, held, root / "all-teacher", "teacher", args, log
