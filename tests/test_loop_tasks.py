@@ -5,13 +5,18 @@ hour: it is run by hand; see README "The loop, measured".)"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import json
 import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from bashgym_executors_student import tools
+from bashgym_sandbox import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,17 +35,12 @@ def check(command: str, cwd: Path) -> int:
 
 
 def apply(calls: list[tuple[str, dict]], ws: Path) -> None:
-    """The teacher's calls as the student executor's tools would carry them out."""
+    """The teacher's calls, carried out by the student executor's own tools in `ws` (an edit
+    whose old text is not there exactly once comes back as an error)."""
+    env = SimpleNamespace(workspace=Workspace(ws))  # file tools use only the workspace
     for name, args in calls:
-        path = ws / args["path"]
-        if name == "write_file":
-            path.write_text(args["content"])
-        elif name == "edit_file":
-            text = path.read_text()
-            assert text.count(args["old_text"]) == 1, "edit_file needs the text exactly once"
-            path.write_text(text.replace(args["old_text"], args["new_text"]))
-        else:
-            assert name == "read_file" and path.is_file()
+        result, failed = asyncio.run(tools.call(name, json.dumps(args), env, command_timeout=10))
+        assert not failed, f"{name} {args}: {result}"
 
 
 def test_each_kind_is_in_every_split_alike(loop):
