@@ -116,10 +116,13 @@ def _run_command(root: Path) -> None:
     """`bashgym run -s claude-code -k nemo-jsonl` in a child process, timed whole."""
     with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
         out = Path(tmp) / "run"
-        cmd = [
-            sys.executable, "-m", "bashgym", "run", "-s", "claude-code",
-            "--set", f"source.path={root}", "-k", "nemo-jsonl", "--out", str(out), "--fresh",
-        ]  # fmt: skip
+
+        def command(source: Path, out: Path) -> list[str]:
+            return [
+                sys.executable, "-m", "bashgym", "run", "-s", "claude-code",
+                "--set", f"source.path={source}", "-k", "nemo-jsonl", "--out", str(out), "--fresh",
+            ]  # fmt: skip
+
         home, work = Path(tmp) / "home", Path(tmp) / "work"  # cwd apart from the cache's
         home.mkdir(), work.mkdir()  # `bashgym/` folder, which `python -m bashgym` would import
         env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home),
@@ -128,9 +131,9 @@ def _run_command(root: Path) -> None:
         # builds the plugin index (it imports every plugin once) and the scrubber's caches
         # (Hyperscan databases, detect-secrets' table); a user's runs after their first find
         # them built
-        one = str(min(root.rglob("*.jsonl")))
-        warm = [*cmd[:7], f"source.path={one}", *cmd[8:11], str(Path(tmp) / "warm"), "--fresh"]
+        warm = command(min(root.rglob("*.jsonl")), Path(tmp) / "warm")
         subprocess.run(warm, capture_output=True, env=env, cwd=work, check=True)
+        cmd = command(root, out)
         usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.perf_counter()
         with tempfile.TemporaryFile() as err:
@@ -144,7 +147,7 @@ def _run_command(root: Path) -> None:
         manifest = json.loads((out / "nemo-jsonl" / "manifest.json").read_text())
         items = sum(manifest["counts"].values())
     cpu = usage.ru_utime + usage.ru_stime - usage0.ru_utime - usage0.ru_stime
-    peak = usage.ru_maxrss * 1024  # the largest child's (on a tiny corpus, the index build's)
+    peak = usage.ru_maxrss * 1024  # the largest child's (on a tiny corpus, the warm-up run's)
     print(json.dumps({"wall": wall, "cpu": cpu, "items": items, "peak": peak, "floor": 0,
                       "tree": tree}))  # fmt: skip
 
