@@ -4,6 +4,7 @@ plugin loaded before it can take the name over."""
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 from bashgym_cli import build_app
 from typer.testing import CliRunner
@@ -47,3 +48,20 @@ def test_a_sink_path_that_cannot_be_written_is_one_line_and_exit_1(bashgym_cli, 
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "/proc/no-such-dir" in errors[0], result.output
     assert "Traceback" not in result.output
+
+
+def test_the_summary_is_never_broken_at_80_columns_when_piped(bashgym_cli, tmp_path, monkeypatch):
+    """Piped (no terminal, 80 columns), the `done` line keeps its drop reasons on it and each
+    written path is whole on its line: a log is grepped and a path copied."""
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tmp_path / ("a-run-directory-deep-enough-to-pass-eighty-columns" * 2)
+    transcripts = Path(__file__).parents[4] / "examples" / "transcripts"
+    result = bashgym_cli(
+        "run", "-s", "claude-code", "--set", f"source.path={transcripts}",
+        "-k", "nemo-jsonl", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    done = next(line for line in lines if line.startswith("done "))
+    assert done.endswith("nemo-jsonl: trace did not succeed (api_error)"), done
+    assert f"  nemo-jsonl: {out / 'nemo-jsonl' / 'train.jsonl'}" in lines, lines
