@@ -540,6 +540,29 @@ def _url_password_check(secret: str) -> bool:
     return plausible(secret, NameClass("password")) or (secret.isalpha() and len(secret) >= 8)
 
 
+# A token as a URL's user with no password: a Sentry DSN (`https://<32 hex>@o1.ingest.sentry.io/2`),
+# a GitHub token in a clone URL (`https://<40 hex>@github.com/org/repo.git`). Here a bare hex
+# run is a key, not a commit SHA; a person's name or an email's local part is not random. Not
+# over SSH, where the user names an account or a job (`ssh://687fb7010294...@ssh.hf.jobs`) and a
+# key authenticates.
+_URL_TOKEN_USER = re.compile(
+    r"(?<![A-Za-z0-9+.\-])(?!(?:ssh|sftp|scp|git\+ssh|ssh\+git)://)[A-Za-z][A-Za-z0-9+.\-]{1,30}"
+    r"://(?P<s>[A-Za-z0-9_\-.~%]{20,})@(?=[A-Za-z0-9\[])",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def _url_token_user_check(secret: str) -> bool:
+    has_digit = any(c.isdigit() for c in secret)
+    has_letter = any(c.isalpha() for c in secret)
+    if not (has_digit and has_letter) or placeholder(secret):
+        return False
+    return _HEX_TOKEN.fullmatch(secret) is not None or looks_random(secret)
+
+
+_HEX_TOKEN = re.compile(r"[0-9a-f]{20,}|[0-9A-F]{20,}")
+
+
 _Q = r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)"|(?P<s3>[^\s'"-][^\s'"]*))"""
 _CLI = [
     # mysql -pS3cret (attached: `-p S3cret` would be a prompt and a database name)
@@ -668,6 +691,15 @@ def _structural_rules() -> list[Rule]:
             priority=55,
             min_unique=1,
             check=_url_password_check,
+        ),
+        Rule(
+            "api-key",
+            (_URL_TOKEN_USER,),
+            (Gate("://"),),
+            windowed=True,
+            group=True,
+            priority=55,
+            check=_url_token_user_check,
         ),
         Rule(
             "bearer-token",

@@ -164,6 +164,13 @@ _XOXE = "-".join(tok(f"team{i}", 12, "0123456789") for i in range(3)) + "-" + to
 TOKENS["slack-refresh-token"] = (f"files.example/img.png?t=xoxe-{_XOXE}&x=1", f"xoxe-{_XOXE}")
 TOKENS["softlayer-url"] = (f"GET https://api.softlayer.com/rest/v3.1/{_SL}/Account", _SL)
 TOKENS["sentry-user-token"] = (f"SENTRY_AUTH_TOKEN set: sntryu_{_SENTRY} ok", f"sntryu_{_SENTRY}")
+# a token as a URL's user with no password: a Sentry DSN's key, a token in a clone URL
+_DSN_KEY = tok("dsn-key", 32, HEX.lower())
+_CLONE_TOKEN = tok("clone-token", 40, HEX.lower())
+TOKENS["sentry-dsn"] = (f"SENTRY_DSN='https://{_DSN_KEY}@o4507.ingest.sentry.io/45'", _DSN_KEY)
+TOKENS["token-as-url-user"] = (
+    f"git clone https://{_CLONE_TOKEN}@github.com/org/app.git", _CLONE_TOKEN
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("name", TOKENS)
@@ -210,6 +217,11 @@ LEFT_ALONE = [
     "see https://api.softlayer.com/rest/v3/SoftLayer_Account/getObject.json",
     "BUNDLE_JOBS=4\nBUNDLE_PATH: vendor/bundle\nBUNDLE_GEMS__EXAMPLE__IO: ${GEM_CREDS}",
     'props.put("PAGE_TOKEN_TTL", "86400000000000");',
+    # a URL's user that names a person, an account or (over SSH) a job: not a credential
+    "git clone https://deploy-bot-2024-runner@git.example.com/app.git",
+    "mailto via https://firstname.lastname.1987@example.com/inbox",
+    "ssh://" + tok("job-id", 24, HEX.lower()) + "@ssh.hf.jobs",
+    "https://" + "x" * 32 + "@o0.ingest.sentry.io/0",
 ]
 
 
