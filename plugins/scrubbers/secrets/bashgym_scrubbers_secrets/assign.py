@@ -58,6 +58,10 @@ _GETTER = re.compile(r"(?:get|getattr|getenv|pop|setdefault|get_secret|getSecret
 _TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, `Type = x`
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
+# `setx NAME VALUE` (Windows), `setenv NAME VALUE` (csh, launchctl), `set -gx NAME VALUE` (fish)
+_SETENV = re.compile(
+    r"(?:^|[\s;&|(])(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*)[ \t]+\Z", re.I
+)
 _GO_DECL = re.compile(r"(?:^|[\s;{(])(?:var|const)[ \t]+\Z")  # Go `var NAME TYPE = VALUE`
 _GO_TYPE_SEP = re.compile(r"[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=(?![=~>])[ \t]*")
 _HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t]+\\?[\"']\Z")  # curl -H "Token: ..."
@@ -71,6 +75,11 @@ _VALUE = re.compile(
     |(?P<bare>(?:[^\s'"`;&,<>\\]|\\(?![nrt"'\\])|[;&,](?![ \t]*[A-Za-z_][\w.\- ]*=))+)""",
     re.X | re.M,
 )
+# Python's string prefixes: a bytes, unicode or f-string literal is the value (`b'...'`,
+# `f"token {x}"`); a raw string is nearly always a regex, so `r'...'` is not read. An f-string
+# that interpolates (`f"{user}:{password}"`) is code, not a value (`_INTERPOLATES`).
+_STRING_PREFIX = re.compile(r"[bBuUfF](?=[\"'])")
+_INTERPOLATES = re.compile(r"""[fF](["'])(?:(?!\1)[^\n])*\{""")
 _HEADER_VALUE = re.compile(
     r"""(?:\\?["'`])?(?:(?P<scheme>[A-Za-z][\w-]*)[ \t]+)?(?P<cred>[^\s'"`,;\\]+)"""
 )
@@ -101,6 +110,11 @@ _FLAG = re.compile(r"""(?:^|(?<=[\s'"`]))(?P<n>--?[A-Za-z][A-Za-z0-9_.\-]*)[ \t]
 _DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON text in a log)
     r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
 )
+_SETENV_NAME = re.compile(
+    r"(?:^|(?<=[\s;&|(]))(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*)[ \t]+"
+    r"(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+",
+    re.M | re.I,
+)
 _GO_VAR = re.compile(  # Go `var apiToken string = "..."` (the type between name and `=`)
     r"(?:^|(?<=[\s;{(]))(?:var|const)[ \t]+(?P<n>[A-Za-z_][\w\-]*)"
     r"(?=[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=)",
@@ -109,9 +123,9 @@ _GO_VAR = re.compile(  # Go `var apiToken string = "..."` (the type between name
 
 
 def flags(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
-    """A name, whitespace, a value: on the lines where a flag or ENV gate matched."""
+    """A name, whitespace, a value: on the lines where a flag, ENV or setenv gate matched."""
     for lo, hi in ctx.windows(gate_ids):
-        for pattern in (_FLAG, _DOCKER_ENV_NAME, _GO_VAR):
+        for pattern in (_FLAG, _DOCKER_ENV_NAME, _GO_VAR, _SETENV_NAME):
             for m in pattern.finditer(text, lo, hi):
                 kind = classify(m.group("n"))
                 if kind is not None:
@@ -137,7 +151,8 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
         if value is not None and value.group(1) == before:  # quoted alike, closed on the line
             m, pair = pair_match, True
     if m is None:
-        if name.startswith("-") or _DOCKER_ENV.search(text, max(0, lo - 40), lo):
+        window = max(0, lo - 40)
+        if name.startswith("-") or any(p.search(text, window, lo) for p in (_DOCKER_ENV, _SETENV)):
             m, flag = _FLAG_SEP.match(text, hi), True
         if m is None:
             return
@@ -152,6 +167,10 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
     pos = tag.end() if tag else pos
     if text[pos : pos + 2] in ('@"', "@'"):
         pos += 1  # C# and Objective-C string literals: @"..."
+    if _INTERPOLATES.match(text, pos):
+        return
+    prefix = _STRING_PREFIX.match(text, pos)
+    pos = prefix.end() if prefix else pos
     following = _NEXT_LINE_VALUE.match(text, pos)
     if following is not None and not flag:
         pos = following.end()
@@ -215,6 +234,10 @@ def read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
 
 def header_findings(text: str, pos: int, name: str = "") -> Iterable[Finding]:
     """`Authorization: <scheme> <credentials>`: the credentials, typed by the scheme."""
+    if _INTERPOLATES.match(text, pos):
+        return
+    prefix = _STRING_PREFIX.match(text, pos)
+    pos = prefix.end() if prefix else pos
     m = _HEADER_VALUE.match(text, pos)
     if m is None:
         return

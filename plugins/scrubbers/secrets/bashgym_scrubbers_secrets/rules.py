@@ -544,25 +544,40 @@ def _url_password_check(secret: str) -> bool:
 # a GitHub token in a clone URL (`https://<40 hex>@github.com/org/repo.git`). Here a bare hex
 # run is a key, not a commit SHA; a person's name or an email's local part is not random. Not
 # over SSH, where the user names an account or a job (`ssh://687fb7010294...@ssh.hf.jobs`) and a
-# key authenticates.
-_URL_TOKEN_USER = re.compile(
-    r"(?<![A-Za-z0-9+.\-])(?!(?:ssh|sftp|scp|git\+ssh|ssh\+git)://)[A-Za-z][A-Za-z0-9+.\-]{1,30}"
-    r"://(?P<s>[A-Za-z0-9_\-.~%]{20,})@(?=[A-Za-z0-9\[])",
-    re.ASCII | re.IGNORECASE,
-)
-
-
-def _url_token_user_check(secret: str) -> bool:
-    has_digit = any(c.isdigit() for c in secret)
-    has_letter = any(c.isalpha() for c in secret)
-    if not (has_digit and has_letter) or placeholder(secret):
-        return False
-    return _HEX_TOKEN.fullmatch(secret) is not None or looks_random(secret)
-
-
+# key authenticates. Read from each `://` (transcript lines are long: a regex that starts with
+# the scheme would be tried at every character of the line).
+_TOKEN_USER_AT = re.compile(r"(?P<s>[A-Za-z0-9_\-.~%]{20,})@(?=[A-Za-z0-9\[])", re.ASCII)
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+_SSH_SCHEMES = frozenset({"ssh", "sftp", "scp", "git+ssh", "ssh+git"})
 _HEX_TOKEN = re.compile(r"[0-9a-f]{20,}|[0-9A-F]{20,}")
 
 
+def url_token_users(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
+    last = -1
+    for p in ctx.positions(gate_ids):
+        i = text.find("://", max(0, p - 2), p + 3)  # a gate position lies inside its match
+        if i == -1 or i == last:
+            continue
+        last = i
+        m = _TOKEN_USER_AT.match(text, i + 3)
+        if m is None:
+            continue
+        j = i
+        while j > 0 and i - j < 32 and text[j - 1] in _SCHEME_CHARS:
+            j -= 1
+        scheme = text[j:i].lower()
+        if not scheme[:1].isalpha() or scheme in _SSH_SCHEMES:
+            continue
+        secret = m.group("s")
+        if not (any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)):
+            continue
+        if placeholder(secret):
+            continue
+        if _HEX_TOKEN.fullmatch(secret) is not None or looks_random(secret):
+            yield m.start("s"), m.end("s"), "api-key"
+
+
+_ECHO = r"""(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+|(["'])%s(?:\\n)?\1[ \t]+)?"""
 _Q = r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)"|(?P<s3>[^\s'"-][^\s'"]*))"""
 _CLI = [
     # mysql -pS3cret (attached: `-p S3cret` would be a prompt and a database name)
@@ -573,6 +588,17 @@ _CLI = [
     (("login",), r"login\b[^\n|;&]*?[ \t]-p[ \t]+" + _Q),
     # openssl -passin pass:SECRET / -passout / -pass
     (("pass:",), r"-pass(?:in|out)?[ \t]+['\"]?pass:(?P<s3>[^\s'\"]+)"),
+    # a password piped in: `echo SECRET | sudo -S ...`, `echo SECRET | ... --password-stdin`
+    (("sudo",), _ECHO + _Q + r"[ \t]*\|[ \t]*sudo[ \t][^\n|;&]*?-S\b"),
+    (("password-stdin",), _ECHO + _Q + r"[ \t]*\|[^\n|;&]*?--password-stdin"),
+    # ngrok config add-authtoken TOKEN, ngrok authtoken TOKEN
+    (("authtoken",), r"\bauthtoken[ \t]+" + _Q),
+    # HTTP basic auth in code: requests' `auth=("user", "PASSWORD")`, `HTTPBasicAuth("u", "P")`
+    (
+        ("auth", "BasicAuth"),
+        r"""(?:\bauth[ \t]*=[ \t]*\(|BasicAuth\()[ \t]*(["'])[^"'\n]*\1[ \t]*,[ \t]*"""
+        r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)")""",
+    ),
 ]
 
 
@@ -692,15 +718,7 @@ def _structural_rules() -> list[Rule]:
             min_unique=1,
             check=_url_password_check,
         ),
-        Rule(
-            "api-key",
-            (_URL_TOKEN_USER,),
-            (Gate("://"),),
-            windowed=True,
-            group=True,
-            priority=55,
-            check=_url_token_user_check,
-        ),
+        Rule("api-key", gates=(Gate("://"),), priority=55, finder=url_token_users),
         Rule(
             "bearer-token",
             (re.compile(r"(?i:bearer)[ \t]+(?P<s>[A-Za-z0-9\-._~+/]+=*)", re.ASCII),),
@@ -789,7 +807,7 @@ def _structural_rules() -> list[Rule]:
     rules.append(
         Rule("secret", gates=(NAME_GATE, QUOTED_PAIR_GATE), priority=40, finder=assignments)
     )
-    gates = (FLAG_GATE, ENV_GATE, GO_VAR_GATE)
+    gates = (FLAG_GATE, ENV_GATE, GO_VAR_GATE, SETENV_GATE)
     rules.append(Rule("secret", gates=gates, priority=40, finder=flags))
     rules.append(
         Rule("secret", gates=(COMPARED_GATE, BARE_QUOTED_GATE), priority=40, finder=compared)
@@ -832,6 +850,12 @@ BARE_QUOTED_GATE = Gate(
     caseless=True,
     words=NAME_GATES,
 )  # secret "...";  (no separator at all)
+SETENV_GATE = Gate(
+    rf"(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*"
+    r"[ \t]+[^\s=]",
+    caseless=True,
+    words=("setx", "setenv", "set"),
+)  # setx NAME VALUE, setenv NAME VALUE, fish's set -gx NAME VALUE
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,

@@ -100,6 +100,31 @@ SHAPES = {
         f'export BUNDLE_PKGS__EXAMPLE__IO="ci-bot:{LOWER[:16]}"',
         f"ci-bot:{LOWER[:16]}",
     ),
+    # Python string prefixes: the literal after `f`, `b` or `u` is the value
+    "python-f-string": (f'deploy_token = f"{MIXED}"', MIXED),
+    "python-bytes": (f"app.secret_key = b'{MIXED}'", MIXED),
+    "header-in-f-string": (f'headers = {{"Authorization": f"token {MIXED}"}}', MIXED),
+    # a password piped into the command that reads it
+    "echo-to-sudo": (
+        f"ssh ci@10.0.0.5 'echo {MIXED[:18]} | sudo -S systemctl restart app'",
+        MIXED[:18],
+    ),
+    "echo-to-password-stdin": (
+        f"echo '{MIXED}' | docker login ghcr.io -u ci --password-stdin",
+        MIXED,
+    ),
+    "printf-to-sudo": (f"printf '%s\\n' '{MIXED[:14]}' | sudo -S true", MIXED[:14]),
+    # a token as a positional argument, and NAME VALUE settings with no `=`
+    "ngrok-authtoken": (
+        f"ngrok config add-authtoken {MIXED}_{LOWER[:12]}",
+        f"{MIXED}_{LOWER[:12]}",
+    ),
+    "windows-setx": (f"setx DEPLOY_TOKEN {MIXED}", MIXED),
+    "fish-set-export": (f"set -gx DB_PASSWORD {MIXED[:16]}", MIXED[:16]),
+    "csh-setenv": (f"setenv API_TOKEN {LOWER}", LOWER),
+    # HTTP basic auth written in code
+    "requests-auth-tuple": (f'requests.get(url, auth=("ci-bot", "{MIXED[:14]}"))', MIXED[:14]),
+    "basic-auth-class": (f"HTTPBasicAuth('ci-bot', '{MIXED[:14]}')", MIXED[:14]),
 }
 
 
@@ -222,6 +247,16 @@ LEFT_ALONE = [
     "mailto via https://firstname.lastname.1987@example.com/inbox",
     "ssh://" + tok("job-id", 24, HEX.lower()) + "@ssh.hf.jobs",
     "https://" + "x" * 32 + "@o0.ingest.sentry.io/0",
+    # a raw string is a regex; an f-string that interpolates is code; a piped or set reference
+    "_TOKEN_RE = r'[A-Za-z0-9]{32}'\nsecret = r'(?P<key>[a-f0-9]{40})'",
+    'credentials = f"{username}:{password}@" if password else ""',
+    """return {"Authorization": f'Token token="{token}"'}""",
+    'echo "$DOCKER_TOKEN" | docker login ghcr.io -u ci --password-stdin',
+    "echo $SUDO_PASSWORD | sudo -S apt-get update",
+    "ngrok config add-authtoken $NGROK_AUTHTOKEN",
+    "set -x\nset -gx PATH $PATH /usr/local/bin\nsetx TOKEN_TTL 3600",
+    "set -gx API_KEY_FILE ~/.config/key\nset -gx SECRET_NAME prod-db-credentials",
+    'auth=("admin", password)\nauth=("user", os.environ["PW"])\nauth=("user", "password")',
 ]
 
 
