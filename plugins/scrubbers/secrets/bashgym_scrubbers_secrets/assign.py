@@ -58,9 +58,11 @@ _GETTER = re.compile(r"(?:get|getattr|getenv|pop|setdefault|get_secret|getSecret
 _TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, `Type = x`
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
-# `setx NAME VALUE` (Windows), `setenv NAME VALUE` (csh, launchctl), `set -gx NAME VALUE` (fish)
+# `setx NAME VALUE` (Windows), `setenv NAME VALUE` (csh, launchctl), `set -gx NAME VALUE` (fish),
+# `aws configure set NAME VALUE`
 _SETENV = re.compile(
-    r"(?:^|[\s;&|(])(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*)[ \t]+\Z", re.I
+    r"(?:^|[\s;&|(])(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set)[ \t]+\Z",
+    re.I,
 )
 _GO_DECL = re.compile(r"(?:^|[\s;{(])(?:var|const)[ \t]+\Z")  # Go `var NAME TYPE = VALUE`
 _GO_TYPE_SEP = re.compile(r"[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=(?![=~>])[ \t]*")
@@ -111,8 +113,8 @@ _DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON 
     r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
 )
 _SETENV_NAME = re.compile(
-    r"(?:^|(?<=[\s;&|(]))(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*)[ \t]+"
-    r"(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+",
+    r"(?:^|(?<=[\s;&|(]))(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set)[ \t]+"
+    r"(?P<n>[A-Za-z_][A-Za-z0-9_.]*)[ \t]+",
     re.M | re.I,
 )
 _GO_VAR = re.compile(  # Go `var apiToken string = "..."` (the type between name and `=`)
@@ -145,7 +147,7 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
         return  # `"Error fetching credentials:"`, `b'secret:'`: the end of a string
     if m is None and _GO_DECL.search(text, max(0, lo - 8), lo):
         m = _GO_TYPE_SEP.match(text, hi)  # var apiToken string = "..."
-    if m is None and before in "\"'`" and not _GETTER.search(text, max(0, lo - 25), lo - 1):
+    if m is None and before in "\"'`":
         pair_match = _QUOTED_PAIR.match(text, hi)  # define('DB_PASSWORD', '...')
         value = _QUOTED_PAIR_VALUE.match(text, pair_match.end()) if pair_match else None
         if value is not None and value.group(1) == before:  # quoted alike, closed on the line

@@ -28,6 +28,7 @@ from bashgym_scrubbers_secrets.names import (
     URL_PLACEHOLDERS,
     NameClass,
     basic_credentials,
+    classify,
     looks_random,
     placeholder,
     plausible,
@@ -579,7 +580,10 @@ def url_token_users(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Itera
 
 _ECHO = r"""(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+|(["'])%s(?:\\n)?\1[ \t]+)?"""
 _Q = r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)"|(?P<s3>[^\s'"-][^\s'"]*))"""
-_CLI = [
+_Q_IN_PARENS = (
+    r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)"|(?P<s3>[^\s'"()-][^\s'"()]*))"""  # $(... X)
+)
+_CLI: list[tuple[tuple[str | Gate, ...], str]] = [  # (gates: patterns or Gates, regex)
     # mysql -pS3cret (attached: `-p S3cret` would be a prompt and a database name)
     (("mysql", "mariadb"), r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?[ \t]-p" + _Q),
     (("sshpass",), r"sshpass[ \t]+-p[ \t]*" + _Q),
@@ -589,13 +593,63 @@ _CLI = [
     # openssl -passin pass:SECRET / -passout / -pass
     (("pass:",), r"-pass(?:in|out)?[ \t]+['\"]?pass:(?P<s3>[^\s'\"]+)"),
     # a password piped in: `echo SECRET | sudo -S ...`, `echo SECRET | ... --password-stdin`
-    (("sudo",), _ECHO + _Q + r"[ \t]*\|[ \t]*sudo[ \t][^\n|;&]*?-S\b"),
+    ((r"\|[ \t]*sudo[ \t]",), _ECHO + _Q + r"[ \t]*\|[ \t]*sudo[ \t][^\n|;&]*?-S\b"),
     (("password-stdin",), _ECHO + _Q + r"[ \t]*\|[^\n|;&]*?--password-stdin"),
     # ngrok config add-authtoken TOKEN, ngrok authtoken TOKEN
     (("authtoken",), r"\bauthtoken[ \t]+" + _Q),
+    # passwords as positional arguments or single-letter flags of admin tools
+    (
+        (r"gh[ \t]+secret[ \t]+set",),
+        r"\bgh[ \t]+secret[ \t]+set\b[^\n|;&]*?[ \t](?:--body|-b)(?:=|[ \t]+)" + _Q,
+    ),
+    (
+        ("htpasswd",),
+        r"\bhtpasswd[ \t]+(?:-[A-Za-z]+[ \t]+)*?-[A-Za-z]*b[A-Za-z]*[ \t]+"
+        r"(?:-[A-Za-z]+[ \t]+)*[^\s-]\S*[ \t]+[^\s-]\S*[ \t]+" + _Q,
+    ),
+    ((r"zip[ \t](?:[^\n]*[ \t])?-P[ \t]",), r"\bzip\b[^\n|;&]*?[ \t]-P[ \t]+" + _Q),
+    ((r"7za?[ \t](?:[^\n]*[ \t])?-p[^\s]",), r"\b7za?\b[^\n|;&]*?[ \t]-p" + _Q),
+    (
+        (r"mongo[a-z]*[ \t](?:[^\n]*[ \t])?-p[ \t]",),
+        r"\bmongo(?:sh|dump|restore|import|export|stat|top)?\b[^\n|;&]*?[ \t]-p[ \t]+" + _Q,
+    ),
+    (
+        (r"(?:sqlcmd|bcp|osql)[ \t](?:[^\n]*[ \t])?-P",),
+        r"\b(?:sqlcmd|bcp|osql)\b[^\n|;&]*?[ \t]-P[ \t]*" + _Q,
+    ),
+    ((r"ldap[a-z]+[ \t](?:[^\n]*[ \t])?-w[ \t]",), r"\bldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+" + _Q),
+    (
+        ("smbclient", "rpcclient", "smbmap"),
+        r"\b(?:smbclient|rpcclient|smbmap)\b[^\n|;&]*?[ \t]-U[ \t]+['\"]?[^\s%'\"]+%"
+        r"(?P<s3>[^\s'\"]+)",
+    ),
+    ((r"net[ \t]+user[ \t]",), r"\bnet[ \t]+user[ \t]+[^\s/]+[ \t]+" + _Q + r"(?=[ \t]+/)"),
+    ((r"passwd[ \t]+--stdin",), _ECHO + _Q + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?passwd[ \t]+--stdin"),
+    (
+        ("chpasswd",),
+        _ECHO + r"""(["']?)[^\s:'"]+:(?P<s3>[^\s'"]+)\2[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd""",
+    ),
+    (
+        (r"openssl[ \t]+passwd",),
+        r"\bopenssl[ \t]+passwd\b(?:[ \t]+-[A-Za-z0-9]+)*[ \t]+" + _Q_IN_PARENS,
+    ),
+    (("rabbitmqctl",), r"\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+" + _Q),
+    (("mysqladmin",), r"\bmysqladmin\b[^\n|;&]*?[ \t]password[ \t]+" + _Q),
+    (("requirepass", "masterauth"), r"\b(?:requirepass|masterauth)[ \t]+" + _Q),
+    (
+        (r"mc[ \t]+(?:alias[ \t]+set|config[ \t]+host)",),
+        r"\bmc[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+"
+        + _Q,
+    ),
+    # SQL: CREATE/ALTER USER ... IDENTIFIED BY 'x' (MySQL), IDENTIFIED WITH plugin BY 'x'
+    (
+        (Gate(r"identified[ \t]+(?:with[ \t]+[A-Za-z0-9_]+[ \t]+)?by[ \t]", caseless=True),),
+        r"(?i:identified)[ \t]+(?:(?i:with)[ \t]+\w+[ \t]+)?(?i:by)[ \t]+"
+        r"(?:'(?P<s1>[^'\n]+)'|\"(?P<s2>[^\"\n]+)\")",
+    ),
     # HTTP basic auth in code: requests' `auth=("user", "PASSWORD")`, `HTTPBasicAuth("u", "P")`
     (
-        ("auth", "BasicAuth"),
+        (r"auth[ \t]*=[ \t]*\(", r"BasicAuth\("),
         r"""(?:\bauth[ \t]*=[ \t]*\(|BasicAuth\()[ \t]*(["'])[^"'\n]*\1[ \t]*,[ \t]*"""
         r"""(?:'(?P<s1>[^'\n]+)'|"(?P<s2>[^"\n]+)")""",
     ),
@@ -636,6 +690,22 @@ def curl_credentials(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iter
                     yield pw_lo, pw_hi, "password"
             elif looks_random(user) or plausible(user, NameClass("secret")):
                 yield user_lo, user_hi, "api-key"  # `curl -u sk_test_...:`
+
+
+# Terraform: `variable "db_password" { ... default = "VALUE" }`: the name is the block's label.
+_TF_VARIABLE = re.compile(
+    r"""variable[ \t]+"(?P<n>[^"\n]{1,80})"[ \t]*\{(?:[^{}]|\{[^{}]*\})*?"""
+    r"""\bdefault[ \t]*=[ \t]*"(?P<s>[^"\n]+)(?=")""",
+    re.ASCII,
+)
+
+
+def terraform_defaults(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
+    for p in ctx.positions(gate_ids):
+        m = _TF_VARIABLE.match(text, text.rfind("variable", max(0, p - 8), p + 8))
+        kind = classify(m.group("n")) if m is not None else None
+        if m is not None and kind is not None and plausible(m.group("s"), kind):
+            yield m.start("s"), m.end("s"), kind.type
 
 
 # A Kubernetes Secret's `data:` / `stringData:` values are secrets whatever their keys are called
@@ -784,6 +854,9 @@ def _structural_rules() -> list[Rule]:
         Rule("password", gates=(Gate("curl"), Gate("wget")), priority=45, finder=curl_credentials)
     )
     rules.append(
+        Rule("secret", gates=(Gate(r'variable[ \t]+"'),), priority=42, finder=terraform_defaults)
+    )
+    rules.append(
         Rule(
             "secret",
             gates=(Gate("kind:[ \t]*[\"']?secret", caseless=True),),
@@ -796,7 +869,7 @@ def _structural_rules() -> list[Rule]:
             Rule(
                 "password",
                 (re.compile(pattern, re.ASCII),),
-                tuple(Gate(w) for w in words),
+                tuple(w if isinstance(w, Gate) else Gate(w) for w in words),
                 windowed=True,
                 group=True,
                 priority=45,
@@ -851,11 +924,12 @@ BARE_QUOTED_GATE = Gate(
     words=NAME_GATES,
 )  # secret "...";  (no separator at all)
 SETENV_GATE = Gate(
-    rf"(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*"
+    rf"(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set)[ \t]+[A-Za-z0-9_.]*"
+    rf"(?:{_W})[A-Za-z0-9_]*"
     r"[ \t]+[^\s=]",
     caseless=True,
-    words=("setx", "setenv", "set"),
-)  # setx NAME VALUE, setenv NAME VALUE, fish's set -gx NAME VALUE
+    words=("setx", "setenv", "set", "configure"),
+)  # setx NAME VALUE, setenv NAME VALUE, fish's set -gx NAME VALUE, aws configure set NAME VALUE
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,

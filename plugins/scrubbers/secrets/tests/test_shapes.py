@@ -125,6 +125,35 @@ SHAPES = {
     # HTTP basic auth written in code
     "requests-auth-tuple": (f'requests.get(url, auth=("ci-bot", "{MIXED[:14]}"))', MIXED[:14]),
     "basic-auth-class": (f"HTTPBasicAuth('ci-bot', '{MIXED[:14]}')", MIXED[:14]),
+    # admin tools that take the password as an argument or a one-letter flag
+    "gh-secret-body": (f'gh secret set DEPLOY_KEY --body "{MIXED}"', MIXED),
+    "aws-configure-set": (f"aws configure set profile.ci.aws_secret_access_key {MIXED}", MIXED),
+    "htpasswd-batch": (f"htpasswd -b -c /etc/nginx/.htpasswd admin {MIXED[:14]}", MIXED[:14]),
+    "zip-password": (f"zip -P {MIXED[:14]} backup.zip dump.sql", MIXED[:14]),
+    "7z-password": (f"7z a -p{MIXED[:14]} backup.7z data", MIXED[:14]),
+    "mongosh-password": (
+        f"mongosh -u admin -p {MIXED[:14]} --authenticationDatabase admin",
+        MIXED[:14],
+    ),
+    "sqlcmd-password": (f"sqlcmd -S localhost -U sa -P '{MIXED[:14]}' -Q 'SELECT 1'", MIXED[:14]),
+    "ldap-bind-password": (f"ldapsearch -x -D cn=admin,dc=ex -w {MIXED[:14]} -b dc=ex", MIXED[:14]),
+    "smbclient-user-password": (f"smbclient //fs/share -U admin%{MIXED[:14]}", MIXED[:14]),
+    "net-user-add": (f"net user deploy {MIXED[:14]} /add", MIXED[:14]),
+    "passwd-stdin": (f'echo "{MIXED[:14]}" | passwd --stdin deploy', MIXED[:14]),
+    "chpasswd": (f"echo 'deploy:{MIXED[:14]}' | sudo chpasswd", MIXED[:14]),
+    "openssl-passwd": (f"useradd -p $(openssl passwd -6 {MIXED[:14]}) deploy", MIXED[:14]),
+    "rabbitmq-add-user": (f"rabbitmqctl add_user admin {MIXED[:14]}", MIXED[:14]),
+    "mysqladmin-password": (f"mysqladmin -u root password '{MIXED[:14]}'", MIXED[:14]),
+    "redis-requirepass": (f"requirepass {MIXED[:20]}", MIXED[:20]),
+    "redis-masterauth": (f"masterauth {LOWER[:20]}", LOWER[:20]),
+    "minio-alias": (f"mc alias set local http://localhost:9000 admin {MIXED[:16]}", MIXED[:16]),
+    "sql-identified-by": (f"CREATE USER 'app'@'%' IDENTIFIED BY '{MIXED[:14]}';", MIXED[:14]),
+    # a default value under a secret's name, in code and in Terraform
+    "getenv-default": (f'API_KEY = os.getenv("API_KEY", "{MIXED}")', MIXED),
+    "terraform-variable-default": (
+        f'variable "db_password" {{\n  type    = string\n  default = "{MIXED[:16]}"\n}}',
+        MIXED[:16],
+    ),
 }
 
 
@@ -257,6 +286,11 @@ LEFT_ALONE = [
     "set -x\nset -gx PATH $PATH /usr/local/bin\nsetx TOKEN_TTL 3600",
     "set -gx API_KEY_FILE ~/.config/key\nset -gx SECRET_NAME prod-db-credentials",
     'auth=("admin", password)\nauth=("user", os.environ["PW"])\nauth=("user", "password")',
+    'variable "region" {\n  default = "us-east-1"\n}\nvariable "db_password" { sensitive = true }',
+    'variable "admin_password" { default = "${random_password.admin.result}" }',
+    'os.environ.get("AWS_SECRET_ACCESS_KEY", "minioadmin")\nos.getenv("API_KEY", "")',
+    "aws configure set default.region us-east-1\nnet user deploy\nzip -r backup.zip data",
+    "mongosh -u admin -p --authenticationDatabase admin\necho $PW | passwd --stdin deploy",
 ]
 
 
