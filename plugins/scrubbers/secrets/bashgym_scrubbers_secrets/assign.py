@@ -42,9 +42,10 @@ _SEP = re.compile(
     r"""(?:\\?["'`])?\]?(?:\[[0-9]*\])?
     (?:[ \t]*:[ \t]+[A-Za-z_][A-Za-z_\[\]., |]*?[0-9]{0,2}\]?[ \t]*(?==(?![=~>])))?
     [ \t]*(?::{1,3}=|[?.+]=|=>|[!=]==?|=(?![=~>])|:(?=[ \t]|\\?["'`])|:(?=[A-Za-z0-9+/_\-]{16})
-    |[ \t]-[ \t]+(?=\\?["'`]))[ \t]*""",
+    |[ \t]-[ \t]+(?=\\?["'`])|[ \t]*(?:\?\?|\|\|)(?=[ \t]*\\?["'`]))[ \t]*""",
     re.X,
-)  # `=`, `:=`, `::=`, `?=`, `.=`, `=>`, `==`, `!==`, `: ` or `:"`, `:TOKEN`, ` - 'value'`
+)  # `=`, `:=`, `::=`, `?=`, `.=`, `=>`, `==`, `!==`, `: ` or `:"`, `:TOKEN`, ` - 'value'`,
+#    a quoted fallback: `process.env.TOKEN ?? "..."`, `API_KEY || '...'`
 _QUOTED_PAIR = re.compile(r"""\\?["'`][ \t]*,[ \t]*(?=\\?["'`])""")
 _QUOTED_PAIR_VALUE = re.compile(r"""\\?(["'`])[^"'`\n]*\\?\1""")  # closed on the line
 _QUOTES = "\"'`"
@@ -59,11 +60,11 @@ _TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, 
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
 # `setx NAME VALUE` (Windows), `setenv NAME VALUE` (csh, launchctl), `set -gx NAME VALUE` (fish),
-# `aws configure set NAME VALUE`
-_SETENV = re.compile(
-    r"(?:^|[\s;&|(])(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set)[ \t]+\Z",
-    re.I,
+# `aws configure set NAME VALUE`, C's `#define NAME VALUE`
+SETENV_COMMANDS = (
+    r"(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set|#[ \t]*define)"
 )
+_SETENV = re.compile(r"(?:^|[\s;&|(])" + SETENV_COMMANDS + r"[ \t]+\Z", re.I)
 _GO_DECL = re.compile(r"(?:^|[\s;{(])(?:var|const)[ \t]+\Z")  # Go `var NAME TYPE = VALUE`
 _GO_TYPE_SEP = re.compile(r"[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=(?![=~>])[ \t]*")
 _HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t]+\\?[\"']\Z")  # curl -H "Token: ..."
@@ -113,7 +114,7 @@ _DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON 
     r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
 )
 _SETENV_NAME = re.compile(
-    r"(?:^|(?<=[\s;&|(]))(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set)[ \t]+"
+    r"(?:^|(?<=[\s;&|(]))" + SETENV_COMMANDS + r"[ \t]+"
     r"(?P<n>[A-Za-z_][A-Za-z0-9_.]*)[ \t]+",
     re.M | re.I,
 )
@@ -288,6 +289,38 @@ def compared(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Findi
                     yield m.start("s"), m.end("s"), kind.type
 
 
+# A setter or a builder that is handed the secret, as in `setApiKey("...")`, `set_password('...')`,
+# `withToken("...")`, `.apiKey("...")`. Free functions (`hash_password("...")`, `print("token")`)
+# are not read: their argument need not be the secret.
+_CALL = re.compile(r"""(?:\.|\b)(?P<call>[A-Za-z_]\w*)\([ \t]*(?=\\?["'`])""")
+_SETTER = re.compile(r"(?i:set|with)_?(?=[A-Za-z])")
+
+
+def calls(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
+    for lo, hi in ctx.windows(gate_ids):
+        for m in _CALL.finditer(text, lo, hi):
+            call = m.group("call")
+            setter = _SETTER.match(call)
+            if setter is None and text[m.start() : m.start() + 1] != ".":
+                continue
+            name = call[setter.end() :] if setter is not None else call
+            kind = classify(name)
+            if kind is None or (setter is None and not _SECRET_WORD_ONLY.fullmatch(name)):
+                continue  # `.get_token("...")`: a method about a token, not its value
+            found = read_value(text, m.end())
+            if found is not None and not found[2]:
+                value = text[found[0] : found[1]]
+                if plausible(value, kind, name=name):
+                    yield found[0], found[1], kind.type
+
+
+# a builder method that is only the secret's name: `.apiKey(`, `.password(`, `.clientSecret(`
+_SECRET_WORD_ONLY = re.compile(
+    r"(?i:api_?key|password|passwd|secret|client_?secret|token|access_?token|auth_?token"
+    r"|secret_?key|private_?key|access_?key)"
+)
+
+
 # Names and values written apart. Each regex's `n` group is the name, the value follows.
 _PAIRS = (
     # Kubernetes env / AWS tags / GitHub secrets: `name: X` + `value: Y` (next line or `,`)
@@ -300,6 +333,8 @@ _PAIRS = (
     # NuGet.config `<add key="ClearTextPassword" value="..." />`, appSettings (quotes may be
     # JSON-escaped: this runs on raw text too)
     re.compile(r"""key=\\?["'](?P<n>[^"'\\\n]+)\\?["'][ \t]+value=(?=\\?["'])"""),
+    # Java's XML properties `<entry key="password">...</entry>`
+    re.compile(r"""<entry[ \t]+key=\\?["'](?P<n>[^"'\\\n]+)\\?["'][ \t]*>"""),
 )
 _XML = re.compile(  # on one line, or the value on its own line between the tags
     r"<(?P<n>[A-Za-z_][\w.\-]*)(?:[ \t][^<>\n]*)?>(?:[ \t]*\r?\n[ \t]*)?"

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bashgym_scrubbers_secrets.assign import assignments, compared, flags, pairs
+from bashgym_scrubbers_secrets.assign import (
+    SETENV_COMMANDS,
+    assignments,
+    calls,
+    compared,
+    flags,
+    pairs,
+)
 from bashgym_scrubbers_secrets.names import (
     NAME_GATES,
     URL_PLACEHOLDERS,
@@ -692,6 +699,30 @@ def curl_credentials(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iter
                 yield user_lo, user_hi, "api-key"  # `curl -u sk_test_...:`
 
 
+# Session cookies: `Cookie: sessionid=...; csrftoken=...`, `Set-Cookie: session=...; HttpOnly`,
+# `curl --cookie "connect.sid=s%3A..."`. A session id is a login: whoever has it is the user.
+_COOKIE_HEADER = re.compile(
+    r"""(?:(?i:(?:set-)?cookie)\\?["']?[ \t]*:|--cookie(?:[ \t]+|=))[ \t]*\\?["']?""", re.ASCII
+)
+_COOKIE_PAIR = re.compile(r"[ \t]*(?P<n>[!#$%&*+\-.^_`|~0-9A-Za-z]{1,80})=(?P<s>[^;\s\"'\\,]*);?")
+_SESSION_NAME = re.compile(r"sess|(?:^|[._-])sid$|auth|token|jwt|remember|login", re.I)
+
+
+def session_cookies(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
+    for lo, hi in ctx.windows(gate_ids):
+        for header in _COOKIE_HEADER.finditer(text, lo, hi):
+            pos = header.end()
+            while (m := _COOKIE_PAIR.match(text, pos, hi)) is not None and m.end() > pos:
+                pos = m.end()
+                name, value = m.group("n"), m.group("s")
+                if not (_SESSION_NAME.search(name) or classify(name) is not None):
+                    continue
+                if len(value) < 16 or placeholder(value) or not any(c.isdigit() for c in value):
+                    continue
+                if _HEX_TOKEN.fullmatch(value) or looks_random(value) or "%" in value:
+                    yield m.start("s"), m.end("s"), "session-cookie"
+
+
 # Terraform: `variable "db_password" { ... default = "VALUE" }`: the name is the block's label.
 _TF_VARIABLE = re.compile(
     r"""variable[ \t]+"(?P<n>[^"\n]{1,80})"[ \t]*\{(?:[^{}]|\{[^{}]*\})*?"""
@@ -856,6 +887,8 @@ def _structural_rules() -> list[Rule]:
     rules.append(
         Rule("secret", gates=(Gate(r'variable[ \t]+"'),), priority=42, finder=terraform_defaults)
     )
+    cookie = Gate("cookie", caseless=True)
+    rules.append(Rule("session-cookie", gates=(cookie,), priority=42, finder=session_cookies))
     rules.append(
         Rule(
             "secret",
@@ -886,6 +919,7 @@ def _structural_rules() -> list[Rule]:
         Rule("secret", gates=(COMPARED_GATE, BARE_QUOTED_GATE), priority=40, finder=compared)
     )
     rules.append(Rule("secret", gates=(PAIR_GATE, XML_GATE), priority=35, finder=pairs))
+    rules.append(Rule("secret", gates=(CALL_GATE,), priority=35, finder=calls))
     return rules
 
 
@@ -895,11 +929,17 @@ def _structural_rules() -> list[Rule]:
 _W = "|".join(NAME_GATES)
 NAME_GATE = Gate(
     rf"""(?:{_W})[A-Za-z0-9_.\-]*(?:\\*["'`]|\]|\[[0-9]*)*(?:[ \t]|\\+t)*"""
-    r"""(?:[?.+!]?[:=]|-[ \t]+\\*["'`])""",
+    r"""(?:[?.+!]?[:=]|-[ \t]+\\*["'`]|(?:\?\?|\|\|)[ \t]*\\*["'`])""",
     caseless=True,
     words=NAME_GATES,
     tail=True,
-)  # a secret-looking name, then `=`, `:`, `:=`, `=>` (after a closing quote or bracket)
+)  # a secret-looking name, then `=`, `:`, `:=`, `=>` (after a closing quote or bracket), or a
+#    quoted fallback (`?? "..."`, `|| '...'`)
+CALL_GATE = Gate(
+    rf"""(?:set|with|\.)_?[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*\([ \t]*\\*["'`]""",
+    caseless=True,
+    needs=("(",),
+)  # setApiKey("..."), withToken("..."), .password("...")
 FLAG_GATE = Gate(
     rf"-[A-Za-z0-9_.\-]*(?:{_W})[A-Za-z0-9_.\-]*(?:[ \t]|\\+t)+[^\s-]", caseless=True
 )  # --password VALUE, -storepass VALUE
@@ -924,12 +964,12 @@ BARE_QUOTED_GATE = Gate(
     words=NAME_GATES,
 )  # secret "...";  (no separator at all)
 SETENV_GATE = Gate(
-    rf"(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set)[ \t]+[A-Za-z0-9_.]*"
-    rf"(?:{_W})[A-Za-z0-9_]*"
+    SETENV_COMMANDS + rf"[ \t]+[A-Za-z0-9_.]*(?:{_W})[A-Za-z0-9_]*"
     r"[ \t]+[^\s=]",
     caseless=True,
-    words=("setx", "setenv", "set", "configure"),
-)  # setx NAME VALUE, setenv NAME VALUE, fish's set -gx NAME VALUE, aws configure set NAME VALUE
+    words=("setx", "setenv", "set", "configure", "#"),
+)  # setx NAME VALUE, setenv NAME VALUE, fish's set -gx NAME VALUE, aws configure set NAME VALUE,
+#    #define NAME VALUE
 ENV_GATE = Gate(
     rf"(?:env|arg)[ \t]+[A-Za-z0-9_]*(?:{_W})[A-Za-z0-9_]*[ \t]+[^\s=]",
     caseless=True,

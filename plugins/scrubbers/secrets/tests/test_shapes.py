@@ -154,6 +154,18 @@ SHAPES = {
         f'variable "db_password" {{\n  type    = string\n  default = "{MIXED[:16]}"\n}}',
         MIXED[:16],
     ),
+    # C's #define, setters and builders, quoted fallbacks, Java's XML properties
+    "c-define": (f'#define API_KEY "{MIXED}"', MIXED),
+    "java-setter": (f'ds.setPassword("{MIXED[:14]}");', MIXED[:14]),
+    "sdk-setter": (f'client.setApiKey("{MIXED}");', MIXED),
+    "builder-method": (f'Client.builder().apiKey("{MIXED}").build()', MIXED),
+    "nullish-fallback": (f'const token = process.env.TOKEN ?? "{MIXED}";', MIXED),
+    "or-fallback": (f"const apiKey = process.env.API_KEY || '{MIXED}';", MIXED),
+    "xml-properties-entry": (f'<entry key="password">{MIXED[:14]}</entry>', MIXED[:14]),
+    # session cookies: whoever holds one is logged in
+    "cookie-header": (f"Cookie: _ga=GA1.2.1.17; sessionid={MIXED}; theme=dark", MIXED),
+    "set-cookie": (f"Set-Cookie: session={MIXED}; HttpOnly; Path=/", MIXED),
+    "curl-cookie": (f'curl --cookie "connect.sid=s%3A{MIXED}" https://app', f"s%3A{MIXED}"),
 }
 
 
@@ -291,6 +303,12 @@ LEFT_ALONE = [
     'os.environ.get("AWS_SECRET_ACCESS_KEY", "minioadmin")\nos.getenv("API_KEY", "")',
     "aws configure set default.region us-east-1\nnet user deploy\nzip -r backup.zip data",
     "mongosh -u admin -p --authenticationDatabase admin\necho $PW | passwd --stdin deploy",
+    # a free function's argument, a setter given a variable or a URL, a constant, an empty fallback
+    'digest = hash_password("correct-Horse-9")\nuser.setPassword(password)',
+    'client.setTokenUrl("https://auth.example.com/oauth/token")\n#define TOKEN_MAX 1024',
+    'const token = cached || "";\nconst secret = process.env.SECRET ?? null;',
+    # cookies that hold no session
+    "Set-Cookie: theme=dark; Path=/; Max-Age=31536000\nCookie: _ga=GA1.2.1234567890.1700000000",
 ]
 
 
