@@ -55,7 +55,6 @@ _ASSIGNMENT_START = re.compile(r"[A-Za-z_][\w.\-]*=")
 _COMPOUND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+")  # Base64-encoded
 _MODULE_LIKE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*")  # urllib2, os.path
 _TRUNCATED = re.compile(r"(?:\.\.\.|…)$")  # `ops_eyJzaWdu...`: a doc's cut-off example
-_GETTER = re.compile(r"(?:get|getattr|getenv|pop|setdefault|get_secret|getSecret)\(\s*\Z")
 _TYPE_CONTINUES = re.compile(r"[ \t]*(?:\|[ \t]|=(?!=)|\))")  # `Type | Other`, `Type = x`
 _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
