@@ -41,16 +41,18 @@ def embedded_command(
 
 
 def server_env() -> dict[str, str]:
-    """The server's environment: this process's, with OpenMP's threads told to sleep while
-    they wait (`OMP_WAIT_POLICY=PASSIVE`) unless the user set a policy.
+    """The server's environment: this process's, OpenMP's wait policy included as the user set
+    it (`OMP_WAIT_POLICY`), else OpenMP's own default (spin briefly, then sleep).
 
-    Why: llama-cpp-python's wheel is built with OpenMP, whose idle threads spin between one
-    token's graph and the next. On a machine shared with other work (a run's own pipeline,
-    judges, the user's editor) the spinning threads take the cores the work needs: one request
-    measured 58-113 s wall with spinning against 26 s passive on a busy 2-core box, 33-46 s
-    against 13 s of the server's CPU. A sleeping thread costs one wake-up per token when the
-    machine is idle (microseconds against tens of milliseconds a token)."""
-    return {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    Why not PASSIVE by default (tried): a passive thread sleeps at every barrier of every
+    token's graph, not once a token. On a quiet 2-core machine the embedded server made 19
+    tokens/s passive against 30 with OpenMP's default at one request, 33 against 59 at four
+    (bench/embedded_throughput.py), and the README's main job took 8:40 passive against 5:25,
+    with more CPU (14.6 against 10.5 minutes): the run's own process was not starved by the
+    spinning. Where the server shares the cores with much other work, as three pytest workers
+    do (the root conftest.py sets it for the suite), `OMP_WAIT_POLICY=PASSIVE` is the better
+    choice: one request there measured 26 s passive against 58-113 s spinning."""
+    return dict(os.environ)
 
 
 # --- the reference-counted share ---------------------------------------------------------------
