@@ -45,13 +45,13 @@ def server_env() -> dict[str, str]:
     it (`OMP_WAIT_POLICY`), else OpenMP's own default (spin briefly, then sleep).
 
     Why not PASSIVE by default (tried): a passive thread sleeps at every barrier of every
-    token's graph, not once a token. On a quiet 2-core machine the embedded server made 19
-    tokens/s passive against 30 with OpenMP's default at one request, 33 against 59 at four
-    (bench/embedded_throughput.py), and the README's main job took 8:40 passive against 5:25,
-    with more CPU (14.6 against 10.5 minutes): the run's own process was not starved by the
-    spinning. Where the server shares the cores with much other work, as three pytest workers
-    do (the root conftest.py sets it for the suite), `OMP_WAIT_POLICY=PASSIVE` is the better
-    choice: one request there measured 26 s passive against 58-113 s spinning."""
+    token's graph, not once a token. On a quiet 2-core machine the embedded server decoded 19
+    tokens/s passive against 26-30 with OpenMP's default at one request, 33 against 50-59 at
+    four (bench/embedded_throughput.py). The README's main job, mostly prompt processing, showed
+    no difference beyond its runs' own spread (0.13-0.15 s per output token either way). Where
+    the server shares the cores with much other work, as three pytest workers do (the root
+    conftest.py sets it for the suite), `OMP_WAIT_POLICY=PASSIVE` is the better choice: one
+    request there measured 26 s passive against 58-113 s spinning."""
     return dict(os.environ)
 
 
