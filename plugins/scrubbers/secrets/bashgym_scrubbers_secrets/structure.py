@@ -233,7 +233,9 @@ _TF_VARIABLE = re.compile(
 
 def terraform_defaults(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
     for p in ctx.positions(gate_ids):
-        m = _TF_VARIABLE.match(text, text.rfind("variable", max(0, p - 8), p + 8))
+        # a gate position lies inside its match (`variable`, spaces, a quote)
+        start = text.rfind("variable", max(0, p - 80), p + 8)
+        m = _TF_VARIABLE.match(text, start) if start != -1 else None
         kind = classify(m.group("n")) if m is not None else None
         if m is not None and kind is not None and plausible(m.group("s"), kind):
             yield m.start("s"), m.end("s"), kind.type
