@@ -60,10 +60,10 @@ _FLAG_SEP = re.compile(r"[ \t]+(?=[^\s-])")  # --password VALUE
 _DOCKER_ENV = re.compile(r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+\Z", re.M)  # Dockerfile ENV NAME VALUE
 # `setx NAME VALUE` (Windows), `setenv NAME VALUE` (csh, launchctl), `set -gx NAME VALUE` (fish),
 # `aws configure set NAME VALUE`, C's `#define NAME VALUE`
-SETENV_COMMANDS = (
+_SETENV_COMMANDS = (
     r"(?:setx|setenv|set[ \t]+-[A-Za-z]*[xU][A-Za-z]*|configure[ \t]+set|#[ \t]*define)"
 )
-_SETENV = re.compile(r"(?:^|[\s;&|(])" + SETENV_COMMANDS + r"[ \t]+\Z", re.I)
+_SETENV = re.compile(r"(?:^|[\s;&|(])" + _SETENV_COMMANDS + r"[ \t]+\Z", re.I)
 _GO_DECL = re.compile(r"(?:^|[\s;{(])(?:var|const)[ \t]+\Z")  # Go `var NAME TYPE = VALUE`
 _GO_TYPE_SEP = re.compile(r"[ \t]+\*?(?:\[\])?[A-Za-z_][\w.]*[ \t]*=(?![=~>])[ \t]*")
 _HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t]+\\?[\"']\Z")  # curl -H "Token: ..."
@@ -82,6 +82,17 @@ _VALUE = re.compile(
 # that interpolates (`f"{user}:{password}"`) is code, not a value (`_INTERPOLATES`).
 _STRING_PREFIX = re.compile(r"[bBuUfF](?=[\"'])")
 _INTERPOLATES = re.compile(r"""[fF](["'])(?:(?!\1)[^\n])*\{""")
+
+
+def _literal_start(text: str, pos: int) -> int | None:
+    """Where the value at `pos` starts, past a Python string prefix; None for an f-string that
+    interpolates."""
+    if _INTERPOLATES.match(text, pos):
+        return None
+    prefix = _STRING_PREFIX.match(text, pos)
+    return prefix.end() if prefix else pos
+
+
 _HEADER_VALUE = re.compile(
     r"""(?:\\?["'`])?(?:(?P<scheme>[A-Za-z][\w-]*)[ \t]+)?(?P<cred>[^\s'"`,;\\]+)"""
 )
@@ -113,7 +124,7 @@ _DOCKER_ENV_NAME = re.compile(  # at a line start, or after a `\n` escape (JSON 
     r"(?:^|\\n)[ \t]*(?:ENV|ARG)[ \t]+(?P<n>[A-Za-z_][A-Za-z0-9_]*)[ \t]+", re.M
 )
 _SETENV_NAME = re.compile(
-    r"(?:^|(?<=[\s;&|(]))" + SETENV_COMMANDS + r"[ \t]+"
+    r"(?:^|(?<=[\s;&|(]))" + _SETENV_COMMANDS + r"[ \t]+"
     r"(?P<n>[A-Za-z_][A-Za-z0-9_.]*)[ \t]+",
     re.M | re.I,
 )
@@ -169,10 +180,10 @@ def value_after(text: str, lo: int, hi: int, name: str, kind: NameClass) -> Iter
     pos = tag.end() if tag else pos
     if text[pos : pos + 2] in ('@"', "@'"):
         pos += 1  # C# and Objective-C string literals: @"..."
-    if _INTERPOLATES.match(text, pos):
+    start = _literal_start(text, pos)
+    if start is None:
         return
-    prefix = _STRING_PREFIX.match(text, pos)
-    pos = prefix.end() if prefix else pos
+    pos = start
     following = _NEXT_LINE_VALUE.match(text, pos)
     if following is not None and not flag:
         pos = following.end()
@@ -236,10 +247,10 @@ def read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
 
 def header_findings(text: str, pos: int, name: str = "") -> Iterable[Finding]:
     """`Authorization: <scheme> <credentials>`: the credentials, typed by the scheme."""
-    if _INTERPOLATES.match(text, pos):
+    start = _literal_start(text, pos)
+    if start is None:
         return
-    prefix = _STRING_PREFIX.match(text, pos)
-    pos = prefix.end() if prefix else pos
+    pos = start
     m = _HEADER_VALUE.match(text, pos)
     if m is None:
         return
@@ -293,6 +304,11 @@ def compared(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Findi
 # are not read: their argument need not be the secret.
 _CALL = re.compile(r"""(?:\.|\b)(?P<call>[A-Za-z_]\w*)\([ \t]*(?=\\?["'`])""")
 _SETTER = re.compile(r"(?i:set|with)_?(?=[A-Za-z])")
+# a builder method that is only the secret's name: `.apiKey(`, `.password(`, `.clientSecret(`
+_SECRET_WORD_ONLY = re.compile(
+    r"(?i:api_?key|password|passwd|secret|client_?secret|token|access_?token|auth_?token"
+    r"|secret_?key|private_?key|access_?key)"
+)
 
 
 def calls(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]:
@@ -311,13 +327,6 @@ def calls(text: str, ctx: Context, gate_ids: Sequence[int]) -> Iterable[Finding]
                 value = text[found[0] : found[1]]
                 if plausible(value, kind, name=name):
                     yield found[0], found[1], kind.type
-
-
-# a builder method that is only the secret's name: `.apiKey(`, `.password(`, `.clientSecret(`
-_SECRET_WORD_ONLY = re.compile(
-    r"(?i:api_?key|password|passwd|secret|client_?secret|token|access_?token|auth_?token"
-    r"|secret_?key|private_?key|access_?key)"
-)
 
 
 # Names and values written apart. Each regex's `n` group is the name, the value follows.

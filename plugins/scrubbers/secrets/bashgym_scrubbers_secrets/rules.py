@@ -21,13 +21,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bashgym_scrubbers_secrets.assign import (
-    assignments,
-    calls,
-    compared,
-    flags,
-    pairs,
-)
+from bashgym_scrubbers_secrets.assign import assignments, calls, compared, flags, pairs
 from bashgym_scrubbers_secrets.names import (
     NAME_GATES,
     basic_credentials,
