@@ -368,8 +368,9 @@ def main() -> None:
     tasks = make_tasks(args.tasks, args.seed)
     train = write_tasks([t for t in tasks if t["split"] == "train"], root / "train.jsonl")
     held = write_tasks([t for t in tasks if t["split"] == "held-out"], root / "held.jsonl")
-    calibration = [t for t in tasks if t["split"] == "calibration"]
-    calib = write_tasks(calibration, root / "calibration.jsonl")
+    calib = write_tasks(
+        [t for t in tasks if t["split"] == "calibration"], root / "calibration.jsonl"
+    )
     args.template = write_template(tasks, root / "template")
     teacher = start_teacher(tasks)
     figures: dict[str, Any] = {
