@@ -7,8 +7,10 @@ import json
 from bashgym import hookimpl
 from bashgym.contracts import RunContext
 from bashgym.events import (
+    Counted,
     EventBus,
     Note,
+    Reported,
     RowDropped,
     RowsGenerated,
     SinkWrote,
@@ -66,6 +68,24 @@ def test_the_bus_appends_redacted_events_that_read_back(tmp_path):
     events = read_events(path)
     assert [type(e).__name__ for e in events] == ["Note", "RowsGenerated"]
     assert events[0].text == "key [REDACTED] leaked" == seen[0].text
+
+
+def test_the_bus_redacts_every_text_field_not_only_free_text(tmp_path):
+    """Ids, count names, paths and plugins' sections come from the data too (a file named after
+    a token, an attachment type a transcript made up): none reaches events.jsonl or the tally."""
+    path = tmp_path / "events.jsonl"
+    seen = []
+    bus = EventBus(path, redact=lambda text: text.replace("sk-secret", "[REDACTED]"))
+    bus.subscribe(seen.append)
+    bus.emit(RowDropped(by="judge sk-secret", reason="r", row_id="/p/sk-secret.jsonl"))
+    bus.emit(Counted(what="source.attachments.sk-secret", n=2))
+    bus.emit(SinkWrote(sink="parquet", rows=1, paths=["/out/sk-secret/data.parquet"]))
+    bus.emit(Reported(section="mine", data={"sk-secret": [1, "sk-secret", {"k": "sk-secret"}]}))
+    bus.close()
+    assert "sk-secret" not in path.read_text()
+    assert "sk-secret" not in repr(seen)
+    assert seen[1].what == "source.attachments.[REDACTED]" and seen[1].n == 2
+    assert seen[3].data == {"[REDACTED]": [1, "[REDACTED]", {"k": "[REDACTED]"}]}
 
 
 class Recorder:

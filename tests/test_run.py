@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
+import string
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from bashgym import hookimpl
-from bashgym.contracts import Judge, Source
+from bashgym.contracts import InputError, Judge, Source
 from bashgym.events import read_events
 
 
@@ -265,6 +267,37 @@ def test_a_crash_leaves_run_json_with_the_error(bashgym_cli, bashgym_env, regist
         bashgym_cli("run", "-s", "boom", "-k", "parquet", "--out", out)
     run = read_run(out)
     assert run["status"] == "failed" and run["error"] == "RuntimeError: disk on fire"
+
+
+class LeakySource(Source):
+    """Names a token where a user would not look: a count, a drop's row id, an error."""
+
+    token = "ghp_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in "x" * 36)
+
+    def open(self, options, run):
+        run.count(f"source.attachments.{self.token}")
+        run.drop("unreadable", row_id=f"/data/{self.token}/session.jsonl")
+        raise InputError(f"source: nothing matches '/data/{self.token}/*.jsonl'")
+
+
+def test_a_failed_run_says_its_error_redacted_everywhere(bashgym_cli, bashgym_env, register_plugin):
+    class P:
+        @hookimpl
+        def register_sources(self, register):
+            register("leaky", LeakySource())
+
+    register_plugin(P(), "leaky-plugin")
+    out = bashgym_env.workdir / "leaky"
+    result = bashgym_cli("run", "-s", "leaky", "-k", "parquet", "--out", out)
+    assert result.exit_code == 2, result.output
+    token = LeakySource.token
+    assert "nothing matches '/data/[REDACTED:github-token]/*.jsonl'" in result.output
+    assert token not in result.output
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert token.encode() not in path.read_bytes(), path
+    run = read_run(out)
+    assert run["status"] == "failed" and "[REDACTED:github-token]" in run["error"]
 
 
 class NoisySource(Source):

@@ -251,8 +251,11 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             except BaseException as exc:
                 interrupted = isinstance(exc, KeyboardInterrupt)
                 status = "interrupted" if interrupted else "failed"
+                if redact and len(exc.args) == 1 and isinstance(exc.args[0], str):
+                    exc.args = (redact(exc.args[0]),)  # what the terminal prints, too
                 why = str(exc) or "Ctrl-C"
                 error = why if interrupted else f"{type(exc).__name__}: {exc}"
+                error = redact(error) if redact else error
                 run.emit(ev.RunFinished(status=status, error=error))
                 finish(recorder, host, run, status=status, error=error,
                        extra=_extra(engine, generated))  # fmt: skip
@@ -381,13 +384,6 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame([{**row, TRACE_COLUMN: None} for row in rows])  # (the column's place)
     frame[TRACE_COLUMN] = pd.Series([row.get(TRACE_COLUMN) for row in rows], dtype=object)
     return frame
-
-
-def read_source(step: Step, run: RunContext) -> pd.DataFrame:
-    """Source output as one DataFrame (for steps that need every row at once)."""
-    import pandas as pd
-
-    return pd.concat(list(source_batches(step, run)), ignore_index=True)
 
 
 def apply_judges(

@@ -1,7 +1,7 @@
 """A run's typed events, the log they are appended to, and the tally every count comes from.
 
 `run.emit(event)` is the one path for every count, drop, token and task: the bus appends it to
-`events.jsonl` (free text redacted), then hands it to the Tally (what run.json and the terminal
+`events.jsonl` (its text redacted), then hands it to the Tally (what run.json and the terminal
 say), run.json's writer and `on_event`. Nothing else keeps a count, so they cannot disagree.
 """
 
@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -22,7 +22,6 @@ from bashgym.records import Usage
 
 class Event(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    free_text: ClassVar[tuple[str, ...]] = ()  # fields that may carry user data: redacted
     type: str
     at: float = Field(default_factory=time.time)
 
@@ -35,7 +34,6 @@ class RunStarted(Event):
 
 
 class RunFinished(Event):
-    free_text: ClassVar[tuple[str, ...]] = ("error",)
     type: Literal["run_finished"] = "run_finished"
     status: str
     error: str | None = None
@@ -64,7 +62,6 @@ class RowsGenerated(Event):
 
 
 class RowDropped(Event):
-    free_text: ClassVar[tuple[str, ...]] = ("reason",)
     type: Literal["row_dropped"] = "row_dropped"
     by: str = ""
     reason: str
@@ -108,14 +105,12 @@ class TaskStarted(Event):
 
 
 class TaskOutput(Event):
-    free_text: ClassVar[tuple[str, ...]] = ("text",)
     type: Literal["task_output"] = "task_output"
     task_id: str
     text: str
 
 
 class TaskFinished(Event):
-    free_text: ClassVar[tuple[str, ...]] = ("reason",)
     type: Literal["task_finished"] = "task_finished"
     task_id: str
     status: str
@@ -147,7 +142,6 @@ class Reported(Event):
 
 
 class Note(Event):
-    free_text: ClassVar[tuple[str, ...]] = ("text",)
     type: Literal["note"] = "note"
     text: str
 
@@ -175,9 +169,20 @@ def read_events(path: Path) -> list[Event]:
 Subscriber = Callable[[Event], None]
 
 
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value`'s text redacted, inside lists and dicts too (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {_redacted(k, redact): _redacted(v, redact) for k, v in value.items()}
+    return value
+
+
 class EventBus:
     """Appends each event to `path` and hands it to every subscriber, in order, under a lock
-    (runners report from worker threads). `redact` scrubs the events' free text first."""
+    (runners report from worker threads). `redact` scrubs every text field of an event first."""
 
     def __init__(self, path: Path | None = None, redact: Callable[[str], str] | None = None):
         self.subscribers: list[Subscriber] = []
@@ -193,11 +198,10 @@ class EventBus:
         self.subscribers.append(subscriber)
 
     def emit(self, event: Event) -> None:
-        if self.redact is not None and event.free_text:
-            fields = {k: getattr(event, k) for k in event.free_text}
-            event = event.model_copy(
-                update={k: self.redact(v) for k, v in fields.items() if isinstance(v, str)}
-            )
+        if self.redact is not None:  # every text field: ids, paths and names come from the data
+            text = (str, list, dict)
+            update = {k: _redacted(v, self.redact) for k, v in event if isinstance(v, text)}
+            event = event.model_copy(update=update)
         with self._lock:
             if self._file is not None:
                 self._file.write(event.model_dump_json() + "\n")

@@ -1,13 +1,13 @@
 """The orchestrator's own events, beside the kernel's `task_started` / `task_finished`.
 
 They go through `run.emit` like every event, so events.jsonl, `orchestrate status`, the live
-table and an API server's stream all read the same facts; nothing keeps a second count. Free
-text (reasons, output) is listed in `free_text`, so the bus redacts secrets from it.
+table and an API server's stream all read the same facts; nothing keeps a second count. The
+bus redacts secrets from every text field (reasons, output, ids) before anything reads them.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -40,7 +40,6 @@ class TaskCompleted(Event):
 class TaskFailed(Event):
     """An attempt failed; `final` when no retry is left (the task is then `failed`)."""
 
-    free_text: ClassVar[tuple[str, ...]] = ("reason",)
     type: Literal["task_failed"] = "task_failed"
     task_id: str
     attempt: int
@@ -53,7 +52,6 @@ class TaskBlocked(Event):
     """A task that will not run because a task it depends on failed, conflicted or was
     never run (the budget), or because the job's budget left nothing for it."""
 
-    free_text: ClassVar[tuple[str, ...]] = ("reason",)
     type: Literal["task_blocked"] = "task_blocked"
     task_id: str
     reason: str
@@ -63,7 +61,6 @@ class TaskBlocked(Event):
 class WorkerOutput(Event):
     """Output of what the orchestrator ran around a worker: setup, check, commit."""
 
-    free_text: ClassVar[tuple[str, ...]] = ("text",)
     type: Literal["worker_output"] = "worker_output"
     task_id: str
     stage: str
@@ -84,7 +81,6 @@ class MergeResult(Event):
 class VerifyResult(Event):
     """The spec's `verify` command on the integration worktree."""
 
-    free_text: ClassVar[tuple[str, ...]] = ("output",)
     type: Literal["verify_result"] = "verify_result"
     command: str
     ok: bool

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from bashgym_designer.designer import make_designer, prepare_environment
 from bashgym_designer.rounds import assemble
+from bashgym_work_rounds import requested_records
 
 from bashgym.contracts import InputError, RunContext, Scrubbing, open_models
-from bashgym.engine import open_scrubbing, read_source
-from bashgym_work_rounds import requested_records
+from bashgym.engine import open_scrubbing, source_batches
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, Step, resolve
 
 if TYPE_CHECKING:
@@ -140,7 +140,9 @@ def read_seed(
     pipeline = resolved.pipeline
     assert pipeline is not None
     if resolved.source is not None:
-        seed = read_source(resolved.source, run)
+        import pandas as pd  # (only where a source is read: see the module's imports)
+
+        seed = pd.concat(list(source_batches(resolved.source, run)), ignore_index=True)
         if len(seed) == 0:
             raise InputError(f"source {resolved.source.name!r} produced no rows")
         return seed, f"source {resolved.source.name}"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from bashgym.contracts import Route
 from bashgym.events import Event
@@ -31,7 +31,6 @@ SUMMARY_CHARS = 1500  # of the failed attempt's answer and check output, in the 
 class TaskRouted(Event):
     """A router's decision for one attempt of a task, and why."""
 
-    free_text: ClassVar[tuple[str, ...]] = ("reason",)
     type: Literal["task_routed"] = "task_routed"
     task_id: str
     executor: str
