@@ -9,9 +9,12 @@ from typing import Literal
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from bashgym_split.arrow import Typed, arrow_table, concat, note
 from pydantic import Field
 
 from bashgym.contracts import Options, RunContext, Sink, SinkStream, Written
+
+NAME = "parquet"
 
 
 class ParquetOptions(Options):
@@ -29,15 +32,20 @@ class ParquetSink(Sink[ParquetOptions]):
     """Parquet, one file or shards, readable by pyarrow, pandas and `datasets`."""
 
     def stream(self, options: ParquetOptions, run: RunContext, output_format: str) -> SinkStream:
-        return ArrowBatches(lambda table: self.write_table(table, options, run))
+        return ArrowBatches(lambda typed: self.write_table(typed, options, run))
 
     def write(
         self, dataset: pd.DataFrame, options: ParquetOptions, run: RunContext, output_format: str
     ) -> Written:
-        return self.write_table(pa.Table.from_pandas(dataset, preserve_index=False), options, run)
+        return self.write_table(arrow_table(dataset), options, run)
 
-    def write_table(self, table: pa.Table, options: ParquetOptions, run: RunContext) -> Written:
-        table = portable(table)
+    def write_table(self, typed: Typed, options: ParquetOptions, run: RunContext) -> Written:
+        """Write the table; a column stored as text because Arrow could not type its values
+        (`bashgym_split.arrow`) is named in a run note, so a reader knows to parse it."""
+        said = note(NAME, typed.converted)
+        if said:
+            run.note(said)
+        table = portable(typed.table)
         compression = None if options.compression == "none" else options.compression
         if options.shard_rows is None:
             target = Path(options.path) if options.path else run.run_dir / "data.parquet"
@@ -61,20 +69,21 @@ class ArrowBatches(SinkStream):
     """Each batch kept as an Arrow table (its strings in Arrow buffers: about their bytes, where
     the DataFrame's Python strings take several times that) and written as one table at the end.
     Why not a ParquetWriter per row group: the file's schema is fixed by its first batch, and a
-    column that is all null there (a field no early row has) would refuse every later value."""
+    column that is all null there (a field no early row has) would refuse every later value,
+    and one of text there and numbers later must become text in every batch (`concat`)."""
 
-    def __init__(self, write: Callable[[pa.Table], Written]) -> None:
+    def __init__(self, write: Callable[[Typed], Written]) -> None:
         self.write_table = write
-        self.tables: list[pa.Table] = []
+        self.tables: list[Typed] = []
 
     def add(self, batch: pd.DataFrame) -> None:
-        self.tables.append(pa.Table.from_pandas(batch, preserve_index=False))
+        self.tables.append(arrow_table(batch))
 
     def close(self) -> Written:
-        tables = [t for t in self.tables if t.num_columns] or self.tables[:1]
+        tables = [t for t in self.tables if t.table.num_columns] or self.tables[:1]
         if not tables:
-            return self.write_table(pa.table({}))
-        return self.write_table(pa.concat_tables(tables, promote_options="permissive"))
+            return self.write_table(Typed(pa.table({}), []))
+        return self.write_table(concat(tables))
 
     def discard(self) -> None:
         self.tables = []
