@@ -376,6 +376,16 @@ def test_map_flag_renames_source_columns(bashgym_cli, bashgym_env, tasks_csv):
     assert json.loads((out / "x" / "run.json").read_text())["status"] == "failed"
 
 
+@pytest.mark.parametrize("pair", ["=question", "prompt=", "prompt", " =x"])
+def test_a_map_without_both_names_is_refused(bashgym_cli, bashgym_env, tasks_csv, pair):
+    """`--map =question` once wrote a column named ''; nothing runs with a half-given pair."""
+    out = bashgym_env.workdir / "m"
+    args = ["-s", "files", "-k", "parquet", "--set", f"source.path={tasks_csv}"]
+    result = bashgym_cli("run", *args, "--map", pair, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert "write NEW=OLD" in result.output and not out.exists()
+
+
 def test_scrubbing_on_without_its_scrubber_refuses_to_write(bashgym_cli, repo, monkeypatch):
     monkeypatch.chdir(repo)
     monkeypatch.setenv("BASHGYM_SCRUB__SCRUBBERS", '["not-installed"]')

@@ -304,6 +304,10 @@ def resolve_spec(
     with its `--plugin`s, every name and option checked by `resolver`. A mistake in any of them
     is one red line and exit 2; plugins that failed to load are warned about and the command
     goes on without them."""
+    for pair in maps or []:
+        new, eq, old = pair.partition("=")
+        if not (new.strip() and eq and old.strip()):
+            raise fail(f"--map {pair!r}: write NEW=OLD, both names given (--map prompt=question)")
     try:
         spec = build()
         host = run_host(spec)
