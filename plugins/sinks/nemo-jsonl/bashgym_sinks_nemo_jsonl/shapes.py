@@ -28,6 +28,7 @@ ROLES = ("system", "user", "assistant", "tool")
 Line = dict[str, Any]
 INFERRED = "__inferred_tools__"
 NEGATIVE = "__negative__"  # a line of a trace that did not succeed: the sink writes it apart
+SUBAGENT = "__subagent__"  # a subagent's own line (`include_subagents`): the manifest counts it
 
 
 class Invalid(ValueError):
@@ -332,7 +333,8 @@ def trace_lines(
     A trace that did not succeed (`failed`: the executor's status, else the trace's own
     outcome) is no SFT target unless `success_only` is off: it is dropped with its reason,
     and its line comes back marked NEGATIVE when `negatives` is on (a DPO rejected answer).
-    An outcome that says nothing (`success` None) is not a failure."""
+    An outcome that says nothing (`success` None) is not a failure. A subagent's line comes
+    back marked SUBAGENT: it is a line more than the rows given, which the counts must say."""
     try:
         trace = trace_from_row(row)
     except (ValidationError, ValueError, TypeError):
@@ -355,6 +357,8 @@ def trace_lines(
             if not options.negatives:
                 continue
             line[NEGATIVE] = True
+        if current is not trace:
+            line[SUBAGENT] = True
         yield line
 
 
@@ -372,11 +376,8 @@ def chat_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
 
 
 def rows_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
-    prompt, response = plain(row.get(options.prompt_field)), plain(row.get(options.response_field))
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise Invalid("rows: empty prompt")
-    if not isinstance(response, str) or not response.strip():
-        raise Invalid("rows: empty response")
+    prompt = cell_text(row.get(options.prompt_field), "prompt")
+    response = cell_text(row.get(options.response_field), "response")
     system = plain(row.get("system_prompt"))
     messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
     return sft_line(
@@ -386,6 +387,31 @@ def rows_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
         system_prompt=system if isinstance(system, str) else None,
         with_tools=False,
     )
+
+
+def cell_text(value: Any, what: str) -> str:
+    """A prompt or response cell as the text a turn holds, else `Invalid` with the true cause.
+
+    A math Q&A file's answers are numbers (pandas reads `4` as an int, `2.5` as a float), and
+    they are as much an answer as text, so a number is written as its text: an int as `4`, a
+    float with no fraction as an int (`4.0` -> `4`: pandas makes every int of a column with a
+    missing cell a float, and the file said `4`; a file that really says `4.0` loses its `.0`),
+    any other float by Python's shortest repr (`2.5`), a bool as JSON writes it (`true`). Empty
+    (missing, NaN, blank text) and not text at all (an object or a list) are different causes,
+    and a user fixes each differently, so each is its own reason."""
+    value = plain(value)
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    elif isinstance(value, int):
+        value = str(value)
+    elif isinstance(value, float):
+        exact = value.is_integer() and abs(value) < 2**53  # past that, int text overstates
+        value = str(int(value)) if exact else repr(float(value))  # not `np.float64(2.5)`
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise Invalid(f"rows: empty {what}")
+    if not isinstance(value, str):
+        raise Invalid(f"rows: {what} is not text")
+    return value
 
 
 # --- preference pairs ----------------------------------------------------------------------------

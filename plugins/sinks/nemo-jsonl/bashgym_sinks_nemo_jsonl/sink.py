@@ -31,6 +31,7 @@ from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.shapes import (
     INFERRED,
     NEGATIVE,
+    SUBAGENT,
     Invalid,
     Line,
     chat_line,
@@ -40,6 +41,7 @@ from bashgym_sinks_nemo_jsonl.shapes import (
 )
 
 NAME = "nemo-jsonl"
+BY = f"sink {NAME}"  # who drops, as every sink says it (`sink atif`): the report's stage
 FILES = {"train": "train.jsonl", "validation": "val.jsonl"}
 NEGATIVES = "negatives.jsonl"  # failed traces' lines: never SFT targets, kept for DPO rejected
 DROP_EXAMPLES = 5
@@ -161,14 +163,15 @@ class NemoJsonlStream(SinkStream):
             record = _Record(key, side, score(key, self.seed), out.lines[file])
             for item in lines_of(row, self.shape or "rows", options):
                 if isinstance(item, Invalid):
-                    reason = f"{NAME}: {item}"  # run.json names the row's file (or id)
-                    run.drop(reason, row_id=str(row.get("source_file") or key))
+                    run.drop(str(item), by=BY, row_id=row_id(row, key))
+                    reason = f"{BY}: {item}"  # as run.json keys it, so one greps the other
                     self.dropped[reason] += 1
                     if len(self.examples[reason]) < DROP_EXAMPLES:
                         self.examples[reason].append(key)
                     continue
                 if item.pop(INFERRED, 0):
                     self.counts["tools_inferred"] += 1
+                subagent = item.pop(SUBAGENT, False)
                 for name in options.keep_fields:
                     item[name] = plain(row.get(name))
                 if item.pop(NEGATIVE, False):
@@ -177,6 +180,7 @@ class NemoJsonlStream(SinkStream):
                     continue
                 out.write(file, item)
                 record.lines += 1
+                self.counts["subagent_lines"] += int(subagent)
             if record.lines:
                 self.records.append(record)
 
@@ -207,6 +211,8 @@ class NemoJsonlStream(SinkStream):
             run.count(f"{NAME}.tools_inferred", counts["tools_inferred"])
         if counts["negatives"]:
             run.count(f"{NAME}.negatives", counts["negatives"])
+        if counts["subagent_lines"]:
+            run.count(f"{NAME}.subagent_lines", counts["subagent_lines"])
         present = {split: file for split, file in FILES.items() if out.lines[file]}
         shape = self.shape or input_shape(options, self.output_format, [])
         manifest = {
@@ -227,6 +233,8 @@ class NemoJsonlStream(SinkStream):
                 "answers or failure analysis",
             },
             "rows_in": self.rows_in,
+            "records": len(records),  # rows that became train/val lines
+            "lines_from_subagents": counts["subagent_lines"],  # of those in counts
             "lines_with_inferred_tools": counts["tools_inferred"],
             "dropped": dict(self.dropped),
             "dropped_examples": dict(self.examples),
@@ -245,7 +253,21 @@ class NemoJsonlStream(SinkStream):
         tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         tmp.replace(target)
         files = [self.folder / f for f in (*present.values(), NEGATIVES) if out.lines[f]]
-        return Written([*files, target], len(records))
+        # The lines written, not the records: with subagents a record writes several, and
+        # "kept" must be what a trainer reads (negatives are dropped rows, not kept ones).
+        return Written([*files, target], counts["train"] + counts["validation"])
+
+
+def row_id(row: Mapping[str, Any], key: str) -> str:
+    """Where a user finds a dropped row: its file, and the row in it when the source numbers
+    rows (the files source's 0-based `source_row`: a CSV or JSONL holds many), else its id."""
+    where = plain(row.get("source_file"))
+    if not where:
+        return key
+    number = plain(row.get("source_row"))
+    if isinstance(number, int) and not isinstance(number, bool):
+        return f"{where} (source_row {number})"
+    return str(where)
 
 
 def _split_note(records: int, val_fraction: float) -> str | None:

@@ -52,7 +52,7 @@ def test_run_writes_split_files_and_counts(bashgym_cli, bashgym_env, register_pl
     assert run["status"] == "ok"
     assert run["counts"]["nemo-jsonl.train"] == len(train)
     assert run["counts"]["nemo-jsonl.val"] == len(val)
-    assert run["counts"]["dropped"] == {"nemo-jsonl: last message is not the assistant's": 1}
+    assert run["counts"]["dropped"] == {"sink nemo-jsonl: last message is not the assistant's": 1}
     assert run["outputs"]["nemo-jsonl"] == [
         str(folder / "train.jsonl"),
         str(folder / "val.jsonl"),

@@ -86,7 +86,7 @@ def test_a_session_ending_on_an_api_error_is_no_sft_target(run_ctx, make_trace, 
     ds = load(folder, manifest, tmp_path / "hf")
     assert len(ds["train"]) == 1
     assert not any("API Error" in m["content"] for m in ds["train"][0]["messages"])
-    reason = "nemo-jsonl: trace did not succeed (api_error)"
+    reason = "sink nemo-jsonl: trace did not succeed (api_error)"
     assert run_ctx.dropped == {reason: 1} and manifest["dropped"] == {reason: 1}
     # kept apart as a negative (a DPO rejected answer), never in a split
     (negative,) = [json.loads(x) for x in (folder / "negatives.jsonl").open()]
@@ -114,4 +114,4 @@ def test_atif_results_without_tool_call_ids_pair_by_position(run_ctx, make_trace
     # a result with no call left to answer is still refused, with its reason
     trace.messages.insert(3, Message(role="tool", content="stray"))
     _, manifest = write(run_ctx, [trace_to_row(trace)], val_fraction=0, path=str(tmp_path / "x"))
-    assert manifest["dropped"] == {"nemo-jsonl: tool message without tool_call_id": 1}
+    assert manifest["dropped"] == {"sink nemo-jsonl: tool message without tool_call_id": 1}

@@ -25,7 +25,7 @@ def write(run: RunContext, rows: Any, fmt: str = "traces", **options: Any) -> Pa
     paths = written.paths
     data = [p for p in paths if p.name in ("train.jsonl", "val.jsonl")]
     lines_out = sum(len(p.read_text().splitlines()) for p in data)
-    assert written.rows <= len(frame) and (written.rows == 0) == (lines_out == 0)
+    assert written.rows == lines_out  # what it says it wrote is the lines a trainer reads
     assert all(p.read_text() for p in paths)  # no empty file: it breaks loaders
     assert paths[-1].name == "manifest.json"
     assert [p.name for p in paths[:-1]] in (
@@ -120,10 +120,10 @@ def test_chat_format_keeps_text_turns_and_skips_traces_without_final_text(run_ct
         {"role": "user", "content": "Fix the failing test #1 in auth.py"},
         {"role": "assistant", "content": "I'll read it first.\n\n" + FINAL},
     ]
-    assert run_ctx.dropped == {"nemo-jsonl: chat: no final assistant text": 1}
+    assert run_ctx.dropped == {"sink nemo-jsonl: chat: no final assistant text": 1}
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["dropped_examples"] == {
-        "nemo-jsonl: chat: no final assistant text": ["trace-2"]
+        "sink nemo-jsonl: chat: no final assistant text": ["trace-2"]
     }
 
 
@@ -164,7 +164,7 @@ def test_invalid_conversations_are_dropped_with_a_reason(run_ctx, make_trace, me
     assert len(lines(folder)) == 1
     # an empty message list still gets the system prompt, so it fails as "last message ..."
     expected = "last message is not the assistant's" if reason == "no messages" else reason
-    assert run_ctx.dropped == {f"nemo-jsonl: {expected}": 1}
+    assert run_ctx.dropped == {f"sink nemo-jsonl: {expected}": 1}
 
 
 def test_a_mid_conversation_system_message_stays_in_place_or_drops_the_line(run_ctx):
@@ -194,14 +194,14 @@ def test_a_mid_conversation_system_message_stays_in_place_or_drops_the_line(run_
         run_ctx, [trace_to_row(trace)], mid_conversation_system="drop-line", val_fraction=0
     )
     assert lines(folder) == []
-    assert run_ctx.dropped == {"nemo-jsonl: system message not first": 1}
+    assert run_ctx.dropped == {"sink nemo-jsonl: system message not first": 1}
 
 
 def test_a_row_that_is_not_a_trace_is_dropped_not_fatal(run_ctx, make_trace):
     rows = [trace_to_row(make_trace(0)), {**trace_to_row(make_trace(1)), "trace": "{not json"}]
     folder = write(run_ctx, rows)
     assert len(lines(folder)) == 1
-    assert run_ctx.dropped == {"nemo-jsonl: trace column does not hold a valid Trace": 1}
+    assert run_ctx.dropped == {"sink nemo-jsonl: trace column does not hold a valid Trace": 1}
 
 
 def ids(folder: Path, name: str) -> set[str]:
@@ -260,7 +260,7 @@ def test_chat_rows_from_json_text_or_lists_with_tools_and_system(run_ctx):
     assert first["tools"] == [{"type": "function", "function": tools[0]}]
     assert second["messages"][0] == {"role": "system", "content": "Row system."}
     assert second["tools"][0]["function"]["name"] == "Bash"  # inferred from the call
-    assert run_ctx.dropped == {"nemo-jsonl: messages is not valid JSON": 1}
+    assert run_ctx.dropped == {"sink nemo-jsonl: messages is not valid JSON": 1}
 
 
 def test_prompt_response_rows_with_configurable_fields(run_ctx):
@@ -278,7 +278,7 @@ def test_prompt_response_rows_with_configurable_fields(run_ctx):
             ]
         }
     ]
-    assert run_ctx.dropped == {"nemo-jsonl: rows: empty response": 1}
+    assert run_ctx.dropped == {"sink nemo-jsonl: rows: empty response": 1}
     assert json.loads((folder / "manifest.json").read_text())["format"] == "chat"
 
 
@@ -317,14 +317,14 @@ def test_dpo_trl_and_nemo_rl_text_shapes_and_tie_rules(run_ctx):
         {"prompt": "Max", "chosen": "max(xs)", "rejected": "sorted(xs)[-1]"},
     ]
     assert run_ctx.dropped == {
-        "nemo-jsonl: dpo: chosen and rejected are identical": 1,  # p2
-        "nemo-jsonl: dpo: chosen does not score above rejected": 1,  # p3, a tie: no signal
+        "sink nemo-jsonl: dpo: chosen and rejected are identical": 1,  # p2
+        "sink nemo-jsonl: dpo: chosen does not score above rejected": 1,  # p3, a tie: no signal
     }
     run_ctx.dropped.clear()
     margin = write(run_ctx, PAIRS, fmt="dpo", dpo_format="nemo-rl", min_margin=1, val_fraction=0)
     assert [line["prompt"] for line in lines(margin)] == ["Sort a list"]
     assert set(lines(margin)[0]) == {"prompt", "chosen", "rejected"}
-    assert run_ctx.dropped["nemo-jsonl: dpo: score margin below min_margin"] == 2  # p3, p4
+    assert run_ctx.dropped["sink nemo-jsonl: dpo: score margin below min_margin"] == 2  # p3, p4
 
 
 def test_dpo_conversational_and_rank_shapes(run_ctx):
@@ -358,7 +358,7 @@ def test_dpo_conversational_and_rank_shapes(run_ctx):
     # A multi-turn prompt has no text-only form: dropped with a reason, not flattened.
     assert lines(write(run_ctx, rows, fmt="dpo", dpo_format="trl")) == []
     assert run_ctx.dropped == {
-        "nemo-jsonl: dpo: multi-turn pair needs a conversational dpo_format, not trl": 1
+        "sink nemo-jsonl: dpo: multi-turn pair needs a conversational dpo_format, not trl": 1
     }
 
 
@@ -410,7 +410,7 @@ def test_a_failed_tasks_trace_is_dropped_with_its_cause(run_ctx, make_trace):
     failed.update(id="t-2", status="timeout", reason="deadline passed (30 s)")
     written = NemoJsonlSink().write(pd.DataFrame([ok, failed]), NemoJsonlOptions(), run_ctx, "")
     assert written.rows == 1
-    assert run_ctx.dropped == {"nemo-jsonl: task timeout: deadline passed (30 s)": 1}
+    assert run_ctx.dropped == {"sink nemo-jsonl: task timeout: deadline passed (30 s)": 1}
 
 
 @pytest.mark.parametrize(
