@@ -31,7 +31,9 @@ Real-world shapes this also reads:
   whose chat template refuses a late system message (nemo-jsonl's `mid_conversation_system`).
 * Injected context sent as user messages (`<environment_context>`, `<user_instructions>`,
   AGENTS.md instructions) is marked `extra.codex_context` and is not the user's own turn.
-* `session_meta.dynamic_tools` (flat, or grouped in namespaces) gives the real tool schemas.
+* `session_meta.dynamic_tools` (flat, or grouped in namespaces) gives the real tool schemas;
+  the Codex CLI's built-in tools get theirs from tools.py, and a called tool neither describes
+  is left out of `tools` (the sink infers it from the calls).
 * A subagent rollout (`parent_thread_id`, or `source: {subagent: {thread_spawn: {...}}}`)
   names its parent in `provenance.parent_session_id` (the source nests it in its parent).
 * Dialogue present only in `event_msg` (`user_message` / `agent_message`, as some CLI
@@ -61,6 +63,7 @@ from bashgym.records import (
     Usage,
     parse_timestamp,
 )
+from bashgym_sources_codex.tools import builtin, declared, freeform
 
 SOURCE = "codex"
 LINE_TYPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
@@ -68,6 +71,16 @@ CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call"}
 OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output"}
 TEXT_PARTS = {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
 LOCAL_SHELL = "local_shell"
+# response items Codex writes that hold no dialogue (ResponseItem in codex-rs protocol/models.rs):
+# skipped, each counted by its type; any other type is counted as `other` (source.py says why)
+SKIPPED_TYPES = {
+    "web_search_call",
+    "image_generation_call",
+    "ghost_snapshot",
+    "compaction",
+    "compaction_summary",
+    "other",
+}
 TURN_COMPLETED = {"turn.completed", "turn_completed"}
 CONTEXT_TAGS = (
     ("<environment_context>", "environment_context"),
@@ -119,7 +132,7 @@ class _Reader:
         self.messages: list[Message] = []
         self.open_assistant: Message | None = None  # the message new tool calls attach to
         self.pending_reasoning: list[str] = []
-        self.tools: dict[str, ToolSchema] = {}
+        self.tools: dict[str, str] = {}  # tool called -> the item type of its first call
         self.call_names: dict[str, str] = {}
         self.meta: dict[str, Any] = {}
         self.context: dict[str, Any] = {}
@@ -310,11 +323,7 @@ class _Reader:
         if kind == "custom_tool_call":
             message.extra.setdefault("codex_custom_calls", []).append(call_id)
         self.call_names[call_id] = name
-        if name not in self.tools:
-            description = "Codex freeform tool; arguments: {input: raw text}."
-            self.tools[name] = ToolSchema(
-                name=name, description=description if kind == "custom_tool_call" else ""
-            )
+        self.tools.setdefault(name, kind)
 
     def _output(self, item: dict[str, Any], ts: datetime | None) -> None:
         self.open_assistant = None
@@ -419,13 +428,11 @@ class _Reader:
             trace_extra["left_out"] = left_out
         if from_events:
             trace_extra["codex_event_messages"] = from_events
-        declared = _dynamic_tools(meta.get("dynamic_tools"))
-        tools = {**declared, **{n: t for n, t in self.tools.items() if n not in declared}}
         trace = Trace(
             id=str(session_id) if session_id else self.path.stem,
             system_prompt=system_prompt,
             messages=self.messages,
-            tools=list(tools.values()),
+            tools=self._tools(meta.get("dynamic_tools")),
             usage=_usage(self.usage),
             timing=Timing(started_at=started, ended_at=ended, duration_s=duration),
             outcome=self._outcome(),
@@ -433,6 +440,24 @@ class _Reader:
             extra=trace_extra,
         )
         return Rollout(trace=trace, bad_lines=self.bad_lines, skipped=self.skipped)
+
+    def _tools(self, dynamic: Any) -> list[ToolSchema]:
+        """The session's declared tools (`dynamic_tools` with a schema), then a schema for
+        each tool it called from the Codex CLI's table (tools.py). A called tool known to
+        neither is left out: the sink infers its parameters from the calls (and says so),
+        where an empty schema would pass for the real one."""
+        out = _dynamic_tools(dynamic)
+        calls: dict[str, list[ToolCall]] = {}
+        for message in self.messages:
+            for call in message.tool_calls:
+                calls.setdefault(call.name, []).append(call)
+        for name, kind in self.tools.items():
+            if name in out:
+                continue
+            schema = builtin(name) or (freeform(name) if kind == "custom_tool_call" else None)
+            if schema is not None:
+                out[name] = declared(schema, calls.get(name, ()))
+        return list(out.values())
 
     def _outcome(self) -> Outcome:
         turns = self.turns or None
@@ -516,7 +541,8 @@ def _parent_of(meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
 
 def _dynamic_tools(value: Any) -> dict[str, ToolSchema]:
     """`session_meta.dynamic_tools`: tools given flat or grouped in namespaces, each with its
-    JSON schema under `inputSchema` or `parameters` (a name alone gives an open schema)."""
+    JSON schema under `inputSchema` or `parameters`. A name without a schema is not a
+    declaration: its tool is described like one the session did not declare."""
     out: dict[str, ToolSchema] = {}
     for entry in value if isinstance(value, list) else []:
         if not isinstance(entry, dict):
@@ -526,11 +552,13 @@ def _dynamic_tools(value: Any) -> dict[str, ToolSchema]:
             if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
                 continue
             schema = tool.get("inputSchema", tool.get("input_schema", tool.get("parameters")))
+            if not isinstance(schema, dict):
+                continue
             description = tool.get("description")
             out[tool["name"]] = ToolSchema(
                 name=tool["name"],
                 description=description if isinstance(description, str) else "",
-                **({"parameters": schema} if isinstance(schema, dict) else {}),
+                parameters=schema,
             )
     return out
 

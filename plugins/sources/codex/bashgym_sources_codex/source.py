@@ -23,7 +23,7 @@ from pydantic import Field, field_validator
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
-from bashgym_sources_codex.rollout import LINE_TYPES, read_rollout
+from bashgym_sources_codex.rollout import LINE_TYPES, SKIPPED_TYPES, read_rollout
 
 
 class CodexOptions(Options):
@@ -142,18 +142,41 @@ class CodexSource(Source[CodexOptions]):
             if parent in present:
                 children.setdefault(parent, []).append(path)
         nested = {p for kids in children.values() for p in kids}
+        noted: set[str] = set()  # unknown item types noted so far (once a run each)
         for path in paths:
             if path in nested:
                 continue  # read with its parent
-            trace = self._read(path, options, run)
+            trace = self._read(path, options, run, noted)
             if trace is None:
                 continue
-            self._attach(trace, children, options, run, {path})
+            self._attach(trace, children, options, run, {path}, noted)
             if trace.provenance.parent_session_id:
                 run.count("source.subagents_without_parent")
             yield trace
 
-    def _read(self, path: Path, options: CodexOptions, run: RunContext) -> Trace | None:
+    @staticmethod
+    def _count_skipped(
+        path: Path, skipped: dict[str, int], run: RunContext, noted: set[str]
+    ) -> None:
+        """Skipped response items by type. Only Codex's own types get a count name of their
+        own: a rollout's item type can be anything (a token, which the event bus would leave
+        as a `[REDACTED:...]` count of its own in run.json and the hf-hub card, or a new name
+        per file). Any other type counts as `other` and is noted once a run."""
+        for kind, n in sorted(skipped.items()):
+            if kind in SKIPPED_TYPES:
+                run.count(f"source.skipped_items.{kind}", n)
+                continue
+            run.count("source.skipped_items.other", n)
+            if kind not in noted:
+                noted.add(kind)
+                run.note(
+                    f"codex: {path}: response item type {kind[:80]!r} is not known: "
+                    "skipped, counted as source.skipped_items.other"
+                )
+
+    def _read(
+        self, path: Path, options: CodexOptions, run: RunContext, noted: set[str]
+    ) -> Trace | None:
         if not looks_like_rollout(path):
             run.count("source.not_rollouts")
             run.note(f"{path}: not a Codex rollout, skipped")
@@ -172,8 +195,7 @@ class CodexSource(Source[CodexOptions]):
         for kind in ("input", "output", "cache_creation", "cache_read"):  # the file's own
             if n := getattr(rollout.trace.usage, f"{kind}_tokens"):  # tokens, kept or not
                 run.count(f"source.tokens.{kind}", n)
-        for kind, n in sorted(rollout.skipped.items()):
-            run.count(f"source.skipped_items.{kind}", n)
+        self._count_skipped(path, rollout.skipped, run, noted)
         for reason, counts in (rollout.trace.extra.get("left_out") or {}).items():
             for kind, n in counts.items():
                 run.count(f"source.left_out.{reason}.{kind}", n)
@@ -189,6 +211,7 @@ class CodexSource(Source[CodexOptions]):
         options: CodexOptions,
         run: RunContext,
         seen: set[Path],
+        noted: set[str],
     ) -> None:
         """Nest the subagent rollouts of `trace` (and theirs), each under the call whose
         output names the subagent's thread, when one does."""
@@ -196,7 +219,7 @@ class CodexSource(Source[CodexOptions]):
             if path in seen:
                 continue
             seen.add(path)
-            child = self._read(path, options, run)
+            child = self._read(path, options, run, noted)
             if child is None:
                 continue
             thread = child.provenance.session_id or ""
@@ -205,5 +228,5 @@ class CodexSource(Source[CodexOptions]):
                     child.provenance.extra["tool_use_id"] = message.tool_call_id
                     break
             run.count("source.subagents")
-            self._attach(child, children, options, run, seen)
+            self._attach(child, children, options, run, seen, noted)
             trace.subagents.append(child)
