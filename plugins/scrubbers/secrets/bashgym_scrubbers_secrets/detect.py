@@ -368,6 +368,7 @@ class Scrubber:
         self._prefilter = _prefilter(self.backend)
         self.backend = self._prefilter.name if self._prefilter is not None else "none"
         self._seen: dict[str, str] | None = None  # values redacted in the JSON text at hand
+        self._names: dict[str, str] = {}  # column name -> scrubbed (equal to it if clean)
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -627,7 +628,13 @@ class Scrubber:
 
     def frame(self, dataset: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         """The dataset with every string cell (nested ones and JSON text too) scrubbed, and how
-        many rows changed. Numeric/bool/datetime columns are left alone."""
+        many rows changed. Numeric/bool/datetime columns are left alone.
+
+        A column is what a dict key is to a nested value: a CSV `db_password` column or a JSONL
+        `api_key` field holds its secret bare, found by nothing but its name, so its cells are
+        scrubbed as that name's values (`_keyed`), as `_dict` does for a nested key. Column
+        names are scrubbed too (a token used as a header or a field name); a renamed column
+        changes every row, since every written row carries its name."""
         # ~0.5 s (measured): pandas and numpy only when a dataset is scrubbed; this default
         # plugin loads with every command
         import numpy as np
@@ -644,14 +651,7 @@ class Scrubber:
             ):
                 continue
             values = series.tolist()
-            utf8 = _utf8_cells(series)
-            if utf8 is None:
-                new = [self.value(v) for v in values]
-            else:  # str cells scanned on the column's own UTF-8 bytes (no encoding again)
-                new = [
-                    self._string(v, utf8=b) if isinstance(v, str) else self.value(v)
-                    for v, b in zip(values, utf8, strict=True)
-                ]
+            new = self._cells(column, series, values)
             changed = np.fromiter((n is not v for n, v in zip(new, values, strict=True)), bool)
             if not changed.any():
                 continue
@@ -659,7 +659,57 @@ class Scrubber:
             if out is dataset:
                 out = dataset.copy()
             out[column] = _rebuilt(series, new, changed)
+        names = self._column_names(list(dataset.columns))
+        if names is not None:
+            out = out.set_axis(names, axis=1)
+            touched[:] = True
         return out, int(touched.sum())
+
+    def _cells(self, column: Any, series: pd.Series, values: list[Any]) -> list[Any]:
+        """A string column's cells scrubbed: as the values of a secret-named column (the
+        `_dict` rules: strings by `_keyed`, anything else as a value), else on their own."""
+        if isinstance(column, str) and classify(column) is not None:
+            return [self._keyed(column, v) if isinstance(v, str) else self.value(v) for v in values]
+        utf8 = _utf8_cells(series)
+        if utf8 is None:
+            return [self.value(v) for v in values]
+        # str cells scanned on the column's own UTF-8 bytes (no encoding again)
+        return [
+            self._string(v, utf8=b) if isinstance(v, str) else self.value(v)
+            for v, b in zip(values, utf8, strict=True)
+        ]
+
+    def _column_names(self, columns: list[Any]) -> list[Any] | None:
+        """`columns` with each name scrubbed, or None when none changed. A name is scrubbed
+        (and counted) once per scrubber, though a streamed run scrubs many frames of the same
+        columns; a redacted name that collides with another column gets a `_2`, `_3` suffix,
+        the same in every frame of the same columns."""
+        new = []
+        for name in columns:
+            if not isinstance(name, str):
+                new.append(name)
+                continue
+            scrubbed = self._names.get(name)
+            if scrubbed is None:
+                scrubbed = self._names[name] = self._string(name)
+            new.append(scrubbed)
+        if all(n == c for n, c in zip(new, columns, strict=True)):
+            return None
+        taken = {c for n, c in zip(new, columns, strict=True) if n == c}
+        for i, (n, c) in enumerate(zip(new, columns, strict=True)):
+            if n == c:
+                continue
+            unique, k = n, 2
+            while unique in taken:
+                unique, k = f"{n}_{k}", k + 1
+            taken.add(unique)
+            new[i] = unique
+        return new
+
+    @property
+    def columns_renamed(self) -> int:
+        """How many distinct column names this scrubber redacted (for the run's report)."""
+        return sum(new != old for old, new in self._names.items())
 
 
 def _utf8_cells(series: pd.Series) -> list[bytes | None] | None:

@@ -97,4 +97,10 @@ class Scrubbing:
             counts.update(redactor.counts)
         redacted = dict(sorted(counts.items()))
         total, touched = sum(redacted.values()), self.rows_touched
-        return dict(enabled=True, redacted=redacted, redacted_total=total, rows_touched=touched)
+        out = dict(enabled=True, redacted=redacted, redacted_total=total, rows_touched=touched)
+        # a column whose name held a secret: counted once each (a streamed run scrubs many
+        # frames of the same columns), and only where it happened, so old reports stay alike
+        renamed = sum(getattr(r, "columns_renamed", 0) for r in self.redactors)
+        if renamed:
+            out["columns_renamed"] = renamed
+        return out
