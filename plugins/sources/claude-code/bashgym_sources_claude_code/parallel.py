@@ -88,6 +88,9 @@ class Recorder:
     def note(self, text: str) -> None:
         self.calls.append(("note", (text,)))
 
+    def note_once(self, key: str, text: str) -> None:
+        self.calls.append(("note_once", (key, text)))
+
     def bad(self, file: str, line: int, reason: str) -> None:
         self.calls.append(("bad", (file, line, reason)))
 
@@ -103,12 +106,20 @@ class Counts:
         self.run, self.every = run, COUNTS_EVERY
         self.pending: Counter[str] = Counter()
         self.last = time.monotonic()
+        self.noted: set[str] = set()
 
     def count(self, what: str, n: int = 1) -> None:
         self.pending[what] += n  # (a count of 0 is still said: run.json shows the key)
 
     def note(self, text: str) -> None:
         self.run.note(text)
+
+    def note_once(self, key: str, text: str) -> None:
+        """`text`, unless a note was made for `key` already (the same unknown kind of thing
+        in every session would otherwise fill the notes)."""
+        if key not in self.noted:
+            self.noted.add(key)
+            self.run.note(text)
 
     def drop(self, reason: str, n: int = 1, *, by: str = "", row_id: str | None = None) -> None:
         self.run.drop(reason, n, by=by, row_id=row_id)

@@ -28,7 +28,6 @@ was named on its own (exit 2), and one counted, noted file in a folder, never an
 from __future__ import annotations
 
 import fnmatch
-import logging
 import os
 import re
 from collections.abc import Iterator
@@ -44,11 +43,32 @@ from bashgym.records import Trace
 from bashgym_sources_claude_code.parallel import Counts, Recorder, Workers, auto_workers, replay
 from bashgym_sources_claude_code.transcript import looks_like_transcript, parse_file
 
-log = logging.getLogger(__name__)
-
 MAX_NOTES = 50
-"""Bad lines written to run.json notes, each as `file:line: reason`; the rest are counted (and
-logged at WARNING), with one closing note saying how many were left out."""
+"""Bad lines written to run.json notes, each as `file:line: reason`; the rest are counted, with
+one closing note saying how many were left out. (Not logged as well: a log line would print the
+raw path on stderr, where a note is redacted.)"""
+
+ATTACHMENT_TYPES = frozenset(
+    {
+        "agent_listing_delta", "agent_mention", "already_read_file", "async_hook_response",
+        "background_shell_status", "budget_usd", "command_permissions", "compact_file_reference",
+        "critical_system_reminder", "date_change", "deferred_tools_delta", "diagnostics",
+        "directory", "edited_image_file", "edited_text_file", "file", "hook_additional_context",
+        "hook_blocking_error", "hook_cancelled", "hook_error_during_execution",
+        "hook_non_blocking_error", "hook_permission_decision", "hook_stopped_continuation",
+        "hook_success", "hook_system_message", "invoked_skills", "mcp_instructions_delta",
+        "mcp_resource", "memory", "nested_memory", "new_directory", "new_file",
+        "opened_file_in_ide", "output_style", "output_token_usage", "pdf_reference",
+        "plan_file_reference", "plan_mode", "plan_mode_exit", "plan_mode_reentry",
+        "queued_command", "relevant_memories", "selected_lines_in_ide", "skill_listing",
+        "structured_output", "task_progress", "task_reminder", "task_status", "team_context",
+        "teammate_mailbox", "todo", "todo_reminder", "token_usage", "ultramemory", "unknown",
+    }
+)  # fmt: skip
+"""Attachment types of Claude Code 1.x-2.x transcripts, each counted under its own name
+(`source.attachments.<type>`; `unknown`: one without a type). Any other type counts as
+`source.attachments.other`: the type is the transcript's to choose (a token, a new name per
+file), and a count name becomes a key of run.json and a row of the hf-hub card."""
 
 
 class ClaudeCodeOptions(Options):
@@ -198,7 +218,6 @@ class BadLines:
     def __call__(self, file: str, line: int, reason: str) -> None:
         self.count += 1
         self.run.count("source.bad_lines")
-        log.warning("claude-code: %s:%d: %s", file, line, reason)
         if self.count <= self.max_notes:
             self.run.note(f"claude-code: {file}:{line}: {reason}")
         else:
@@ -208,7 +227,7 @@ class BadLines:
         if self.left_out:
             self.run.note(
                 f"claude-code: {self.left_out} more bad lines not listed "
-                f"({self.count} in all, see the log)"
+                f"({self.count} in all, counted as source.bad_lines)"
             )
             self.left_out = 0
 
@@ -460,7 +479,15 @@ def _count_left_out(trace: Trace, run: Any) -> None:
         for kind, n in counts.items():
             run.count(f"source.left_out.{reason}.{kind}", n)
     for kind, n in (trace.extra.get("attachments") or {}).items():
-        run.count(f"source.attachments.{kind}", n)
+        if kind in ATTACHMENT_TYPES:
+            run.count(f"source.attachments.{kind}", n)
+            continue
+        run.count("source.attachments.other", n)
+        run.note_once(
+            kind,
+            f"claude-code: {trace.provenance.source_file}: attachment type {kind[:80]!r} is not "
+            "known: counted as source.attachments.other",
+        )
     for sub in trace.subagents:  # each subagent once, at any depth
         _count_left_out(sub, run)
 

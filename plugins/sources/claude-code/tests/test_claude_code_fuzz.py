@@ -133,7 +133,9 @@ def test_bad_lines_go_to_run_notes_capped(tmp_path, read, run):
     path = folder / "s.jsonl"
     assert run.notes[0].startswith(f"claude-code: {path}:8: invalid JSON")
     assert len(run.notes) == 51
-    assert run.notes[-1] == "claude-code: 11 more bad lines not listed (61 in all, see the log)"
+    assert run.notes[-1] == (
+        "claude-code: 11 more bad lines not listed (61 in all, counted as source.bad_lines)"
+    )
 
 
 @pytest.mark.parametrize("name", ["agent-1.jsonl", "x.jsonl"])
