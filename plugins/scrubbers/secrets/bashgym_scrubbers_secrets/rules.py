@@ -31,14 +31,19 @@ from bashgym_scrubbers_secrets.names import (
 from bashgym_scrubbers_secrets.prefilter import Gate, leading_words
 from bashgym_scrubbers_secrets.structure import (
     CLI,
+    PGPASS_GATE,
     URL,
+    WANDB_GATE,
+    WANDB_LOGIN,
     cli_check,
     curl_credentials,
     kubernetes_secrets,
+    pgpass_lines,
     session_cookies,
     terraform_defaults,
     url_password_check,
     url_token_users,
+    wandb_check,
 )
 
 if TYPE_CHECKING:
@@ -611,6 +616,18 @@ def _structural_rules() -> list[Rule]:
     ]
     rules.append(
         Rule("password", gates=(Gate("curl"), Gate("wget")), priority=45, finder=curl_credentials)
+    )
+    rules.append(Rule("password", gates=(PGPASS_GATE,), priority=45, finder=pgpass_lines))
+    rules.append(
+        Rule(
+            "wandb-api-key",
+            (WANDB_LOGIN,),
+            (WANDB_GATE,),
+            windowed=True,
+            group=True,
+            priority=60,
+            check=wandb_check,
+        )
     )
     rules.append(
         Rule("secret", gates=(Gate(r'variable[ \t]+"'),), priority=42, finder=terraform_defaults)

@@ -298,3 +298,62 @@ def _data_values(text: str, pos: int, hi: int) -> Iterable[Finding]:
 
 def cli_check(secret: str) -> bool:
     return plausible(secret, NameClass("password"))
+
+
+# ~/.pgpass: `host:port:database:user:password` per line, `\:` and `\\` escaped, `*` a wildcard.
+# Found by its shape, not by the file's name: a Write tool's content and `cat ~/.pgpass` output
+# are strings of their own, apart from the path or command that names the file. A line is a
+# whole line (a text line, or after a quote or a `\n` escape in text that is JSON but not parsed)
+# of exactly five fields with a port (or `*`) second; the password must pass the password check.
+PGPASS_GATE = Gate(r":(?:[0-9]{1,5}|\*):[A-Za-z0-9_.*$\-]+:[A-Za-z0-9_.*$\-]+:")
+_PGPASS_FIELD = r"(?:[^:\s\\'\"]|\\[:\\])+"
+_PGPASS_HEAD = (
+    rf"(?P<host>\*|[A-Za-z0-9_.\-]+):(?:[0-9]{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}:"
+)
+_PGPASS_LINES = (
+    # a line of the file: the password runs to the line's end, quotes and all
+    re.compile(
+        rf"^[ \t]*{_PGPASS_HEAD}(?P<s>(?:[^:\s\\]|\\[:\\])+)(?=[ \t]*\r?$)", re.M | re.ASCII
+    ),
+    # a quoted line (`echo 'h:5432:d:u:pw' >> ~/.pgpass`) or one after a `\n` escape
+    re.compile(rf"(?:(?<=['\"])|(?<=\\n)){_PGPASS_HEAD}(?P<s>{_PGPASS_FIELD})(?=['\"]|\\[nr])"),
+)
+# A grep hit (`app.py:12:a:b:c`) has a file where the host goes; a time (`12:30:45:07:..`) digits.
+_SOURCE_FILE = re.compile(
+    r"\.(?:py|pyi|js|jsx|ts|tsx|md|txt|rst|ya?ml|json|toml|ini|cfg|conf|rs|go|java|kt|c|h|cc"
+    r"|cpp|hpp|rb|php|sh|sql|html|css|log|csv|lock|xml|swift|scala|cs)$",
+    re.I,
+)
+_IPV4 = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+
+
+def pgpass_lines(text: str, ctx: Context, gate_ids: tuple[int, ...]) -> Iterable[Finding]:
+    named: bool | None = None  # whether the text names the file: then any host goes
+    for lo, hi in ctx.windows(gate_ids):
+        for pattern in _PGPASS_LINES:
+            for m in pattern.finditer(text, lo, hi):
+                host = m.group("host")
+                if host != "*" and not _IPV4.fullmatch(host):
+                    if not any(c.isalpha() for c in host):
+                        continue
+                    if _SOURCE_FILE.search(host):
+                        named = "pgpass" in text.lower() if named is None else named
+                        if not named:
+                            continue
+                if cli_check(m.group("s")):
+                    yield m.start("s"), m.end("s"), "password"
+
+
+# `wandb login [flags] KEY`: a W&B API key (40 hex digits, or `local-` and 40 for a server of
+# one's own) is hex a commit SHA could be; the command before it makes it a secret.
+WANDB_LOGIN = re.compile(
+    r"\bwandb[ \t]+login\b"
+    r"(?:[ \t]+(?:--(?:host|anonymously)(?:=|[ \t]+)[^\s'\"]+|--?[A-Za-z][A-Za-z\-]*))*[ \t]+"
+    r"(?:(['\"])(?P<s1>[A-Za-z0-9_\-]{32,})\1|(?P<s2>[A-Za-z0-9_\-]{32,})(?![^\s;|&)]))",
+    re.ASCII,
+)
+WANDB_GATE = Gate(r"wandb[ \t]+login")
+
+
+def wandb_check(secret: str) -> bool:
+    return any(c.isdigit() for c in secret) and not placeholder(secret)

@@ -168,6 +168,33 @@ SHAPES = {
     "curl-cookie": (f'curl --cookie "connect.sid=s%3A{MIXED}" https://app', f"s%3A{MIXED}"),
 }
 
+# ~/.pgpass lines (`host:port:database:user:password`): echoed into the file, the file's own
+# lines (`cat ~/.pgpass`), a Write tool's arguments, a `\:` escape, wildcards
+_PGPASS = tok("pgpass", 20, ALNUM + "!#%+")
+SHAPES["pgpass-echo"] = (
+    f"echo 'warehouse.corp.example:5432:billing:svc_app:{_PGPASS}' >> ~/.pgpass",
+    _PGPASS,
+)
+SHAPES["pgpass-cat-output"] = (f"$ cat ~/.pgpass\n10.20.0.7:6432:*:report_ro:{_PGPASS}\n", _PGPASS)
+SHAPES["pgpass-wildcards"] = (f"*:*:*:backup:{_PGPASS}", _PGPASS)
+SHAPES["pgpass-escaped-colon"] = (
+    f"localhost:5432:app:app:{_PGPASS[:8]}\\:{_PGPASS[8:]}",
+    f"{_PGPASS[:8]}\\:{_PGPASS[8:]}",
+)
+SHAPES["pgpass-write-tool"] = (
+    json.dumps(
+        {"file_path": "/home/dev/.pgpass", "content": f"db-7.internal:5433:app:app:{_PGPASS}\n"}
+    ),
+    _PGPASS,
+)
+# `wandb login KEY`: a W&B API key is 40 hex digits, a secret only by the command before it
+_WANDB = tok("wandb", 40, HEX)
+SHAPES["wandb-login"] = (f"wandb login {_WANDB}", _WANDB)
+SHAPES["wandb-login-flags"] = (
+    f"wandb login --relogin --host https://wandb.corp.example '{_WANDB}' && python train.py",
+    _WANDB,
+)
+
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_assignment_shape(shape):
@@ -309,6 +336,16 @@ LEFT_ALONE = [
     'const token = cached || "";\nconst secret = process.env.SECRET ?? null;',
     # cookies that hold no session
     "Set-Cookie: theme=dark; Path=/; Max-Age=31536000\nCookie: _ga=GA1.2.1234567890.1700000000",
+    # .pgpass look-alikes: placeholders, a template, a grep hit, times, an IPv6 address, passwd
+    "echo 'db.example.com:5432:app:app:*' >> ~/.pgpass\n*:*:*:*:*",
+    "hostname:port:database:username:password\nlocalhost:5432:app:app:$PGPASSWORD",
+    "localhost:5432:mydb:postgres:changeme",
+    "app.py:12:url:host:" + tok("grep-hit", 12, LOWER_ALNUM),
+    "12:30:45:07:99a1b2c3\n2001:db8:85a3:0:0:8a2e:370:7334\nroot:x:0:0:root:/root:/bin/bash",
+    # wandb login with no key, a reference, then a git SHA after another command
+    "wandb login --relogin\nwandb login --host https://wandb.corp.example\nwandb login $WANDB_KEY",
+    "wandb login && git checkout " + tok("git-sha", 40, HEX),
+    "wandb login --relogin; git show " + tok("git-sha-2", 40, HEX) + " --stat",
 ]
 
 
