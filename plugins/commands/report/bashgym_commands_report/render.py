@@ -230,9 +230,11 @@ def _stages(
 ) -> list[dict[str, Any]]:
     """The run's stages in order, each with rows in, dropped (by reason) and out.
 
-    A stage's drops are those emitted while its step ran (events.jsonl); without that log the
-    reasons are sorted by the plugin names they start with. Each stage is measured against what
-    it was given, so dropped + out = in within a row; a difference is shown, never hidden."""
+    A stage's drops are those its plugin made (events.jsonl's `by`), else those emitted while
+    its step ran; without that log the reasons are sorted by the plugin names they start with.
+    Each stage is measured against what it was given, so dropped + out = in within a row; a
+    difference is shown, never hidden. A streaming run's sinks start with no total (they were
+    fed as the source read): they were given what passed the judges of the rows generated."""
     by_stage = _drops_by_stage(summary, counts, steps)
     plugins = _mapping(summary.get("plugins"))
     stages: list[dict[str, Any]] = []
@@ -253,8 +255,10 @@ def _stages(
                              "each source row a task; a trace per finished task"))  # fmt: skip
     requested = _int(counts.get("requested"))
     generated = _int(counts.get("generated"))
-    to_sinks = next((n for n in steps.sink_in.values() if n is not None), None)
     lost = by_stage.get("generation", Counter())
+    to_sinks = next((n for n in steps.sink_in.values() if n is not None), None)
+    if to_sinks is None and steps.sink_in and generated is not None:
+        to_sinks = generated - sum(lost.values())  # streamed: judged as they came
     rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
     asked = sum(_int(_mapping(r).get("requested")) or 0 for r in rounds) or requested
     pipeline = _mapping(plugins.get("pipeline")).get("name")
@@ -278,9 +282,15 @@ def _stages(
         stages.append(_stage(label, rows_in, lost, to_sinks, note, left_out=surplus))
     for sink in _sink_names(summary, steps):
         lost = by_stage.get(f"sink {sink}", Counter())
-        rows_in = steps.sink_in.get(sink, to_sinks)
-        stages.append(_stage(f"Sink {sink}", rows_in, lost, steps.written.get(sink),
-                             "rows the sink was given, and the ones it wrote"))  # fmt: skip
+        rows_in = steps.sink_in.get(sink)
+        rows_in = to_sinks if rows_in is None else rows_in
+        note = "rows the sink was given, and the ones it wrote"
+        extra = _int(counts.get(f"{sink}.subagent_lines")) or 0  # a line more per subagent
+        if extra:
+            whose = "is a subagent's" if extra == 1 else "are subagents'"
+            note += f"; {extra:,} of the lines written {whose}, beyond the rows given"
+        stages.append(_stage(f"Sink {sink}", rows_in, lost, steps.written.get(sink), note,
+                             left_out=-extra))  # fmt: skip
     if "other" in by_stage:
         stages.append(_stage("Elsewhere", None, by_stage["other"], None, "outside any step"))
     return stages
@@ -291,7 +301,8 @@ def _stage(
     *, left_out: int = 0,
 ) -> dict[str, Any]:  # fmt: skip
     """One row of the stage table; `left_out`: rows neither dropped nor passed on (a top-up's
-    surplus), said in the note."""
+    surplus), said in the note; negative for rows out that no row in became (a sink's
+    subagent lines)."""
     dropped = sum(lost.values())
     gap = None
     if rows_in is not None and rows_out is not None and rows_in - dropped - left_out != rows_out:
@@ -330,16 +341,16 @@ def _drops_by_stage(
 ) -> dict[str, Counter[str]]:
     """Drop reasons by stage (source, executor, generation, `sink NAME`, other)."""
     out: dict[str, Counter[str]] = {}
-    if steps.known:
-        for step, reasons in steps.by_step.items():
-            stage = ("source" if step == "source" else "executor" if step == "executor"
-                     else step if step.startswith("sink ") else "other" if not step
-                     else "generation")  # fmt: skip
-            out.setdefault(stage, Counter()).update(reasons)
-        return out
     plugins = _mapping(summary.get("plugins"))
     sinks = [str(_mapping(e).get("name")) for e in plugins.get("sink") or []]
     source = str(_mapping(plugins.get("source")).get("name") or "source")
+    if steps.known:
+        sinks += [s[5:] for s in steps.steps if s.startswith("sink ") and s[5:] not in sinks]
+        for step, reasons in steps.by_step.items():
+            for label, n in reasons.items():
+                stage = _stage_of(step, label, steps, sinks, source)
+                out.setdefault(stage, Counter())[label] += n
+        return out
     executor = str(_mapping(plugins.get("executor")).get("name") or "executor")
     for reason, n in _mapping(counts.get("dropped")).items():
         label = str(reason)
@@ -349,6 +360,20 @@ def _drops_by_stage(
                  else "generation")  # fmt: skip
         out.setdefault(stage, Counter())[label] += _int(n) or 0
     return out
+
+
+def _stage_of(step: str, label: str, steps: StepDrops, sinks: list[str], source: str) -> str:
+    """The stage of a drop counted against `step`. One that named no maker and says a sink's
+    name first (`hf-hub: ...`, and nemo-jsonl's before it said `by`) is that sink's, whatever
+    step ran: streamed sinks write inside the source's step. Not when the source has the same
+    name (atif reads and writes): its own drops start that way too."""
+    if (step, label) in steps.anonymous and not step.startswith("sink "):
+        sink = next((s for s in sinks if s != source and label.startswith(f"{s}: ")), None)
+        if sink:
+            return f"sink {sink}"
+    if step in ("source", "executor") or step.startswith("sink "):
+        return step
+    return "other" if not step else "generation"
 
 
 def _funnel(counts: Mapping[str, Any], stages: list[dict[str, Any]]) -> dict[str, Any] | None:

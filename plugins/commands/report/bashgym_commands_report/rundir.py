@@ -4,7 +4,9 @@ Rows shown on the page come from what the run wrote for people to use: the sinks
 (listed in run.json) and `dropped.jsonl`, both scrubbed before they were written. The charts'
 columns (sampler values, judge scores, numbers) come from the outputs when they carry them, else
 from DataDesigner's batches, of which only those columns are read. Which stage dropped what comes
-from `events.jsonl`: each drop is counted against the step that was running when it happened.
+from `events.jsonl`: each drop is counted against who made it (its `by`: `sink NAME`, `judge
+NAME`, `executor NAME`), else against the step that was running when it happened. The step alone
+misleads: a streaming run feeds its sinks inside the `source` step.
 """
 
 from __future__ import annotations
@@ -39,9 +41,14 @@ class Sample:
 
 @dataclass
 class StepDrops:
-    """Drops per step of the run (from events.jsonl), and what each sink was given and wrote."""
+    """Drops per step of the run (from events.jsonl), and what each sink was given and wrote.
+
+    `by_step` keys a drop by the step of who made it (`sink NAME` for a sink's, `judges` for a
+    judge's, `executor`), else by the step running; `anonymous` holds the (step, reason) pairs
+    whose drop named nobody, which only the reason's wording can place."""
 
     by_step: dict[str, Counter[str]] = field(default_factory=dict)
+    anonymous: set[tuple[str, str]] = field(default_factory=set)
     sink_in: dict[str, int | None] = field(default_factory=dict)
     written: dict[str, int | None] = field(default_factory=dict)
     steps: list[str] = field(default_factory=list)  # in the order they started
@@ -101,12 +108,27 @@ def step_drops(events: Path) -> StepDrops:
         elif kind == "step_finished":
             current = None
         elif kind == "row_dropped":
-            by, reason = item.get("by") or "", str(item.get("reason"))
+            by, reason = str(item.get("by") or ""), str(item.get("reason"))
             label = f"{by}: {reason}" if by else reason
-            out.by_step.setdefault(current or "", Counter())[label] += _int(item.get("n")) or 0
+            step = _step_of(by) or current or ""
+            out.by_step.setdefault(step, Counter())[label] += _int(item.get("n")) or 0
+            if not by:
+                out.anonymous.add((step, label))
         elif kind == "sink_wrote":
             out.written[str(item.get("sink"))] = _int(item.get("rows"))
     return out
+
+
+def _step_of(by: str) -> str | None:
+    """The step whose stage a drop's maker belongs to, as the engine names steps; None when
+    `by` names no sink, judge or executor (a pipeline's filter: its step says it)."""
+    if by.startswith("sink "):
+        return by
+    if by.startswith("judge "):
+        return "judges"
+    if by.startswith("executor"):
+        return "executor"
+    return None
 
 
 def _events(path: Path) -> Iterator[dict[str, Any]]:
