@@ -80,8 +80,73 @@ def test_bad_input_is_a_clear_error(run, data, tmp_path):
     with pytest.raises(SourceInputError, match="supported are"):
         read(run, path=str(data / "notes.txt"))
     broken = tmp_path / "broken.jsonl"
-    broken.write_text('{"a": 1}\n{"a": \n')
-    with pytest.raises(SourceInputError, match="not valid jsonl"):
+    broken.write_text('{"a": \n[1]\n')  # no line a row: an error naming the file
+    with pytest.raises(
+        SourceInputError,
+        match=r"broken\.jsonl' is not valid jsonl: none of its 2 lines is a JSON object \(line 1: "
+        "invalid JSON",
+    ):
         read(run, path=str(broken))
     with pytest.raises(ValueError, match="must name a file"):
         FilesOptions(path=" ")
+
+
+def test_a_bad_jsonl_line_is_skipped_counted_and_noted(run, tmp_path):
+    path = tmp_path / "corrupt.jsonl"
+    path.write_text('{"q": "a"}\n{"q": \n\n[1, 2]\n{"q": "b"}\n')
+    frame = read(run, path=str(path))
+    assert frame["q"].tolist() == ["a", "b"]
+    assert frame["source_row"].tolist() == [0, 3]  # data rows (non-blank lines), bad ones too
+    assert run.counts["source.bad_lines"] == 2
+    assert run.notes[0].startswith(f"{path}:2: invalid JSON (")
+    assert run.notes[1] == f"{path}:4: expected a JSON object, got list"
+
+
+def test_bad_line_notes_are_capped(run, tmp_path):
+    path = tmp_path / "many.jsonl"
+    path.write_text('{"q": "a"}\n' + "{oops\n" * 12)
+    assert len(read(run, path=str(path))) == 1
+    assert run.counts["source.bad_lines"] == 12
+    assert len(run.notes) == 11
+    assert run.notes[-1] == (
+        "files source: 2 more bad lines not listed (12 in all, counted as source.bad_lines)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"), [("empty.jsonl", ""), ("blank.jsonl", "\n\n"), ("header.csv", "q,a\n")]
+)
+def test_a_file_with_no_rows_says_so(run, tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(SourceInputError, match=rf"'{path}' has no rows"):
+        read(run, path=str(path))
+
+
+def test_empty_files_among_others_are_skipped_and_noted(run, tmp_path):
+    (tmp_path / "a.csv").write_text("q,a\n1,2\n")
+    (tmp_path / "b.csv").write_text("q,a\n")  # header only
+    (tmp_path / "c.csv").write_text("")  # not even a header
+    frame = read(run, path=str(tmp_path / "*.csv"))
+    assert frame["q"].tolist() == [1]
+    assert run.counts["source.files"] == 1
+    assert run.counts["source.empty_files"] == 2
+    assert list(run.notes) == [
+        f"{tmp_path / 'b.csv'}: no rows, skipped",
+        f"{tmp_path / 'c.csv'}: no rows, skipped",
+    ]
+    (tmp_path / "a.csv").write_text("q,a\n")
+    with pytest.raises(SourceInputError, match=r"none of the 3 files matching .* has rows"):
+        read(run, path=str(tmp_path / "*.csv"))
+
+
+def test_columns_naming_a_missing_column_is_an_error(run, data):
+    with pytest.raises(
+        SourceInputError,
+        match=r"source\.columns names column\(s\) \['nosuch'\] the rows do not have "
+        r"\(after --map\); columns are \['question', 'answer'\]",
+    ):
+        read(run, path=str(data / "a.csv"), columns=["question", "nosuch"])
+    # provenance named among the columns is kept once
+    frame = read(run, path=str(data / "a.csv"), columns=["answer", "source_row"])
+    assert list(frame.columns) == ["answer", "source_row", "source_file"]
