@@ -2,8 +2,10 @@
 
 A local git checkout is read as it is on disk, limited to the files git tracks (so build
 output, virtualenvs and other ignored files stay out); a plain folder is walked. With a `ref`,
-or for a URL, the repository is cloned into the run directory and checked out there: the
-user's own working tree is never touched. GitPython drives git.
+or for a URL, the repository is cloned into a folder the caller gives (the code-repo source
+gives a scratch folder and removes it once the graph is written: a clone holds the whole
+unscrubbed repository and, for a URL with a token, that token in `.git/config`) and checked
+out there: the user's own working tree is never touched. GitPython drives git.
 """
 
 from __future__ import annotations
@@ -18,10 +20,19 @@ from bashgym.contracts import InputError
 from bashgym_pipelines_code_graph.build import language_of, walk_sources
 
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
+# a URL's user info (`user:password@`, `token@`): up to the last `@` before the path
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.IGNORECASE)
 
 
 def is_url(spec: str) -> bool:
     return bool(_URL.match(spec))
+
+
+def without_credentials(spec: str) -> str:
+    """`spec` with a URL's user info masked. In a git URL that part is a credential (a token,
+    or user:password) whatever shape it has, so it is masked even where the secret scrubber
+    knows no rule for the token; the scrubber then runs over the rest."""
+    return _USERINFO.sub(r"\1[REDACTED:url-credentials]@", spec)
 
 
 @dataclass(frozen=True)
@@ -33,7 +44,8 @@ class RepoSpec:
 
     @property
     def key(self) -> str:
-        """Its work-item key in the run store: stable across attempts of a run."""
+        """What tells two repositories apart, stable across attempts of a run. It may hold a
+        secret (a token in a URL): it stays in memory; the run store keys by `source.item_key`."""
         return f"{self.spec}@{self.ref}" if self.ref else self.spec
 
     @property
@@ -62,38 +74,44 @@ def _tracked(repo: object, root: Path) -> list[str]:
     return sorted(p for p in listed if p and language_of(p) is not None and (root / p).is_file())
 
 
-def checkout(spec: RepoSpec, workdir: Path) -> Checkout:
-    """Make `spec` readable; InputError naming the repository when it cannot be."""
+def _git_reason(exc: Exception) -> str:
+    """git's own last word (its `fatal:` line) out of GitPython's error, whose stderr ends
+    with a lone quote; git writes a URL there without its credentials."""
+    text = str(getattr(exc, "stderr", "") or exc).replace("stderr: '", "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip(" '")]
+    said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines
+    return said[-1].rstrip("'").strip() if said else "git failed"
+
+
+def checkout(spec: RepoSpec, workdir: Path, label: str | None = None) -> Checkout:
+    """Make `spec` readable, cloning it under `workdir` when it needs a clone; InputError
+    naming the repository when it cannot be. `label`: how messages name it (the caller's
+    redacted spec: a message goes to the run store and run.json), the spec itself by default."""
     import git  # ~0.12 s (measured): GitPython only when a repository is read
 
+    named = repr(label if label is not None else spec.spec)
     local = spec.local_path()
     if local is not None and spec.ref is None:
         if not local.is_dir():
-            raise InputError(f"repository {spec.spec!r} is not a folder")
+            raise InputError(f"repository {named} is not a folder")
         try:
             repo = git.Repo(local, search_parent_directories=False)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return Checkout(local, walk_sources(local), None)
         if repo.bare:
-            raise InputError(f"repository {spec.spec!r} is bare: name a ref to clone it at")
+            raise InputError(f"repository {named} is bare: name a ref to clone it at")
         commit = repo.head.commit.hexsha if repo.head.is_valid() else None
         return Checkout(local, _tracked(repo, local), commit)
-    digest = hashlib.sha256(spec.key.encode()).hexdigest()[:12]
-    target = workdir / f"{spec.name}-{digest}"
+    # the folder's name is a digest: a name taken from the spec could carry its token
+    target = workdir / hashlib.sha256(spec.key.encode()).hexdigest()[:12]
     source = str(local) if local is not None else spec.spec
     try:
-        if (target / ".git").is_dir():  # an earlier attempt cloned it
-            repo = git.Repo(target)
-        else:
-            repo = git.Repo.clone_from(source, target)
+        repo = git.Repo.clone_from(source, target)
         if spec.ref:
             repo.git.checkout(spec.ref, "--detach")
     except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip().splitlines()
-        raise InputError(
-            f"repository {spec.spec!r}{f' at {spec.ref!r}' if spec.ref else ''}: "
-            f"{detail[-1] if detail else 'git failed'}"
-        ) from None
+        at = f" at {spec.ref!r}" if spec.ref else ""
+        raise InputError(f"repository {named}{at}: {_git_reason(exc)}") from None
     return Checkout(target, _tracked(repo, target), repo.head.commit.hexsha)
 
 

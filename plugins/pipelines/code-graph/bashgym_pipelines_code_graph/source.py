@@ -1,55 +1,134 @@
 """The `code-repo` source: repositories → graph rows (one per node, edges as id lists).
 
 Each repository is one work item in the run store (namespace `code-repo`): claimed, parsed
-into a graph, its rows written to `RUN_DIR/code-graph/<name>.parquet`, then completed with
-its statistics. A killed run resumes with the finished repositories read back from those
+into a graph, its rows written to `RUN_DIR/code-graph/<name>-<digest>.parquet`, then completed
+with its statistics. A killed run resumes with the finished repositories read back from those
 files, not parsed again; a repository that cannot be read (a bad path, a failed clone) is
 failed with its reason and the others go on. Every count — repositories, files parsed,
 failed and skipped, nodes, edges by type, names left unresolved — goes into run.json, and
 the first failing files of each repository are listed in its notes.
+
+Nothing this source keeps in the run dir holds a secret that the dataset would not: a
+repository is often parsed *because* of what its code holds, and a URL may carry a token.
+So the cached rows are scrubbed as the dataset is; the store keys, payloads, results and errors
+name a repository by its redacted spec (a digest of the real one keeps specs that differ only
+in a secret apart), with the real spec kept in memory; file names come from redacted names;
+and a clone lives in a scratch folder that is removed as soon as its rows are written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import InputError, RunContext, Source
+from bashgym.store import scratch_dir
 from bashgym_pipelines_code_graph.build import build_graph
 from bashgym_pipelines_code_graph.model import EDGE_TYPES, GRAPH_COLUMNS, graph_rows
 from bashgym_pipelines_code_graph.options import CodeRepoOptions
-from bashgym_pipelines_code_graph.repos import RepoSpec, checkout, env_ready, fingerprint_files
+from bashgym_pipelines_code_graph.repos import (
+    RepoSpec,
+    checkout,
+    env_ready,
+    fingerprint_files,
+    without_credentials,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 NAMESPACE = "code-repo"
 NOTED_FAILURES = 5  # failing files listed per repository in run.json's notes
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # what never goes into a file name
 
 
-def unique_names(specs: list[RepoSpec]) -> dict[str, str]:
-    """Repository key → the name its rows carry (`source_repo`), made unique in input order."""
-    names: dict[str, str] = {}
+def _digest(text: str, n: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+@dataclass(frozen=True)
+class Repo:
+    """One repository of the run: the real spec (in memory only) and how the run writes it
+    down. `key`: its run-store key; `label`: how notes and errors name it; `name`: its rows'
+    `repo` (unique in the run); `stem`: its cache file's name. None of the four holds a secret
+    the scrubber finds, nor a URL's user info."""
+
+    spec: RepoSpec
+    key: str
+    label: str
+    name: str
+    stem: str
+
+
+def item_key(spec: RepoSpec, label: str, redact: Callable[[str], str]) -> str:
+    """`spec`'s run-store key: the redacted spec (and ref), plus a digest of the real key when
+    redaction changed it, so two URLs that differ only in their token stay two items and a
+    resumed run finds the same key again. A spec with nothing to hide is its own key (as
+    before: a run dir written by an older version resumes)."""
+    shown = f"{label}@{redact(spec.ref)}" if spec.ref else label
+    return spec.key if shown == spec.key else f"{shown}#{_digest(spec.key, 12)}"
+
+
+def plan(specs: list[RepoSpec], redact: Callable[[str], str]) -> list[Repo]:
+    """Each spec as the run writes it down, names made unique in input order."""
+    repos: list[Repo] = []
     taken: set[str] = set()
     for spec in specs:
-        name, n = spec.name, 1
+        label = redact(without_credentials(spec.spec))
+        base = redact(spec.name)
+        name, n = base, 1
         while name in taken:
             n += 1
-            name = f"{spec.name}-{n}"
+            name = f"{base}-{n}"
         taken.add(name)
-        names[spec.key] = name
-    return names
+        stem = _UNSAFE.sub("_", name).strip("._") or "repo"
+        repos.append(Repo(spec, item_key(spec, label, redact), label, name, stem))
+    return repos
 
 
-def read_repo(spec: RepoSpec, name: str, options: CodeRepoOptions, out_dir: Path) -> dict:
-    """Parse one repository and write its rows; the store keeps the returned summary."""
+def redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (a repository's summary: names, file paths, parse errors) with every string
+    redacted, as it goes into the run store."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(v, redact) for v in value]
+    return value
+
+
+def redactions(run: RunContext) -> Counter[str]:
+    """What the run's scrubbing has redacted so far, by type (nothing without scrubbing)."""
+    return Counter(run.scrubbing.report().get("redacted", {})) if run.scrubbing else Counter()
+
+
+def read_repo(repo: Repo, options: CodeRepoOptions, run: RunContext, out_dir: Path) -> dict:
+    """Parse one repository and write its rows, scrubbed; the store keeps the returned summary.
+    A clone goes to a scratch folder, removed here whatever happens: it holds the repository
+    unscrubbed (and a URL's token in `.git/config`), and a resume reads the rows, not it."""
+    scratch = scratch_dir("code-repo-")
+    try:
+        return _read(repo, options, run, out_dir, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _read(
+    repo: Repo, options: CodeRepoOptions, run: RunContext, out_dir: Path, scratch: Path
+) -> dict:
     # ~0.5 s (measured): pandas only when rows are made, not whenever the plugins load
     import pandas as pd
 
-    found = checkout(spec, out_dir / "clones")
+    found = checkout(repo.spec, scratch, repo.label)
     built = build_graph(
-        name,
+        repo.name,
         found.root,
         found.files,
         workers=options.workers,
@@ -57,15 +136,15 @@ def read_repo(spec: RepoSpec, name: str, options: CodeRepoOptions, out_dir: Path
         max_file_bytes=options.max_file_bytes,
     )
     graph = built.graph
-    digest = hashlib.sha256(spec.key.encode()).hexdigest()[:8]
-    path = out_dir / f"{name}-{digest}.parquet"
-    frame = pd.DataFrame(graph_rows(graph), columns=list(GRAPH_COLUMNS))
+    path = out_dir / f"{repo.stem}-{_digest(repo.spec.key, 8)}.parquet"
+    before = redactions(run)
+    frame = run.scrub_frame(pd.DataFrame(graph_rows(graph), columns=list(GRAPH_COLUMNS)))
+    made = redactions(run) - before  # kept: a resume reads these rows already scrubbed
     tmp = path.with_name(f".{path.name}.tmp")
     frame.to_parquet(tmp, index=False)
     tmp.replace(path)  # a killed run never leaves half a file behind a "done" item
-    return {
-        "repo": name,
-        "path": str(path),
+    summary = {
+        "repo": repo.name,
         "commit": found.commit,
         "files": built.files,
         "failed": built.failed[:NOTED_FAILURES],
@@ -75,7 +154,16 @@ def read_repo(spec: RepoSpec, name: str, options: CodeRepoOptions, out_dir: Path
         "edges": {kind: len(graph.edges[kind]) for kind in EDGE_TYPES},
         "unresolved": dict(built.resolution.unresolved),
         "renamed_modules": built.resolution.renamed_modules,
+        "redacted": dict(made),
     }
+    # the file by name, in out_dir: redacting a path (a run dir named like a token) must not
+    # lose the rows, and the name is made of safe, redacted text already
+    return {**redacted(summary, run.redact), "file": path.name}
+
+
+def cached(summary: dict[str, Any], out_dir: Path) -> Path:
+    """A finished repository's rows (`path`: as a run dir written before names its file)."""
+    return out_dir / summary["file"] if "file" in summary else Path(summary["path"])
 
 
 def report(run: RunContext, summary: dict[str, Any]) -> None:
@@ -106,36 +194,43 @@ class CodeRepoSource(Source[CodeRepoOptions]):
 
         env_ready()
         specs = [RepoSpec(p.strip(), options.ref) for p in options.paths]
-        keys = [s.key for s in specs]
-        if len(set(keys)) != len(keys):
+        if len({s.key for s in specs}) != len(specs):
             raise InputError("code-repo: a repository is named twice in source.path")
-        names = unique_names(specs)
+        repos = plan(specs, run.redact)
         out_dir = run.run_dir / "code-graph"
         out_dir.mkdir(parents=True, exist_ok=True)
         store = run.store
-        store.add(NAMESPACE, [(s.key, {"spec": s.spec, "ref": s.ref}) for s in specs])
-        restored = len(store.items(NAMESPACE, "done"))
-        while (item := store.claim(NAMESPACE)) is not None:
-            spec = RepoSpec(item.payload["spec"], item.payload["ref"])
+        shown = [
+            (r.key, {"spec": r.label, "ref": r.spec.ref and run.redact(r.spec.ref)}) for r in repos
+        ]
+        store.add(NAMESPACE, shown)  # what the store may hold; the real spec stays in `repos`
+        done = {item.key: item for item in store.items(NAMESPACE, "done")}
+        restored = [done[r.key] for r in repos if r.key in done]
+        for repo in repos:  # claimed by key: the real spec is only in memory, never read back
+            if store.claim(NAMESPACE, repo.key) is None:
+                continue  # done (or failed) in an earlier attempt
             try:
-                summary = read_repo(spec, names[spec.key], options, out_dir)
+                summary = read_repo(repo, options, run, out_dir)
             except InputError as exc:
-                store.fail(NAMESPACE, item.key, str(exc))
+                store.fail(NAMESPACE, repo.key, run.redact(str(exc)))
                 continue
-            store.complete(NAMESPACE, item.key, summary)
+            store.complete(NAMESPACE, repo.key, summary)
         if restored:
-            run.count("graph.repos_restored", restored)
+            run.count("graph.repos_restored", len(restored))
+        for item in restored:  # this attempt's scrub report cannot count what it read redacted
+            for kind, n in item.result.get("redacted", {}).items():
+                run.count(f"graph.restored_redactions.{kind}", n)
         frames, problems = [], []
-        for spec in specs:
-            item = store.get(NAMESPACE, spec.key)
+        for repo in repos:
+            item = store.get(NAMESPACE, repo.key)
             if item is None or item.state != "done":
                 reason = item.error if item is not None else "not processed"
-                problems.append(f"{spec.spec}: {reason}")
+                problems.append(f"{repo.label}: {reason}")
                 run.count("graph.repos_failed")
-                run.note(f"code-repo: {spec.spec} was not read: {reason}")
+                run.note(f"code-repo: {repo.label} was not read: {reason}")
                 continue
             report(run, item.result)
-            frames.append(pd.read_parquet(item.result["path"]))
+            frames.append(pd.read_parquet(cached(item.result, out_dir)))
         if not frames:
             raise InputError(f"code-repo: no repository could be read ({'; '.join(problems)})")
         return pd.concat(frames, ignore_index=True)
