@@ -5,7 +5,9 @@ Why generate it: a Hub dataset without a card is unusable by anyone but its auth
 split. The body records what produced the data — the sources, pipeline, judges and their
 options from the run's `run.toml`, the counts and drop reasons, the split rule — so a reader can
 judge and reproduce it. Local absolute paths in options are shortened to their last part: a
-published card should not reveal a user's home directory.
+published card should not reveal a user's home directory. Option values (name, tags, repo id)
+are redacted as run.toml is, before YAML quotes them, so a redacted tag is still one string.
+With JSONL data the YAML also declares `dataset_info.features` (JSON files carry no schema).
 """
 
 from __future__ import annotations
@@ -84,15 +86,20 @@ def render(
     data_glob: dict[str, str],
     key_from: dict[str, int],
     seed: int,
+    features: Any | None = None,
 ) -> str:
-    """README.md text: YAML front matter (configs, license, tasks, tags, name) and the body."""
-    name = options.pretty_name or options.repo_id or run.run_dir.name
+    """README.md text: YAML front matter (configs, license, tasks, tags, name, and the
+    `datasets.Features` when given) and the body."""
+    clean = run.redact
+    repo_id = clean(options.repo_id) if options.repo_id else None
+    name = clean(options.pretty_name or "") or repo_id or run.run_dir.name
     total = sum(splits.values())
+    tags = [clean(t) for t in options.tags]
     data = DatasetCardData(
-        license=options.license,
+        license=clean(options.license),
         pretty_name=name,
-        task_categories=options.task_categories or ["text-generation"],
-        tags=list(dict.fromkeys(["bashgym", "synthetic", output_format, *options.tags])),
+        task_categories=[clean(t) for t in options.task_categories or ["text-generation"]],
+        tags=list(dict.fromkeys(["bashgym", "synthetic", output_format, *tags])),
         size_categories=[size_category(total)],
         configs=[
             {
@@ -101,6 +108,8 @@ def render(
             }
         ],
     )
+    if features is not None:
+        _declare(data, features)
     config = run_config(run.run_dir)
     lines = [
         "---",
@@ -128,7 +137,7 @@ def render(
         "",
         "```python",
         "from datasets import load_dataset",
-        f'ds = load_dataset("{options.repo_id or "path/to/this/folder"}")',
+        f'ds = load_dataset("{repo_id or "path/to/this/folder"}")',
         "```",
         "",
         "## How it was made",
@@ -155,6 +164,14 @@ def render(
         lines += [f"| dropped: {k} | {v} |" for k, v in run.dropped.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def _declare(data: DatasetCardData, features: Any) -> None:
+    """`dataset_info.features` in the card's YAML, written by `datasets` itself so that
+    `load_dataset` reads them back (and casts every split's files to them)."""
+    from datasets.info import DatasetInfo, DatasetInfosDict  # imported already: by `features`
+
+    DatasetInfosDict({"default": DatasetInfo(features=features)}).to_dataset_card_data(data)
 
 
 def _keys(key_from: dict[str, int]) -> str:

@@ -16,14 +16,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from bashgym_split import loadable, record_key, score, split_of
+from bashgym_split.arrow import arrow_table, note
 
 from bashgym.contracts import RunContext, Sink, Written
 from bashgym.records import TRACE_COLUMN
@@ -79,14 +80,18 @@ class HfHubSink(Sink[HfHubOptions]):
         if traces:
             parts = {s: [r for r, side in zip(hub_rows, sides, strict=True) if side == s]
                      for s in SPLITS}  # fmt: skip
-            writer = _TraceShards(hub_rows, options)
+            writer: _TraceShards | _TableShards = _TraceShards(hub_rows, options)
         else:
             # One Arrow schema for every shard: a column that is all null in one split would
             # otherwise get type null there and clash with the other split's files on load.
-            table = pa.Table.from_pandas(dataset, preserve_index=False)
+            # A column Arrow cannot type (text and numbers, say) is stored as text and noted.
+            typed = arrow_table(dataset)
+            if said := note(NAME, typed.converted):
+                run.note(said)
+            table = typed.table
             mask = {s: pa.array([x == s for x in sides], type=pa.bool_()) for s in SPLITS}
             parts = {s: table.filter(mask[s]) for s in SPLITS}
-            writer = _TableShards()
+            writer = _TableShards(table)
         written: list[Path] = []
         splits: dict[str, int] = {}
         for split in SPLITS:
@@ -109,15 +114,28 @@ class HfHubSink(Sink[HfHubOptions]):
             {s: f"data/{s}-*.{ext}" for s in splits},
             dict(key_from),
             seed,
+            # JSON files carry no schema: each split's reader would guess its own, and a column
+            # null in one split's rows only would clash with the other split's values on load
+            writer.features() if ext == "jsonl" and splits else None,
         )
         readme = folder / "README.md"
-        _atomic_text(readme, card)
+        _atomic_text(readme, run.redact(card))  # uploaded on push: no secret from an option
         _push_or_say(folder, options, run, written)
         return Written([*written, readme], sum(splits.values()))
 
 
 class _TableShards:
     """Slices of an Arrow table (rows as the pipeline made them)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def features(self) -> Any:
+        """The `datasets.Features` of the rows as the JSONL files hold them, over all rows."""
+        import datasets  # ~0.6 s (measured): only when the card declares JSONL features
+
+        schema = pa.schema([f.with_type(_as_json(f.type)) for f in self.table.schema])
+        return datasets.Features.from_arrow_schema(schema)
 
     def write(self, part: pa.Table, lo: int, n: int, target: Path, ext: str) -> Path:
         return _write(part.slice(lo, n), target, ext)
@@ -129,6 +147,11 @@ class _TraceShards:
     def __init__(self, rows: list[dict], options: HfHubOptions) -> None:
         self.rows, self.options, self._features = rows, options, None
 
+    def features(self) -> Any:
+        if self._features is None:
+            self._features = features(self.rows, self.options)
+        return self._features
+
     def write(self, part: list[dict], lo: int, n: int, target: Path, ext: str) -> Path:
         chunk = part[lo : lo + n]
         tmp = target.with_name(f".{target.name}.tmp")
@@ -139,9 +162,7 @@ class _TraceShards:
         else:
             import datasets  # ~0.6 s (measured): only when trace rows are written as Parquet
 
-            if self._features is None:
-                self._features = features(self.rows, self.options)
-            table = datasets.Dataset.from_list(chunk, features=self._features).data.table
+            table = datasets.Dataset.from_list(chunk, features=self.features()).data.table
             pq.write_table(table, tmp, compression="zstd")  # its schema carries the features
         tmp.replace(target)
         return target
@@ -157,6 +178,23 @@ def _write(table: pa.Table, target: Path, ext: str) -> Path:
                 out.write(json.dumps(plain(row), ensure_ascii=False, default=str) + "\n")
     tmp.replace(target)
     return target
+
+
+def _as_json(kind: pa.DataType) -> pa.DataType:
+    """The type a JSONL file holds for `kind`: times, decimals and bytes are written as text
+    (`plain`, then `default=str`), so the card must not declare them as Arrow has them."""
+    if pa.types.is_struct(kind):
+        return pa.struct([kind.field(i).with_type(_as_json(kind.field(i).type))
+                          for i in range(kind.num_fields)])  # fmt: skip
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return pa.list_(_as_json(kind.value_type))
+    if pa.types.is_dictionary(kind):
+        return _as_json(kind.value_type)
+    textual = (
+        pa.types.is_temporal(kind) or pa.types.is_decimal(kind) or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)
+    )  # fmt: skip
+    return pa.string() if textual else kind
 
 
 def _atomic_text(target: Path, text: str) -> None:
@@ -195,16 +233,17 @@ def _push_or_say(folder: Path, options: HfHubOptions, run: RunContext, files: li
             commit_message=options.commit_message or f"BashGym run {run.run_dir.name}",
         )
         run.count(f"{NAME}.pushed")
-        note = f"{NAME}: pushed {folder} to https://huggingface.co/datasets/{options.repo_id}"
+        said = f"{NAME}: pushed {folder} to https://huggingface.co/datasets/{options.repo_id}"
     else:
         missing = " and ".join(
             what
             for what, ok in (("sink.repo_id", options.repo_id), (f"${options.token_env}", token))
             if not ok
         )
-        note = (
+        said = (
             f"{NAME}: dry run, nothing pushed ({missing} not set); would upload "
             f"{len(files) + 1} files from {folder} to dataset repo {options.repo_id or '<repo_id>'}"
         )
-    run.note(note)  # through the run's events, so events.jsonl and run.json both have it
-    print(note, file=sys.stderr)
+    # once, through the run's events: redacted there, and shown by the terminal display as
+    # a `note:` line (a print of its own would show it twice, the second time unredacted)
+    run.note(said)
