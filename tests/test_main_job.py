@@ -70,7 +70,7 @@ def test_readme_main_job_runs_coding_agent_sft_on_the_embedded_model(
     assert run["plugins"]["pipeline"]["name"] == "coding-agent-sft"
     assert counts["requested"] == 1
     pipeline_drops = sum(
-        n for reason, n in counts["dropped"].items() if not reason.startswith("nemo-jsonl")
+        n for reason, n in counts["dropped"].items() if not reason.startswith("sink nemo-jsonl")
     )
     assert counts["kept"] + pipeline_drops == 1, counts  # the row is kept or has a reason
     (model,) = run["usage_by_model"]

@@ -34,5 +34,5 @@ def test_traces_to_sft_writes_tool_use_train_and_val(bashgym_cli, bashgym_env, r
     assert any(m.get("tool_calls") for line in lines for m in line["messages"])
     run = json.loads((out / "run.json").read_text())
     assert run["status"] == "ok" and run["counts"]["kept"] == 5
-    assert run["counts"]["dropped"] == {"nemo-jsonl: trace did not succeed (api_error)": 1}
+    assert run["counts"]["dropped"] == {"sink nemo-jsonl: trace did not succeed (api_error)": 1}
     assert run["counts"]["nemo-jsonl.val"] >= 1 and "scrub" in run
