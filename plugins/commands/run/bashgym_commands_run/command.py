@@ -212,9 +212,10 @@ def run_command(
         raise fail(f"{exc.strerror or exc}{where}; nothing after it was written", code=1) from None
     except RunInterrupted as exc:
         err.print(
-            f"[yellow]interrupted[/] ({exc.why}): {exc.run_dir} keeps its finished work; run "
-            "the same command again to resume it (--fresh starts over)",
+            f"[yellow]interrupted[/] ({escape(str(exc.why))}): {escape(str(exc.run_dir))} keeps "
+            "its finished work; run the same command again to resume it (--fresh starts over)",
             highlight=False,
+            soft_wrap=True,  # one line when piped or logged, like the progress lines before it
         )
         raise typer.Exit(130) from None
     print_summary(summary)

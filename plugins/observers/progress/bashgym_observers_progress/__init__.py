@@ -31,9 +31,10 @@ def on_event(event: Any, run: Any) -> None:
         console = Console(stderr=True)
         if event.resumed_from is not None:
             console.print(
-                f"[yellow]resuming[/] {event.run_dir} (attempt {event.attempt}; the last one "
-                f"ended {event.resumed_from}): finished work is kept",
+                f"[yellow]resuming[/] {escape(str(event.run_dir))} (attempt {event.attempt}; the "
+                f"last one ended {escape(str(event.resumed_from))}): finished work is kept",
                 highlight=False,
+                soft_wrap=True,  # one line when piped or logged, as the timed lines: a path whole
             )
         with _lock:
             _open[id(run)] = RunProgress(console, run.tally).__enter__()
@@ -41,7 +42,9 @@ def on_event(event: Any, run: Any) -> None:
     progress = _open.get(id(run))
     if isinstance(event, Note) and event.text.startswith("warning:"):  # loud, and at once
         console = progress.console if progress is not None else Console(stderr=True)
-        console.print(f"[bold yellow]WARNING[/]{escape(event.text[8:])}", highlight=False)
+        console.print(
+            f"[bold yellow]WARNING[/]{escape(event.text[8:])}", highlight=False, soft_wrap=True
+        )
     if progress is not None:
         progress(event)
         if isinstance(event, RunFinished):

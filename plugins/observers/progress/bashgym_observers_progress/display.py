@@ -133,7 +133,13 @@ class RunProgress:
             self._line(f"{step}: {done or 0}{of} done" + (f" · {extra}" if extra else ""))
 
     def _line(self, text: str) -> None:
+        """One timed line, never broken: off a terminal the console is 80 columns wide, and a
+        line wrapped there (with trailing spaces) leaves a continuation without its `[m:ss]`
+        prefix, which grep and log parsers cannot place. soft_wrap writes it whole."""
         elapsed = int(time.monotonic() - self.started)
         self.console.print(
-            f"[{elapsed // 60}:{elapsed % 60:02d}] {text}", highlight=False, markup=False
+            f"[{elapsed // 60}:{elapsed % 60:02d}] {text}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
