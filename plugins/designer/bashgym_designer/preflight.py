@@ -1,5 +1,12 @@
 """Before any batch: one tiny request per alias a config calls, through DataDesigner's own client.
 
+"Calls" means named by one of the config's columns (`get_model_aliases()`: an LLM, judge,
+embedding or image column's `model_alias`, a custom column's `model_aliases`), not every alias
+the builder defines: a builder made without model configs carries DataDesigner's built-in ones
+(nvidia-text, openai-vision, ...), which a samplers-only config never calls. Checking those
+would bill requests for nothing and fail a model-free run when the default endpoint is down.
+Processors name no model, and the column profiler (which does) is skipped (`designer`).
+
 A refused connection, a bad key or a wrong model id is one line (exit 2), not a batch of failed
 rows; a 429 or a 5xx is tried again with backoff for up to `designer.rate_limit_give_up_s`, then
 one line. Its tokens and failed tries are charged to the run like any request. (This replaces
@@ -40,10 +47,23 @@ CHECK_TIMEOUT_S = 30.0  # one tiny answer; an alias's own `timeout` param wins
 MAX_MESSAGE = 300
 
 
+def called_aliases(builder: dd.DataDesignerConfigBuilder) -> list[str]:
+    """The aliases `builder`'s columns call, constrained copies folded into their base alias
+    (`default--trajectory` -> `default`), sorted; empty for a config with no model column."""
+    return sorted(
+        {
+            base_alias(alias)
+            for column in builder.get_column_configs()
+            for alias in column.get_model_aliases()
+            if alias
+        }
+    )
+
+
 def preflight(builder: dd.DataDesignerConfigBuilder, run: RunContext) -> None:
     """Check every alias `builder` calls (see the module docstring); InputError when one does
-    not answer."""
-    for alias in sorted({base_alias(c.alias) for c in builder.model_configs}):
+    not answer. A config that calls none sends nothing (and starts no served model)."""
+    for alias in called_aliases(builder):
         model = run.model(alias)  # starts a served model now: one that cannot start fails here
         if model.served:
             continue
