@@ -26,6 +26,7 @@ from bashgym.contracts import (
 )
 from bashgym_runners_datadesigner import templates
 from bashgym_runners_datadesigner.progress import column_progress
+from bashgym_runners_datadesigner.scrubbed import scrubbed_artifacts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +57,8 @@ class DataDesignerRunner(Runner[NoOptions]):
             step = SimpleNamespace(  # duck-types the Step fields generate_round uses
                 obj=PassThrough(), options=PipelineOptions(num_records=n), name="passthrough"
             )
-        with column_progress(run, round):  # per-column progress inside a batch (see `progress`)
+        # per-column progress inside a batch (`progress`); no secret in its files (`scrubbed`)
+        with column_progress(run, round), scrubbed_artifacts(run):
             generated = generate_round(step, judges, run, seed, n, number=round, resume=resume)
         generated.summary["buffer_size"] = designer_settings(run.settings).buffer_size
         return generated
