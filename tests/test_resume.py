@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bashgym.plugins import PluginHost
-from bashgym.resume import RunInUseError, choose, config_hash, input_hash
+from bashgym.resume import RunInUseError, choose, config_hash, input_hash, leftovers
 from bashgym.runspec import RunSpec, StepSpec, resolve
 from bashgym.settings import Settings, settings_model
 from bashgym.store import lock_run, owner_token
@@ -167,3 +167,28 @@ def test_a_pipelines_input_files_are_part_of_the_fingerprint(tmp_path):
     before = input_hash(resolved)
     data.write_text("a\n1\n2\n")
     assert input_hash(resolved) != before
+
+
+def test_leftovers_are_only_files_the_earlier_run_listed_inside_its_folder(tmp_path):
+    """A run.json is any folder's to write: what it lists outside the folder, folders, and
+    entries of the wrong type are never removed."""
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep")
+    run_dir = tmp_path / "run"
+    (run_dir / "sub").mkdir(parents=True)
+    (run_dir / "sub" / "data.jsonl").write_text("{}")
+    (run_dir / "report.html").write_text("<p>")
+    (run_dir / "link").symlink_to(outside)
+    write_run(run_dir / "x", status="ok")  # (a folder to name below)
+    listed = {"sink": [str(run_dir / "sub" / "data.jsonl"), str(outside), str(run_dir / "link")],
+              "bad": "not-a-list", "dir": [str(run_dir / "sub")]}  # fmt: skip
+    (run_dir / "run.json").write_text(
+        json.dumps({"outputs": listed, "artifacts": {"report": str(run_dir / "report.html")}})
+    )
+    found = set(leftovers(run_dir))
+    assert (run_dir / "sub" / "data.jsonl").resolve() in found
+    assert (run_dir / "report.html").resolve() in found
+    assert outside.resolve() not in found and (run_dir / "sub").resolve() not in found
+    (run_dir / "run.json").write_text(json.dumps({"outputs": ["x"], "artifacts": 3}))
+    assert {p.name for p in leftovers(run_dir)} == {"events.jsonl", "state.db", "state.db-wal",
+                                                    "state.db-shm"}  # fmt: skip

@@ -61,6 +61,7 @@ def test_slice_from_flags_writes_parquet_and_counts(bashgym_cli, bashgym_env, ta
     run = read_run(out)
     assert run["status"] == "ok"
     assert run["counts"] == {
+        "source.files": 1,
         "source_rows": 6,
         "requested": 9,
         "generated": 9,
@@ -267,6 +268,31 @@ def test_a_crash_leaves_run_json_with_the_error(bashgym_cli, bashgym_env, regist
         bashgym_cli("run", "-s", "boom", "-k", "parquet", "--out", out)
     run = read_run(out)
     assert run["status"] == "failed" and run["error"] == "RuntimeError: disk on fire"
+
+
+def test_a_run_started_over_in_another_runs_folder_says_so_and_clears_its_files(
+    bashgym_cli, bashgym_env, tasks_csv
+):
+    """`--out` naming a finished run's folder with another config: the earlier run's outputs
+    go (no stale data.parquet beside the new sink's files, no report built from both) and the
+    run says it replaced one; files the earlier run did not list stay."""
+    out = bashgym_env.workdir / "again"
+    source = ["-s", "files", "--set", f"source.path={tasks_csv}"]
+    first = bashgym_cli("run", "examples/slice.toml", "--out", out)  # samplers → parquet
+    assert first.exit_code == 0, first.output
+    assert (out / "data.parquet").is_file() and "Sampler distributions" in read_report(out)
+    (out / "mine.txt").write_text("the user's")
+    second = bashgym_cli("run", *source, "-k", "hf-hub", "--out", out)
+    assert second.exit_code == 0, second.output
+    assert "replaced the earlier run" in second.output
+    assert not (out / "data.parquet").exists() and (out / "mine.txt").read_text() == "the user's"
+    run = read_run(out)
+    assert list(run["outputs"]) == ["hf-hub"] and any("replaced" in n for n in run["notes"])
+    assert "Sampler distributions" not in read_report(out)  # the samplers run's batches
+
+
+def read_report(out):
+    return (out / "report.html").read_text()
 
 
 class LeakySource(Source):

@@ -620,7 +620,7 @@ class Redactor(Protocol):
 
     counts: Counter[str]
 
-    def text(self, value: str) -> str: ...
+    def text(self, value: str) -> str: ...  # (JSON text stays JSON: the event bus relies on it)
 
     def frame(self, dataset: pd.DataFrame) -> tuple[pd.DataFrame, int]: ...
 
@@ -633,7 +633,7 @@ class Scrubbing(Protocol):
     enabled: bool
 
     def frame(self, dataset: pd.DataFrame) -> pd.DataFrame: ...
-    def text(self, value: str) -> str: ...
+    def text(self, value: str) -> str: ...  # (JSON text stays JSON: the event bus relies on it)
     def report(self) -> dict[str, Any]: ...
 
 

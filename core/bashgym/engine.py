@@ -211,9 +211,9 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             (run_dir / "run.toml").write_text(redact(toml) if redact else toml)
         except OSError as exc:
             raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
-        if not target.resume:  # started over here: the old run's store and log go with it
-            for old in ("events.jsonl", "state.db", "state.db-wal", "state.db-shm"):
-                (run_dir / old).unlink(missing_ok=True)
+        earlier = None if target.resume else resuming.read_status(run_dir).get("status")
+        for old in [] if target.resume else resuming.leftovers(run_dir):  # started over here
+            old.unlink(missing_ok=True)
         bus = ev.EventBus(run_dir / "events.jsonl", redact=redact)
         models = contracts.open_models(settings, host.registry, host.hook)
         run = RunContext(run_dir, settings, resolved.spec.seed, models, bus, registry=host.registry,
@@ -230,6 +230,8 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
         engine = Engine(resolved, host, run, scrubbing, target.resume)
         resumed_from = target.previous_status if target.resume else None
         run.emit(ev.RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
+        if earlier:  # (`--out` named the folder of another run: say so, never replace it silently)
+            run.note(f"replaced the earlier run in {run_dir} (it ended {earlier}; its files went)")
         generated: Generated | None = None
         try:
             try:
@@ -313,11 +315,8 @@ def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
     """Which plugin serves each role: one entry per single role, a list for judges and sinks."""
     out: dict[str, Any] = {}
     for step in resolved.steps():
-        entry = {"name": step.name, "from": step.registered.plugin}
-        if step.role in ("judge", "sink"):
-            out.setdefault(step.role, []).append(entry)
-        else:
-            out[step.role] = entry
+        one = {"name": step.name, "from": step.registered.plugin}
+        out[step.role] = [*out.get(step.role, []), one] if step.role in ("judge", "sink") else one
     return out
 
 

@@ -169,17 +169,6 @@ def read_events(path: Path) -> list[Event]:
 Subscriber = Callable[[Event], None]
 
 
-def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
-    """`value`'s text redacted, inside lists and dicts too (keys included)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [_redacted(v, redact) for v in value]
-    if isinstance(value, dict):
-        return {_redacted(k, redact): _redacted(v, redact) for k, v in value.items()}
-    return value
-
-
 class EventBus:
     """Appends each event to `path` and hands it to every subscriber, in order, under a lock
     (runners report from worker threads). `redact` scrubs every text field of an event first."""
@@ -198,13 +187,12 @@ class EventBus:
         self.subscribers.append(subscriber)
 
     def emit(self, event: Event) -> None:
-        if self.redact is not None:  # every text field: ids, paths and names come from the data
-            text = (str, list, dict)
-            update = {k: _redacted(v, self.redact) for k, v in event if isinstance(v, text)}
-            event = event.model_copy(update=update)
+        line = event.model_dump_json()  # all of it: ids, paths and names come from the data too
+        if self.redact is not None and (redacted := self.redact(line)) != line:
+            line, event = redacted, type(event).model_validate_json(redacted)  # JSON stays JSON
         with self._lock:
             if self._file is not None:
-                self._file.write(event.model_dump_json() + "\n")
+                self._file.write(line + "\n")
                 self._file.flush()
             for subscriber in self.subscribers:
                 subscriber(event)

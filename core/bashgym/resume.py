@@ -110,6 +110,19 @@ def choose(
     return Target(run_dir, False, None, lock_run(run_dir, command))
 
 
+def leftovers(run_dir: Path) -> list[Path]:
+    """What an earlier run in `run_dir` leaves that a run starting over there must not mix with
+    its own: its log and store, and the files its run.json lists as outputs and artifacts there
+    (only files inside the dir: a run.json is any folder's to write)."""
+    earlier = read_status(run_dir)
+    outputs = earlier.get("outputs") if isinstance(earlier.get("outputs"), dict) else {}
+    artifacts = earlier.get("artifacts") if isinstance(earlier.get("artifacts"), dict) else {}
+    listed = [p for ps in outputs.values() if isinstance(ps, list) for p in ps]
+    found = [Path(p).resolve() for p in [*listed, *artifacts.values()] if isinstance(p, str)]
+    own = [run_dir / n for n in ("events.jsonl", "state.db", "state.db-wal", "state.db-shm")]
+    return own + [p for p in found if p.is_file() and p.is_relative_to(run_dir.resolve())]
+
+
 def default_run_dir(resolved: ResolvedRun, settings: Settings) -> Path:
     """A new folder under `runs_dir`, made here (atomically: two runs never get the same)."""
     label = (resolved.pipeline or resolved.source).name  # type: ignore[union-attr]

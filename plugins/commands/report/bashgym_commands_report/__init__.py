@@ -48,7 +48,9 @@ def report_for(run_dir: Path, summary: dict[str, Any] | None = None) -> Path:
     run_dir = Path(run_dir)
     if summary is None:
         summary = json.loads((run_dir / "run.json").read_text())
-    config = chart_config(run_dir)
+    plugins = summary.get("plugins") if isinstance(summary.get("plugins"), dict) else {}
+    # a run with no pipeline or judge made no DataDesigner files: any there are another run's
+    config = chart_config(run_dir) if {"pipeline", "judge"} & set(plugins) else None
     columns = columns_from_config(config) if config else ReportColumns(samplers=[], judges={})
     files = output_files(summary, run_dir)
     dropped = read_dropped(run_dir)
