@@ -292,6 +292,19 @@ def run_host(spec: RunSpec) -> PluginHost:
     return host
 
 
+def _resolved(
+    resolver: Callable[[RunSpec, Registry], ResolvedRun], spec: RunSpec, host: PluginHost
+) -> ResolvedRun:
+    """`resolver`'s answer; when it refuses the spec with only the run's own plugins loaded,
+    its error is given again with every plugin loaded, so the choices it lists are all of them
+    (`a run needs at least one sink (sinks: none)` told a new user no sink was installed)."""
+    try:
+        return resolver(spec, host.registry)
+    except RunConfigError:
+        host.load_entry_points()  # (only on this error: loading them all takes a second or two)
+        return resolver(spec, host.registry)
+
+
 def resolve_spec(
     build: Callable[[], RunSpec],
     *,
@@ -318,7 +331,7 @@ def resolve_spec(
             [*(f"source.map.{m}" for m in maps or []), *(sets or [])],
             default_environment=lambda: default_environment(host.registry),
         )
-        resolved = resolver(spec, host.registry)
+        resolved = _resolved(resolver, spec, host)
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
         raise fail(str(exc)) from None
     report_broken_plugins(host)

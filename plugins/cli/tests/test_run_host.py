@@ -200,5 +200,11 @@ def test_the_command_line_run_imports_only_its_plugins_and_plugins_lists_all(tmp
     listed, _ = bashgym("plugins", "--json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert sorted(rows) == INSTALLED
+
+    # a refused run lists every choice, not only those of the plugins it loaded
+    no_sink, _ = bashgym("run", "-s", "files", "--set", f"source.path={tasks}")
+    assert "a run needs at least one sink" in no_sink.stderr, no_sink.stderr  # (exit caught)
+    assert "(sinks: none)" not in no_sink.stderr
+    assert "parquet" in no_sink.stderr and "nemo-jsonl" in no_sink.stderr
     assert rows["commands-run"]["registers"]["commands"] == ["run"]
     assert rows["commands-pipeline"]["registers"]["commands"]
