@@ -199,8 +199,12 @@ def config_file_pipeline(spec: RunSpec, registry: Registry) -> RunSpec:
     """`--pipeline my_config.yaml`: the pipeline that runs config files of that kind (its
     `config_files` suffixes), given the file as its `path` option."""
     name = spec.pipeline.plugin if spec.pipeline else ""
+    pipelines = registry.items["pipelines"]
+    claimed = {s for r in pipelines.values() for s in getattr(r.obj, "config_files", ())}
+    if name not in pipelines and Path(name).suffix.lower() in claimed and not Path(name).is_file():
+        raise RunConfigError(f"pipeline file {name!r} does not exist")  # (not "unknown pipeline")
     suffix = config_file_suffix(name)
-    if suffix is None or name in registry.items["pipelines"]:
+    if suffix is None or name in pipelines:
         return spec
     for registered in registry.items["pipelines"].values():
         if suffix in getattr(registered.obj, "config_files", ()):

@@ -53,4 +53,7 @@ def test_a_broken_config_file_is_one_line(bashgym_cli, tmp_path):
     assert result.exit_code == 2
     assert "not a valid DataDesigner config" in result.output
     missing = bashgym_cli("run", "--pipeline", str(tmp_path / "nope.yaml"), "-k", "parquet")
-    assert missing.exit_code == 2 and "unknown pipeline" in missing.output
+    assert missing.exit_code == 2 and "unknown pipeline" not in missing.output  # it names a file
+    assert f"pipeline file '{tmp_path / 'nope.yaml'}' does not exist" in missing.output
+    checked = bashgym_cli("validate", str(tmp_path / "nope.yaml"))
+    assert checked.exit_code == 2 and "does not exist" in checked.output
