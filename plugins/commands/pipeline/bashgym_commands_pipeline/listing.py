@@ -7,6 +7,7 @@ a run. One pipeline that fails to build is listed with its error, never breaks t
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,12 +56,24 @@ def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
     return infos
 
 
+def description(obj: object) -> str:
+    """A pipeline's one-paragraph description, whole: its `description`, else its docstring's
+    first paragraph joined into one line. (The kernel's `summary()` takes the docstring's first
+    *line*, which cuts a sentence wrapped over two lines mid-way: "kept when a gold run with
+    the".)"""
+    given = str(getattr(obj, "description", "") or "").strip()
+    if given:
+        return given
+    doc = inspect.getdoc(type(obj)) or ""
+    return " ".join(doc.strip().split("\n\n", 1)[0].split())
+
+
 def _describe(registered: Registered, run: RunContext) -> PipelineInfo:
     obj = registered.obj
     info = PipelineInfo(
         name=registered.name,
         plugin=registered.plugin,
-        description=obj.summary(),
+        description=description(obj),
         output_format=str(getattr(obj, "output_format", "rows")),
         needs_seed=bool(getattr(obj, "needs_seed", False)),
         example_seed=False,

@@ -5,6 +5,11 @@ A preview is the author's quick look, so nothing is written to sinks; but it mus
 either: rows lost to unparseable answers or filters are counted as in a run (a preview whose
 every row was dropped is an empty result, not an error), and any other DataDesigner failure
 is one line quoting the log's warnings, with the run dir kept so the named log stays readable.
+
+The models are checked first by the run's own preflight (`bashgym_designer.preflight`), not by
+DataDesigner's health check: a model that does not answer is the same one line as in `bashgym
+run` (`model alias 'default' does not answer: connection refused at ...`, exit 2), not
+DataDesigner's generation error, and only the aliases the config's columns call are asked.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import TYPE_CHECKING
 from bashgym_designer.designer import Generation, all_rows_dropped, task_failures
 from bashgym_designer.drops import read_drops
 from bashgym_designer.models import providers_for
-from bashgym_designer.rounds import account
+from bashgym_designer.preflight import preflight
+from bashgym_designer.rounds import account, skip_health_checks
 from data_designer.errors import DataDesignerError
 
 from bashgym.contracts import InputError
@@ -47,6 +53,8 @@ def preview(prepared: Prepared, n: int) -> Preview:
     """
     run, step = prepared.run, prepared.pipeline
     assert run.models is not None
+    preflight(prepared.builder, run)  # InputError: one line, as a run gives (exit 2)
+    skip_health_checks(prepared.builder)  # checked just now, and counted: not asked twice
     providers = providers_for(run.models, prepared.builder.model_configs)
     designer = prepared.designer(providers)
     try:

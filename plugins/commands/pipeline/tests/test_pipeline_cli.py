@@ -73,6 +73,13 @@ class Story(Pipeline[StoryOptions]):
         return rows
 
 
+class Wrapped(Story):
+    """A pipeline whose one-sentence description is wrapped over two docstring lines, as
+    csv-triangulation's is: a listing shows it whole.
+
+    A second paragraph that a listing leaves out."""
+
+
 class Solve(Pipeline):
     """Answers each seed task (needs seed rows; ships an example)."""
 
@@ -153,6 +160,7 @@ class TestPlugin:
     @hookimpl
     def register_pipelines(self, register):
         register("story", Story())
+        register("wrapped", Wrapped())
         register("solve", Solve())
         register("needs-input", NeedsInput())
         register("broken", Broken())
@@ -446,3 +454,68 @@ def test_every_installed_pipeline_lists_and_validates_without_a_model(bashgym_cl
         assert result.exit_code == 0, (name, result.output)
         assert "valid: " in result.stdout
     assert {p.pid for p in psutil.Process().children(recursive=True)} <= children
+
+
+def _dead_endpoint() -> str:
+    """An endpoint on a port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_preview_with_the_model_down_says_what_run_says(
+    bashgym_cli, plugins, scripted_models, tmp_path, monkeypatch
+):
+    """Before: `DataDesignerGenerationError: ... failed while running health checks ...`;
+    now the run's own line, with the run's exit code (2: the model does not answer at start)."""
+    dead = _dead_endpoint()
+    monkeypatch.setenv("BASHGYM_MODELS__DEFAULT__ENDPOINT", dead)
+    monkeypatch.setenv("COLUMNS", "1000")  # one line each, unwrapped
+    run = bashgym_cli("run", "-p", "story", "-n", "1", "-k", "parquet", "--out", tmp_path / "r")
+    previewed = bashgym_cli("preview", "story", "-n", "1")
+    expected = (
+        f"error: model alias 'default' does not answer: connection refused at {dead} "
+        "(is the server running?)"
+    )
+    assert run.exit_code == previewed.exit_code == 2, (run.output, previewed.output)
+    assert run.stderr.strip().splitlines()[-1] == expected
+    assert previewed.stderr.strip().splitlines() == [expected]
+    assert "DataDesigner" not in previewed.output and "Traceback" not in previewed.output
+
+
+def test_preview_checks_each_called_alias_once_as_a_run_does(
+    bashgym_cli, plugins, scripted_models, model_server
+):
+    """The run's preflight ("Reply with OK.", counted), not DataDesigner's uncounted "Hello!"
+    health check as well."""
+    result = bashgym_cli("preview", "story", "-n", "2")
+    assert result.exit_code == 0, result.output
+    prompts = [r.last_user_text for r in model_server.completions]
+    assert prompts.count("Reply with OK.") == 1
+    assert not any("Hello!" in p for p in prompts)
+    assert sum(p.startswith("Write one line about") for p in prompts) == 2
+
+
+def test_list_shows_each_description_whole_at_80_columns_piped(
+    bashgym_cli, plugins, scripted_models, monkeypatch
+):
+    """Before: the docstring's first line only ("... is wrapped over two docstring lines,
+    as"), cut mid-sentence."""
+    whole = (
+        "A pipeline whose one-sentence description is wrapped over two docstring lines, "
+        "as csv-triangulation's is: a listing shows it whole."
+    )
+    rows = json.loads(bashgym_cli("pipeline", "list", "--json").stdout)
+    described = {r["name"]: r["description"] for r in rows}
+    assert described["wrapped"] == whole
+    for name, text in described.items():  # installed pipelines too: none ends mid-sentence
+        assert text.rstrip().endswith((".", "!", "?", ")")), (name, text)
+    monkeypatch.setenv("COLUMNS", "80")  # as `| cat` gives
+    listing = bashgym_cli("pipeline", "list")
+    assert listing.exit_code == 0, listing.output
+    assert max(len(line.rstrip()) for line in listing.stdout.splitlines()) <= 80
+    assert whole in " ".join(listing.stdout.split())
+    assert "A second paragraph" not in listing.stdout
