@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from bashgym_cli import fail, out
 from rich.markup import escape
-from rich.table import Table
 
 from bashgym.plugins import current_host
-from bashgym.settings import SettingsError, load_settings
+from bashgym.settings import ModelAlias, SettingsError, load_settings
 
 
 def models_list(
@@ -21,46 +20,63 @@ def models_list(
     """List model aliases: provider, model, endpoint, and the env var holding the key."""
     if ctx.invoked_subcommand is not None:
         return
-    import os
-
-    from bashgym_models_providers.session import PROVIDERS, key_env, static_endpoint
-
     try:
         settings = load_settings()
     except SettingsError as exc:
         raise fail(str(exc)) from None
-    rows = []
-    for name, alias in settings.models.items():
-        env = key_env(alias)
-        runtime = PROVIDERS[alias.provider].runtime
-        rows.append(
-            {
-                "alias": name,
-                "provider": alias.provider,
-                "model": alias.model or (f"({runtime} default)" if runtime else None),
-                "endpoint": static_endpoint(alias) or f"started by runtime {runtime!r}",
-                "api_key_env": env,
-                "api_key_set": bool(os.environ.get(env)) if env else None,
-            }
-        )
+    rows = [_alias_row(name, alias) for name, alias in settings.models.items()]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table("alias", "provider")
-    for column in ("model", "endpoint", "key env var"):
-        table.add_column(column, overflow="fold")  # never cut a URL or a variable name short
-    table.add_column("key set")
+    from bashgym_commands_inspect import Field, print_listing
+    from bashgym_commands_inspect.listing import fits
+
+    # every cell but `key set` is typed or copied (an alias, a provider, a model id, a URL, a
+    # variable name): a table only when they all fit whole, else a block per alias headed by
+    # them on one line (as `bashgym options` does); never `openai-compat…`, never a URL folded
+    names = ("alias", "provider", "model", "endpoint", "key env var")
+    fields = [*(Field(header, name=True) for header in names), Field("key set")]
+    cells = []
     for row in rows:
-        is_set = {None: "-", True: "yes", False: "[red]NO[/]"}[row["api_key_set"]]
-        table.add_row(
-            row["alias"],
-            row["provider"],
-            row["model"] or "-",
-            row["endpoint"],
-            row["api_key_env"] or "-",
-            is_set,
-        )
-    out.print(table)
+        key_set = {None: "-", True: "yes", False: "NO"}[row["api_key_set"]]
+        cells.append([row["alias"], row["provider"], row["model"] or _missing(row, "model"),
+                      row["endpoint"] or _missing(row, "endpoint"), row["api_key_env"] or "-",
+                      key_set])  # fmt: skip
+    if not fits(out.width, fields, cells):  # blocks: a `-` (nothing) is left out, not listed
+        cells = [["" if cell == "-" else cell for cell in row] for row in cells]
+    print_listing(out, fields, cells)
+
+
+def _alias_row(name: str, alias: ModelAlias) -> dict[str, Any]:
+    """One alias as `models --json` shows it. `missing`: the settings a call through the alias
+    needs and it lacks (an openai-compatible alias has no default endpoint): said in their
+    place, where a runtime that does not exist (`started by runtime None`) was before."""
+    import os
+
+    from bashgym_models_providers.session import PROVIDERS, key_env, static_endpoint
+
+    env = key_env(alias)
+    runtime = PROVIDERS[alias.provider].runtime
+    endpoint = static_endpoint(alias)
+    if runtime is not None:  # the runtime serves it and names the model: nothing to set
+        endpoint = endpoint or f"started by runtime {runtime!r}"
+    needed = () if runtime is not None else (("endpoint", endpoint), ("model", alias.model))
+    missing = [f"models.{name}.{key}" for key, value in needed if not value]
+    return {
+        "alias": name,
+        "provider": alias.provider,
+        "model": alias.model or (f"({runtime} default)" if runtime else None),
+        "endpoint": endpoint,
+        "missing": missing,
+        "api_key_env": env,
+        "api_key_set": bool(os.environ.get(env)) if env else None,
+    }
+
+
+def _missing(row: dict[str, Any], key: str) -> str:
+    """`missing: set models.judge.endpoint` when the alias lacks `key`, else `-`."""
+    setting = f"models.{row['alias']}.{key}"
+    return f"missing: set {setting}" if setting in row["missing"] else "-"
 
 
 def models_check(

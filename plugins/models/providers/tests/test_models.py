@@ -226,16 +226,19 @@ def test_models_lists_aliases_and_whether_keys_are_set(bashgym_cli, bashgym_env,
         "model": "gpt-x",
         "endpoint": "https://api.openai.com/v1",
         "api_key_env": "OPENAI_API_KEY",
+        "missing": [],
         "api_key_set": True,
     }
     assert rows["judge"]["api_key_set"] is False
     assert rows["default"]["api_key_env"] is None
+    assert rows["default"]["missing"] == []  # the runtime serves it: nothing to set
 
-    table = bashgym_cli("models")
+    # wide enough for the table (a process of its own: the CLI's console reads COLUMNS once)
+    table = bashgym_cli.subprocess("models", env={"COLUMNS": "200", "OPENAI_API_KEY": SECRET})
     assert table.exit_code == 0
     first_line = {line.split()[1]: line for line in table.stdout.splitlines() if "│" in line}
     assert "yes" in first_line["teacher"] and " NO " in first_line["judge"]
-    assert "OPENAI_API_" in first_line["teacher"]  # folded at 80 columns, never cut short
+    assert "OPENAI_API_KEY" in first_line["teacher"]
     assert SECRET not in table.output + result.output
 
 
