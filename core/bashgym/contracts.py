@@ -320,8 +320,8 @@ class Component(ABC, Generic[O]):
                     return
 
     @classmethod
-    def summary(cls) -> str:
-        return cls.description or (inspect.getdoc(cls) or "").split("\n", 1)[0]
+    def summary(cls) -> str:  # the first paragraph (a sentence may wrap), as one line
+        return cls.description or " ".join((inspect.getdoc(cls) or "").split("\n\n", 1)[0].split())
 
     def inputs(self, options: O) -> list[Path]:
         """Files this step reads, for the run's input fingerprint (a changed input never

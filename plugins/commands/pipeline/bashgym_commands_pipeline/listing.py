@@ -7,7 +7,6 @@ a run. One pipeline that fails to build is listed with its error, never breaks t
 
 from __future__ import annotations
 
-import inspect
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,15 +56,9 @@ def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
 
 
 def description(obj: object) -> str:
-    """A pipeline's one-paragraph description, whole: its `description`, else its docstring's
-    first paragraph joined into one line. (The kernel's `summary()` takes the docstring's first
-    *line*, which cuts a sentence wrapped over two lines mid-way: "kept when a gold run with
-    the".)"""
-    given = str(getattr(obj, "description", "") or "").strip()
-    if given:
-        return given
-    doc = inspect.getdoc(type(obj)) or ""
-    return " ".join(doc.strip().split("\n\n", 1)[0].split())
+    """A pipeline's one-paragraph description, whole (`summary()`: its `description`, else its
+    docstring's first paragraph as one line; a sentence wrapped over two lines stays whole)."""
+    return str(type(obj).summary()).strip()  # type: ignore[attr-defined]
 
 
 def _describe(registered: Registered, run: RunContext) -> PipelineInfo:
