@@ -25,26 +25,53 @@ from bashgym_orchestrator.job import Job
 from bashgym_orchestrator.plan import PlanError
 from bashgym_orchestrator.spec import SPEC_HELP, load_spec
 
-HELP = """Turn a development spec into merged, verified code, and every worker's trace into data.
+# Help texts hold one line per paragraph and per example: rich keeps a docstring's line breaks
+# and wraps again at the width (ragged prose at 80 columns); examples short enough not to wrap.
+HELP = (
+    "Turn a development spec into merged, verified code, and every worker's trace into data."
+    "\n\nA spec (Markdown, TOML or YAML: title, description, constraints, acceptance criteria, "
+    "and optional repository, base_branch, setup, copy, verify, check, budget_usd, workers) is "
+    "planned into a task DAG by the `planner` model alias (else `default`). Once you approve the "
+    "plan, each task runs on an executor (claude-cli, agent-sdk, student, ...) in its own git "
+    "worktree and branch `bashgym/<job>/<task>`, N at once; completed branches merge into "
+    "`bashgym/<job>/integration` and `verify` runs there. Your checked-out branch and working "
+    "tree are never touched."
+    "\n\n[bold]Example[/]"
+    "\n\n  bashgym orchestrate plan spec.md        # writes JOB/plan.json, shows it"
+    "\n  bashgym orchestrate approve JOB"
+    "\n  bashgym orchestrate run JOB --workers 3 -x claude-cli -k nemo-jsonl"
+    "\n  bashgym orchestrate run JOB -x student --backend ray   # on Ray"
+    "\n  bashgym orchestrate status JOB          # from another terminal"
+    "\n  bashgym orchestrate cancel JOB          # `resume JOB` goes on later"
+    "\n  bashgym orchestrate retry JOB TASK      # fix plan.json first"
+)
 
-A spec (Markdown, TOML or YAML: title, description, constraints, acceptance criteria, and
-optional repository, base_branch, setup, copy, verify, check, budget_usd, workers) is planned
-into a task DAG by the `planner` model alias (else `default`). Once you approve the plan, each
-task runs on an executor (claude-cli, agent-sdk, student, ...) in its own git worktree and
-branch `bashgym/<job>/<task>`, N at once; completed branches merge into
-`bashgym/<job>/integration` and `verify` runs there. Your checked-out branch and working tree
-are never touched.
+PLAN_HELP = (
+    "Plan SPEC into a task DAG: writes JOB/plan.json and shows it. Nothing runs."
+    "\n\nThe plan shows each task's priority, dependencies, estimated turns and budget, the "
+    "critical path, the total budget against the spec's cap and the tasks that expect to touch "
+    "the same files. Edit plan.json by hand if you like (it is checked again when used), then "
+    "`bashgym orchestrate approve JOB`."
+)
 
-[bold]Example[/]
-
-  bashgym orchestrate plan spec.md            # writes JOB/plan.json and shows it
-  bashgym orchestrate approve JOB
-  bashgym orchestrate run JOB --workers 3 -x claude-cli -k nemo-jsonl
-  bashgym orchestrate run JOB -x student --backend ray   # workers on Ray (a shared fs)
-  bashgym orchestrate status JOB              # from another terminal, while it runs
-  bashgym orchestrate cancel JOB              # stops it; `resume JOB` goes on later
-  bashgym orchestrate retry JOB TASK          # a failed task runs again (fix plan.json first)
-"""
+RUN_HELP = (
+    "Run JOB's approved plan: tasks in git worktrees on N workers, merged, verified."
+    "\n\nReady tasks (every dependency merged) start by priority, then by the longest chain of "
+    "work behind them. A failed task is retried (--retries) with a prompt carrying the failure; "
+    "after the last, tasks that depend on it are blocked and the others go on. No task starts "
+    "when the spend so far plus what running tasks may still spend would pass --budget. "
+    "Completed branches merge into bashgym/<job>/integration (--no-ff); a conflict is kept and "
+    "reported. Each worker's trace goes to the sinks (-k), with its task, branch, check and "
+    "merge outcome."
+    "\n\nWith --backend (e.g. ray) each worker runs where the backend puts it, the rest here; "
+    "the job's folders must be at the same paths on every node (a shared filesystem), and "
+    "run.json's `backend` says where the workers ran. `resume` and `retry` keep the job's "
+    "backend."
+    "\n\nOptions of the orchestrator source (--set source.KEY=VALUE), e.g. each worker's turns:"
+    "\n\n  bashgym orchestrate run JOB --set source.executor_options.max_turns=20"
+    "\n\nExit 0 when it ran to the end (job.json says what merged), 130 when cancelled or "
+    "interrupted (`orchestrate resume JOB` goes on), 1 when it failed, 2 for a mistake here."
+)
 
 orchestrate = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
 
@@ -119,7 +146,7 @@ def _show(job: Job) -> None:
     show(job.plan(), cap_usd=job.spec().budget_usd)
 
 
-@orchestrate.command("plan")
+@orchestrate.command("plan", help=PLAN_HELP)
 def plan_command(
     spec: Annotated[Path, typer.Argument(help=SPEC_HELP)],
     repo: Annotated[
@@ -138,13 +165,7 @@ def plan_command(
         ),
     ] = None,
 ) -> None:
-    """Plan SPEC into a task DAG: writes JOB/plan.json and shows it. Nothing runs.
-
-    The plan shows each task's priority, dependencies, estimated turns and budget, the critical
-    path, the total budget against the spec's cap and the tasks that expect to touch the same
-    files. Edit plan.json by hand if you like (it is checked again when used), then
-    `bashgym orchestrate approve JOB`.
-    """
+    """`orchestrate plan` (its help: PLAN_HELP): a new job with its plan, shown."""
     job = make_job(spec, repo, job_dir)
     _show(job)
     out.print(f"job: {job.dir}", highlight=False)
@@ -165,7 +186,7 @@ def approve_command(job_dir: JobArg) -> None:
     out.print(f"next: bashgym orchestrate run {job.dir}", highlight=False)
 
 
-@orchestrate.command("run")
+@orchestrate.command("run", help=RUN_HELP)
 def run_command(
     target: Annotated[Path, typer.Argument(help="A job directory, or a spec file to plan first.")],
     workers: Annotated[
@@ -240,8 +261,8 @@ def run_command(
         list[str] | None,
         typer.Option(
             "--set",
-            help="source.KEY=VALUE, e.g. source.executor_options.max_turns=20, or "
-            "backend.KEY=VALUE with --backend (repeatable).",
+            help="source.KEY=VALUE (an example above), or backend.KEY=VALUE with --backend "
+            "(repeatable).",
         ),
     ] = None,
     plugin: Annotated[
@@ -251,20 +272,7 @@ def run_command(
         ),
     ] = None,
 ) -> None:
-    """Run JOB's approved plan: tasks in git worktrees on N workers, merged, verified.
-
-    Ready tasks (every dependency merged) start by priority, then by the longest chain of work
-    behind them. A failed task is retried (--retries) with a prompt carrying the failure; after
-    the last, tasks that depend on it are blocked and the others go on. No task starts when the
-    spend so far plus what running tasks may still spend would pass --budget. Completed branches
-    merge into bashgym/<job>/integration (--no-ff); a conflict is kept and reported. Each
-    worker's trace goes to the sinks (-k), with its task, branch, check and merge outcome.
-    With --backend (e.g. ray) each worker runs where the backend puts it, the rest here; the
-    job's folders must be at the same paths on every node (a shared filesystem), and run.json's
-    `backend` says where the workers ran. `resume` and `retry` keep the job's backend.
-    Exit 0 when it ran to the end (job.json says what merged), 130 when cancelled or
-    interrupted (`orchestrate resume JOB` goes on), 1 when it failed, 2 for a mistake here.
-    """
+    """`orchestrate run` (its help: RUN_HELP): plan a spec if given one, then run the job."""
     if target.is_file():
         job = make_job(target, repo, None)
         _show(job)

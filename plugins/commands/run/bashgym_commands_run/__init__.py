@@ -10,9 +10,9 @@ CLI library (`bashgym_cli.runs`).
 from __future__ import annotations
 
 from bashgym import hookimpl
-from bashgym_commands_run.command import run_command
+from bashgym_commands_run.command import RUN_HELP, run_command
 
 
 @hookimpl
 def register_commands(app):
-    app.command("run")(run_command)
+    app.command("run", help=RUN_HELP)(run_command)

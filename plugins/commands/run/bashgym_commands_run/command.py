@@ -21,6 +21,29 @@ from bashgym_commands_run.completion import complete_sets, names_of
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
 
+# One line per paragraph and per example: rich keeps a docstring's line breaks and wraps again
+# at the width, which gave ragged prose at 80 columns; examples short enough never to wrap.
+RUN_HELP = (
+    "Run source → executor → pipeline → judges → sinks into a run directory (each optional)."
+    "\n\nThe run directory holds run.json (counts, usage, cost), events.jsonl, the sinks' files "
+    "and report.html. Exit 0 when rows were written, 3 when the run kept none (run.json says "
+    "why), 2 for a mistake in the command, 1 when the run failed (the same command resumes it), "
+    "130 when it was interrupted (Ctrl-C, SIGTERM or SIGHUP: the run directory keeps its "
+    "finished work and the same command resumes it)."
+    "\n\n[bold]Examples[/]"
+    "\n\n  bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5"
+    "\n  bashgym run -s files --set source.path=tasks.csv -p samplers -k parquet"
+    "\n  bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl"
+    "\n  bashgym run -s prompts --set source.path=tasks.txt -x student -k parquet \\"
+    "\n      --backend ray --set backend.address=auto"
+    "\n  bashgym run -s files --set source.path=tasks.csv -k nemo-jsonl \\"
+    "\n      --router confidence --set router.student=student \\"
+    "\n      --set router.teacher=claude-cli"
+    "\n  bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet"
+    "\n\nList names with [bold]bashgym plugins[/] and options with "
+    "[bold]bashgym options ROLE NAME[/]."
+)
+
 
 def run_command(
     run_file: Annotated[
@@ -43,9 +66,8 @@ def run_command(
         str | None,
         typer.Option(
             "--router",
-            help="Router name: picks an executor per task and says why (instead of one -x), "
-            "e.g. --router confidence --set router.student=student "
-            "--set router.teacher=claude-cli.",
+            help="Router name: picks an executor per task and says why (instead of one -x); "
+            "its executors are its options, e.g. --set router.teacher=NAME (see the examples).",
             autocompletion=names_of("routers"),
         ),
     ] = None,
@@ -97,7 +119,13 @@ def run_command(
     ] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="Run directory.")] = None,
     concurrency: Annotated[
-        int | None, typer.Option("--concurrency", "-c", min=1, help="Tasks run at once.")
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Tasks run at once (default: \\[tasks] concurrency, 4).",
+        ),
     ] = None,
     sets: Annotated[
         list[str] | None,
@@ -123,13 +151,15 @@ def run_command(
         ),
     ] = None,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed for sampling and splits.")
+        int | None,
+        typer.Option("--seed", help="Seed for sampling and splits (default: 0)."),
     ] = None,
     top_up: Annotated[
         bool | None,
         typer.Option(
             "--top-up/--no-top-up",
-            help="Keep generating in rounds until N rows pass the filters and judges.",
+            help="Keep generating in rounds (at most max_rounds, 5) until N rows pass the "
+            "filters and judges (default: off).",
         ),
     ] = None,
     fresh: Annotated[
@@ -140,28 +170,7 @@ def run_command(
         ),
     ] = None,
 ) -> None:
-    """Run source → executor → pipeline → judges → sinks into a run directory (each optional).
-
-    The run directory holds run.json (counts, usage, cost), events.jsonl, the sinks' files and
-    report.html. Exit 0 when rows were written, 3 when the run kept none (run.json says why),
-    2 for a mistake in the command, 1 when the run failed.
-
-    [bold]Examples[/]
-
-      bashgym run -s files --set source.path=examples/tasks.csv -p samplers -k parquet
-
-      bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl
-
-      bashgym run -s files --set source.path=tasks.csv --router confidence -k nemo-jsonl
-
-      bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5
-
-      bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl --backend ray
-
-      bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet
-
-    List names with [bold]bashgym plugins[/] and options with [bold]bashgym options ROLE NAME[/].
-    """
+    """`bashgym run` (its help: RUN_HELP): build the RunSpec, execute it, say how it ended."""
 
     def build() -> RunSpec:
         spec = load_run_file(run_file) if run_file else RunSpec()
