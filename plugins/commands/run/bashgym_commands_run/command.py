@@ -243,16 +243,17 @@ def print_summary(summary: dict[str, Any]) -> None:
         kept = f"({kept})"
     empty = summary["status"] == "empty"
     out.print(
-        f"{'[yellow]no rows kept[/]' if empty else '[green]done[/]'} {summary['run_dir']}: "
-        f"{counts.get('generated', 0)} generated, {kept} kept, dropped: {dropped}",
+        f"{'[yellow]no rows kept[/]' if empty else '[green]done[/]'} "
+        f"{escape(str(summary['run_dir']))}: {counts.get('generated', 0)} generated, "
+        f"{escape(str(kept))} kept, dropped: {escape(dropped)}",  # a [ in them is not markup
         highlight=False,
         soft_wrap=True,  # piped or logged, never broken at 80 columns: a path must copy whole
     )
     for name, paths in summary["outputs"].items():
         for p in paths:
-            out.print(f"  {name}: {p}", highlight=False, soft_wrap=True)
+            out.print(f"  {name}: {p}", highlight=False, markup=False, soft_wrap=True)
     for name, path in summary.get("artifacts", {}).items():
-        out.print(f"  {name}: {path}", highlight=False, soft_wrap=True)
+        out.print(f"  {name}: {path}", highlight=False, markup=False, soft_wrap=True)
     notes = summary.get("notes", [])  # what the run wants a user to know; run.json keeps all
     for note in notes[:TERMINAL_NOTES]:
         err.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
