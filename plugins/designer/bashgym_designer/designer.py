@@ -2,8 +2,9 @@
 
 DataDesigner reads `DATA_DESIGNER_HOME` and `NEMO_TELEMETRY_ENABLED` once, at import time, so
 they are set here before its first import (shared/reference/datadesigner.md): otherwise it writes
-into `~/.data-designer` and posts usage events. Its INFO logging goes to the run's log file so the
-terminal shows BashGym's progress bar instead of hundreds of lines.
+into `~/.data-designer` and posts usage events. Its INFO logging (and this library's) goes to the
+run's log file, redacted, so the terminal shows BashGym's progress bar instead of hundreds of
+lines.
 
 Imports: `data_designer.config` is imported at module level (it loads nothing until a name is
 used, in a function); DataDesigner's engine and interface read those env vars when imported, so
@@ -133,16 +134,51 @@ class Generation:
         return max(self.requested - explained, 0)
 
 
-def route_logs(log_file: Path) -> logging.Handler:
-    """Send DataDesigner's log to `log_file` (not the terminal); remove the returned handler
-    when done."""
+# The loggers whose records go to the run's log file: DataDesigner's, and this library's (the
+# filter and validation processors run inside `create()`; a filter's warning quotes its rule).
+RUN_LOGGERS = ("data_designer", "bashgym_designer")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+class RedactingFormatter(logging.Formatter):
+    """Formats a record, then redacts the whole line (message, arguments and traceback alike):
+    a keep rule, a model's answer or a prompt quoted in a warning is run data like any other,
+    and no secret may reach a file in the run dir (README "Secret scrubbing")."""
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        super().__init__(LOG_FORMAT)
+        self.redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.redact(super().format(record))
+
+
+class RunLogHandler(logging.FileHandler):
+    """The run's log file, attached to `RUN_LOGGERS`; closing it detaches it from all of them,
+    so callers that remove it from DataDesigner's logger only (then close it) leave no handler
+    behind that would reopen an old run's log."""
+
+    def close(self) -> None:
+        for name in RUN_LOGGERS:
+            logging.getLogger(name).removeHandler(self)
+        super().close()
+
+
+def route_logs(log_file: Path, redact: Callable[[str], str] | None = None) -> logging.Handler:
+    """Send DataDesigner's log and this library's to `log_file` (not the terminal), each line
+    passed through `redact` (a run's `run.redact`); close the returned handler when done."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(log_file)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logger = logging.getLogger("data_designer")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
+    handler = RunLogHandler(log_file)
+    handler.setFormatter(RedactingFormatter(redact or _unchanged))
+    for name in RUN_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
     return handler
 
 
@@ -361,6 +397,7 @@ def generate(
     dataset_name: str = "dataset",
     resume: bool = False,
     seed: int | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> Generation:
     """Run `create()` into `run_dir/datadesigner/<dataset_name>` and load the result.
 
@@ -370,7 +407,9 @@ def generate(
     row count (for progress bars), and once up front with the rows a resume keeps.
     `on_usage(alias, model, input_tokens, output_tokens)` is called for every answered request
     as it is answered (retries and answers that fail to parse included), so usage is true even
-    for a run that is killed. `seed` makes the samplers repeat (see `seeding`).
+    for a run that is killed. `seed` makes the samplers repeat (see `seeding`). `redact` (the
+    run's `run.redact`) is applied to what this library writes itself: the failure records and
+    the log file (DataDesigner's own files are the runner's to scrub).
     """
     prepare_environment(settings)
     import pyarrow.parquet as pq  # start-up: see the docstring
@@ -386,13 +425,14 @@ def generate(
         shutil.rmtree(dataset_dir)
     if resumed and on_rows is not None:
         on_rows(resumed)
-    handler = route_logs(run_dir / "logs" / "datadesigner.log")
+    redact = redact or _unchanged
+    handler = route_logs(run_dir / "logs" / "datadesigner.log", redact)
     unsubscribe = _subscribe_usage(on_usage)
     try:
         designer = make_designer(run_dir, providers, settings)
 
         def batch_done(path: Path) -> None:
-            record_failures(designer, row_group_of(Path(path)))
+            record_failures(designer, row_group_of(Path(path)), redact=redact)
             if on_rows is not None:
                 on_rows(pq.ParquetFile(path).metadata.num_rows)
 
@@ -411,13 +451,13 @@ def generate(
                 return stopped(designer, dataset_dir, num_records, resumed, breaker)
             if not isinstance(exc, DataDesignerGenerationError):
                 raise
-            record_failures(designer)
+            record_failures(designer, redact=redact)
             empty = all_rows_dropped(designer, num_records, resumed)
             if empty is None:
                 raise
             empty.failed_requests = with_retries(empty.failed_requests, breaker.failed_requests())
             return empty
-        record_failures(designer)
+        record_failures(designer, redact=redact)
         artifact_dir = Path(results.artifact_storage.base_dataset_path)
         failures, failed_rows = load_failures(artifact_dir)
         return Generation(
@@ -433,8 +473,7 @@ def generate(
         )
     finally:
         unsubscribe()
-        logging.getLogger("data_designer").removeHandler(handler)
-        handler.close()
+        handler.close()  # detaches it from every logger it was on
 
 
 def stopped(
@@ -477,9 +516,12 @@ def with_retries(
     return out
 
 
-def record_failures(designer: Any, row_group: int | None = None) -> None:
+def record_failures(
+    designer: Any, row_group: int | None = None, *, redact: Callable[[str], str] = _unchanged
+) -> None:
     """Persist the failures of `row_group` as its batch finishes (from the captured failed
-    calls), or, when `create()` ends, of every row group it touched (from its task traces)."""
+    calls), or, when `create()` ends, of every row group it touched (from its task traces);
+    `persist` redacts them."""
     built = designer.last_builder
     if built is None:
         return
@@ -489,7 +531,7 @@ def record_failures(designer: Any, row_group: int | None = None) -> None:
         live = Counter(
             (column, failure_reason(r["error"])) for column, rs in raw.items() for r in rs
         )
-        persist(dataset_dir, row_group, live, raw)
+        persist(dataset_dir, row_group, live, raw, redact)
         return
     traces = list(built.task_traces)
     for rg in sorted({t.row_group for t in traces if t.row_group is not None}):
@@ -497,7 +539,8 @@ def record_failures(designer: Any, row_group: int | None = None) -> None:
         raw = json.loads(earlier.read_text()).get("raw", {}) if earlier.is_file() else {}
         for column, records in designer.raw_answers.take(rg).items():
             raw.setdefault(column, []).extend(records)
-        persist(dataset_dir, rg, task_failures([t for t in traces if t.row_group == rg]), raw)
+        failures = task_failures([t for t in traces if t.row_group == rg])
+        persist(dataset_dir, rg, failures, raw, redact)
 
 
 def _subscribe_usage(on_usage: Callable[[str, str, int, int], None] | None) -> Callable[[], None]:

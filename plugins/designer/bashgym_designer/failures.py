@@ -13,6 +13,11 @@ and a call that raises leaves its last answers under (column, row group, prompt)
 of the same cell succeeds. DataDesigner hands its task traces over only when `create()` ends,
 so a batch's record is first made from these captured failures and then, at the end, rewritten
 from the traces (which also see failures outside model calls).
+
+Every text of a record (answers, prompts, errors, reasons, column names) is redacted by
+`persist`, the one writer of these files, with the run's `run.redact`: a failed cell's answer is
+model output like any row's, and no secret may reach a file in the run dir (README "Secret
+scrubbing"). The answers stay raw in memory, where `RawAnswers.succeeded` compares prompts.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import re
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -130,18 +136,39 @@ def row_group_of(batch_file: Path) -> int:
 
 
 def persist(
-    dataset_dir: Path, row_group: int, failures: Counter[tuple[str, str]], raw: dict[str, list]
+    dataset_dir: Path,
+    row_group: int,
+    failures: Counter[tuple[str, str]],
+    raw: dict[str, list],
+    redact: Callable[[str], str] | None = None,
 ) -> None:
-    """The failures of one finished row group, written once (a rewrite only adds detail)."""
+    """The failures of one finished row group, written once (a rewrite only adds detail),
+    every text in them passed through `redact` (the run's `run.redact`)."""
     folder = Path(dataset_dir) / FAILURES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     doc = {
         "failures": [[column, reason, n] for (column, reason), n in sorted(failures.items())],
         "raw": raw,
     }
+    if redact is not None:
+        doc = redacted(doc, redact)
     tmp = folder / f".rg-{row_group:05d}.json.tmp"
     tmp.write_text(json.dumps(doc, default=str))
     tmp.replace(folder / f"rg-{row_group:05d}.json")
+
+
+def redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` with every string in it (dict keys too) redacted; other values as they are,
+    except that anything JSON cannot hold is written as its text first, as `persist` would."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redacted(str(k), redact): redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redacted(v, redact) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return redact(str(value))
 
 
 def load(dataset_dir: Path) -> tuple[Counter[tuple[str, str]], list[DroppedRow]]:

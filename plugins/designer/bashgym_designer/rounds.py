@@ -157,6 +157,7 @@ def generate_round(
         dataset_name="dataset" if number == 1 else f"dataset-round-{number}",
         resume=resume,
         seed=run.seed + number - 1,
+        redact=run.redact,  # the failure records and the log are files of the run dir
     )
     if gen.stopped is not None:
         stop(run, gen)
