@@ -64,12 +64,15 @@ def test_an_interrupted_and_resumed_run_keeps_every_line_whole_when_piped(
     whose path alone is over 80 columns."""
     scripted_models.server.latency = 0.3  # slow enough for timed lines with columns under way
     out = bashgym_env.workdir / ("a-run-directory-long-enough-to-pass-eighty-columns-" * 2)
-    args = ["run", "-p", "coding-agent-sft", "-n", "30", "-k", "nemo-jsonl", "--out", str(out)]
+    args = ["run", "-p", "coding-agent-sft", "-n", "60", "-k", "nemo-jsonl", "--out", str(out)]
 
-    code, first = run_piped(args, bashgym_env.workdir, stop_when=lambda line: "column " in line)
+    def long_tick(line: str) -> bool:  # columns under way, over 80 columns: the case that wrapped
+        return "column " in line and len(line) > 80
+
+    code, first = run_piped(args, bashgym_env.workdir, stop_when=long_tick)
     assert code == 130, "\n".join(first)
-    ticks = [line for line in first if "column " in line]
-    assert ticks and len(ticks[0]) > 80, first  # the case that wrapped
+    ticks = [line for line in first if long_tick(line)]
+    assert ticks, first
     assert TIMED.match(ticks[0]) and ticks[0].endswith("tokens"), ticks[0]
     interrupted = [line for line in first if line.startswith("interrupted ")]
     assert len(interrupted) == 1 and interrupted[0].endswith("(--fresh starts over)"), first
