@@ -195,6 +195,12 @@ SHAPES["wandb-login-flags"] = (
     _WANDB,
 )
 
+# A password of letters only whose case changes like a token's but leaves only two one- or
+# two-letter runs (nwv Sf ZUKEC Whk Tb Yoi): six "words" in 18 letters is no CamelCase name
+_LETTERS = "nwvSfZUKECWhkTbYoi"
+SHAPES["letters-only-password-env"] = (f"PGPASSWORD={_LETTERS} psql -h db -U app", _LETTERS)
+SHAPES["letters-only-password-yaml"] = (f'password: "{_LETTERS}"', _LETTERS)
+
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_assignment_shape(shape):
@@ -286,6 +292,8 @@ def test_kubernetes_secret_data_values_whatever_their_keys():
 # ---- damage the scrubber must not do ---------------------------------------------------------
 
 LEFT_ALONE = [
+    'password_handler: "HTTPPasswordMgrWithDefaultRealm"',  # CamelCase words, not a password
+    'token_class = "XMLHttpRequestToken"',
     "primaryKey=9O_wS4qxCi9dspM3tf_8sl6xryiOu-",
     "foreignKey=y0sNjcaeOF2X24sKxM0i6IZmEyaDUF",
     "key_down_event=ky4nEK_wxQ1tplf=DR61-Pd1Rc3Z_m",
