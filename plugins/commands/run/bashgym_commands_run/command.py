@@ -4,6 +4,7 @@ kept). A front end like any other: a web UI or a scheduler would call `execute` 
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -217,8 +218,7 @@ def run_command(
     except RunStopped as exc:  # a cause outside the command (its model stopped): resumable
         raise fail(str(exc), code=1) from None
     except OSError as exc:  # a path the run could not write (a sink's): one line, run.json has it
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise fail(f"{exc.strerror or exc}{where}; nothing after it was written", code=1) from None
+        raise fail(unwritable(exc), code=2 if exc.errno in PATH_MISTAKES else 1) from None
     except RunInterrupted as exc:
         err.print(
             f"[yellow]interrupted[/] ({escape(str(exc.why))}): {escape(str(exc.run_dir))} keeps "
@@ -228,6 +228,24 @@ def run_command(
         )
         raise typer.Exit(130) from None
     print_summary(summary)
+
+
+# a path given in the command that cannot be written (exit 2, a mistake in the command); any
+# other OSError (a full disk, an I/O error) is the run failing (exit 1)
+PATH_MISTAKES = {errno.ENOENT, errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.EACCES, errno.EROFS}
+
+
+def unwritable(exc: OSError) -> str:
+    """One line for a path the run could not write: which, why, and where to look."""
+    path = exc.filename
+    why = exc.strerror or str(exc)
+    if exc.errno == errno.EEXIST and path and Path(path).is_file():
+        why = "it is a file, where a folder is needed"  # (mkdir's "File exists" said nothing)
+    where = f"cannot write {path}: " if path else ""
+    return (
+        f"{where}{why}; check --out and the sinks' path options (run.json says what was "
+        "written before it)"
+    )
 
 
 def print_summary(summary: dict[str, Any]) -> None:

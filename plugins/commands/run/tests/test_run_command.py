@@ -39,15 +39,24 @@ def test_a_plugin_registered_first_cannot_take_run_over(monkeypatch):
     assert "'run' refused" in (host.infos["squatter"].error or "")
 
 
-def test_a_sink_path_that_cannot_be_written_is_one_line_and_exit_1(bashgym_cli, tmp_path):
+def test_a_sink_path_that_cannot_be_written_is_one_line_and_exit_2(bashgym_cli, tmp_path):
+    """A path given in the command is a mistake in the command (exit 2), said as one line that
+    names it and where to look; a parent that is a file says so, not mkdir's 'File exists'."""
     result = bashgym_cli(
         "run", "-p", "samplers", "-n", "2", "-k", "parquet",
         "--set", "sink.path=/proc/no-such-dir/x.parquet", "--out", str(tmp_path / "r"),
     )  # fmt: skip
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 2, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "/proc/no-such-dir" in errors[0], result.output
-    assert "Traceback" not in result.output
+    assert len(errors) == 1 and "cannot write /proc/no-such-dir" in errors[0], result.output
+    assert "sinks' path options" in errors[0] and "Traceback" not in result.output
+    (tmp_path / "afile").write_text("")
+    under_a_file = bashgym_cli(
+        "run", "-p", "samplers", "-n", "2", "-k", "parquet",
+        "--set", f"sink.path={tmp_path / 'afile' / 'x.parquet'}", "--out", str(tmp_path / "r2"),
+    )  # fmt: skip
+    assert under_a_file.exit_code == 2, under_a_file.output
+    assert "is a file, where a folder is needed" in under_a_file.output
 
 
 def test_the_summary_is_never_broken_at_80_columns_when_piped(bashgym_cli, tmp_path, monkeypatch):
