@@ -63,7 +63,7 @@ def export(prepared: Prepared, path: Path) -> Export:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file where a folder should be, no permission, ...
         raise InputError(f"export to {str(path)!r}: cannot make its folder: {exc}") from None
-    with quiet(prepared.run.run_dir):  # DataDesigner warns as model configs are removed
+    with quiet(prepared.run):  # DataDesigner warns as model configs are removed
         seed_path = _write_config(prepared.builder, path)
     home = path.parent / f"{path.stem}.dd-home"
     providers, notes = _export_providers(prepared, prepared.builder.model_configs)

@@ -113,14 +113,23 @@ def prepare(
     if resolved.pipeline is None:
         raise InputError("nothing to prepare: the run names no pipeline")
     prepare_environment(settings)  # before DataDesigner's first import, as for a run
+    # the run's own scrubbing, on the context before anything is written: the log, the failure
+    # records and DataDesigner's files under the run dir are redacted with it (README "Secret
+    # scrubbing"), as are the rows and lines a preview prints
+    scrubbing = open_scrubbing(settings, host)
     owned = None
     if run_dir is None:
         owned = run_dir = Path(tempfile.mkdtemp(prefix=f"bashgym-{resolved.pipeline.name}-"))
     run_dir.mkdir(parents=True, exist_ok=True)
     models = open_models(settings, host.registry, host.hook, serve=serve)
-    run = RunContext(run_dir=run_dir, settings=settings, seed=resolved.spec.seed, models=models)
+    run = RunContext(
+        run_dir=run_dir,
+        settings=settings,
+        seed=resolved.spec.seed,
+        models=models,
+        scrubbing=scrubbing,
+    )
     try:
-        run.scrubbing = scrubbing = open_scrubbing(settings, host)
         seed, origin = read_seed(resolved, run, host, console)
         if seed is not None and origin and origin.startswith("source"):
             seed = scrubbing.frame(seed)  # as in a run: no model sees an unscrubbed row

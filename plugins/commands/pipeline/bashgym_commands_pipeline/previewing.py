@@ -10,22 +10,36 @@ The models are checked first by the run's own preflight (`bashgym_designer.prefl
 DataDesigner's health check: a model that does not answer is the same one line as in `bashgym
 run` (`model alias 'default' does not answer: connection refused at ...`, exit 2), not
 DataDesigner's generation error, and only the aliases the config's columns call are asked.
+
+No secret reaches the preview's folder or the terminal (README "Secret scrubbing"), as in a run:
+its log is written redacted (`messages.quiet`), its failure records by the designer's own
+writer with `run.redact`, DataDesigner's files inside the runner's `scrubbed_artifacts` (the
+processors' names and reasons), and the rows reach the processors scrubbed (a run's are read
+back from its scrubbed parquet files; a preview's never touch the disk). What is printed, rows,
+drop reasons and the error line, is scrubbed too.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from bashgym_designer.designer import Generation, all_rows_dropped, task_failures
+from bashgym_designer.designer import (
+    Generation,
+    all_rows_dropped,
+    record_failures,
+    task_failures,
+)
 from bashgym_designer.drops import read_drops
 from bashgym_designer.models import providers_for
 from bashgym_designer.preflight import preflight
 from bashgym_designer.rounds import account, skip_health_checks
+from bashgym_runners_datadesigner.scrubbed import scrubbed_artifacts
 from data_designer.errors import DataDesignerError
 
-from bashgym.contracts import InputError
+from bashgym.contracts import InputError, RunContext
 from bashgym_commands_pipeline.messages import log_problems, one_line, quiet
 from bashgym_commands_pipeline.preparing import Prepared
 
@@ -57,18 +71,22 @@ def preview(prepared: Prepared, n: int) -> Preview:
     skip_health_checks(prepared.builder)  # checked just now, and counted: not asked twice
     providers = providers_for(run.models, prepared.builder.model_configs)
     designer = prepared.designer(providers)
+    scrub_before_processors(designer, run)
     try:
-        with quiet(run.run_dir) as log_file:
+        with quiet(run) as log_file, scrubbed_artifacts(run):
             results = designer.preview(prepared.builder, num_records=n)
     except DataDesignerError as exc:
+        record_failures(designer, redact=run.redact)  # as a run does: all_rows_dropped reads them
         generation = all_rows_dropped(designer, n, 0)
         if generation is None:
             prepared.keep_dir()
             details = log_problems(log_file) if "warnings above" in str(exc) else ""
             raise InputError(
-                f"preview of pipeline {step.name!r} failed: {one_line(exc)}{details} "
-                f"(DataDesigner's log: {log_file})"
-            ) from exc
+                run.redact(
+                    f"preview of pipeline {step.name!r} failed: {one_line(exc)}{details} "
+                    f"(DataDesigner's log: {log_file})"
+                )
+            ) from None  # the cause quotes what was just redacted
     else:
         artifact_dir = Path(designer.last_builder.artifact_storage.base_dataset_path)
         generation = Generation(
@@ -85,4 +103,30 @@ def preview(prepared: Prepared, n: int) -> Preview:
         dataset = step.obj.finalize(dataset, step.options, run)
         if prepared.scrubbing is not None:  # prepare() always opens one
             dataset = prepared.scrubbing.frame(dataset)  # it is about to be printed
-    return Preview(dataset.reset_index(drop=True), n, generated, dict(run.dropped))
+    return Preview(dataset.reset_index(drop=True), n, generated, redacted_counts(run))
+
+
+def scrub_before_processors(designer: Any, run: RunContext) -> None:
+    """Hand DataDesigner's processors (a filter judge, which writes each row it drops to
+    `bashgym-drops/`) the preview's rows scrubbed, as a run's processors read them back from
+    its scrubbed parquet files; DataDesigner's preview keeps them in memory, past the runner's
+    scrubbed parquet writer."""
+    make_builder = designer._create_dataset_builder  # make_designer's: it remembers the builder
+
+    def create_dataset_builder(*args: Any, **kwargs: Any) -> Any:
+        built = make_builder(*args, **kwargs)
+        process = getattr(built, "process_preview", None)
+        if process is not None:  # else a DataDesigner change, which the tests catch
+            built.process_preview = lambda dataset: process(run.scrub_frame(dataset))
+        return built
+
+    designer._create_dataset_builder = create_dataset_builder
+
+
+def redacted_counts(run: RunContext) -> dict[str, int]:
+    """The run's drop reasons as printed, redacted (a run's are, by its event bus: a preview
+    has none); reasons that become one when redacted are added up."""
+    counts: Counter[str] = Counter()
+    for reason, n in run.dropped.items():
+        counts[run.redact(reason)] += n
+    return dict(counts)

@@ -5,6 +5,10 @@ model aliases and keys only when generation starts. A pipeline author wants ever
 once, each on one line naming the column at fault, without a model being called: the
 violations are recomputed with DataDesigner's own validator, and each alias a column calls is
 checked against the config and BashGym's model settings.
+
+What it prints is redacted with the run's `run.redact`, as its log is (`messages.quiet`): a
+problem quotes the config (a prompt's `{{ ... }}` names a missing column, a template error its
+text), where a pasted token would otherwise reach the terminal (README "Secret scrubbing").
 """
 
 from __future__ import annotations
@@ -45,14 +49,19 @@ def validate(prepared: Prepared) -> Validation:
     problems += _model_problems(prepared)
     designer = prepared.designer(providers=[])
     try:
-        with quiet(prepared.run.run_dir):
+        with quiet(prepared.run):
             designer.validate(builder)
     except InvalidConfigError as exc:
         if not problems:
             problems.append(one_line(exc))
     except (DataDesignerError, ValueError) as exc:
         problems.append(one_line(exc))
-    return Validation(config_columns(builder, prepared.origins), problems, warnings)
+    redact = prepared.run.redact
+    return Validation(
+        config_columns(builder, prepared.origins),
+        [redact(p) for p in problems],
+        [redact(w) for w in warnings],
+    )
 
 
 def _violations(prepared: Prepared) -> tuple[list[str], list[str]]:
