@@ -6,8 +6,6 @@
 from __future__ import annotations
 
 import json
-import secrets
-import string
 from pathlib import Path
 
 import data_designer.config as dd
@@ -15,22 +13,10 @@ import pandas as pd
 import pytest
 from bashgym_scrubbers_secrets.detect import Scrubber
 from bashgym_testing.server import Reply
+from bashgym_testing.tokens import anthropic_key, github_token
 
-ALNUM = string.ascii_letters + string.digits
 TOPICS = ["parsers", "caches", "sockets", "queues"]
 FAILING = ("caches", "queues")  # their answers never parse: each cell is a recorded failure
-
-
-def _random(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-def github_token() -> str:
-    return "ghp_" + _random(36)
-
-
-def anthropic_key() -> str:
-    return "sk-ant-api03-" + _random(93, ALNUM + "-_") + "AA"
 
 
 def pipeline_config(path: Path, prompt_token: str) -> None:

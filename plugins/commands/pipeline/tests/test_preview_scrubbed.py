@@ -6,8 +6,6 @@ recorded. Real CLI, real DataDesigner, the scripted model server; every token is
 from __future__ import annotations
 
 import json
-import secrets
-import string
 import tempfile
 from pathlib import Path
 
@@ -15,17 +13,13 @@ import pandas as pd
 import pytest
 from bashgym_designer.models import model_config
 from bashgym_testing.server import Fault, Reply
+from bashgym_testing.tokens import github_token
 
 from bashgym import hookimpl
 from bashgym.contracts import Pipeline, PipelineOptions
 
-ALNUM = string.ascii_letters + string.digits
 TOPICS = ["parsers", "caches", "sockets", "queues"]
 REDACTED = "[REDACTED:github-token]"
-
-
-def github_token() -> str:
-    return "ghp_" + "".join(secrets.choice(ALNUM) for _ in range(36))
 
 
 class LeakyOptions(PipelineOptions):

@@ -11,9 +11,7 @@ thing, so only a real redaction hides it."""
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
-import string
 from pathlib import Path
 
 import pandas as pd
@@ -25,21 +23,14 @@ from bashgym_pipelines_code_graph.options import CodeRepoOptions
 from bashgym_pipelines_code_graph.repos import RepoSpec
 from bashgym_pipelines_code_graph.source import NAMESPACE, CodeRepoSource, plan
 from bashgym_scrubbers_secrets import Redactor, Scrubbing
+from bashgym_testing.tokens import github_token
+from bashgym_testing.tokens import random_text as fresh
 
 from bashgym.contracts import InputError, RunContext
 from bashgym.settings import Settings
 from bashgym.store import run_scratch
 
-ALNUM = string.ascii_letters + string.digits
 EDGES = {"contains": 3, "calls": 2}  # what CLIENT below holds
-
-
-def fresh(n: int) -> str:
-    return "".join(secrets.choice(ALNUM) for _ in range(n))
-
-
-def github_token() -> str:
-    return "ghp_" + fresh(36)
 
 
 CLIENT = '''"""A client with its keys written into the code."""

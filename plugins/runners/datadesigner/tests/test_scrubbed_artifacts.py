@@ -5,8 +5,6 @@ run file (README "Secret scrubbing": secrets never reach any file in a run dir).
 from __future__ import annotations
 
 import json
-import secrets
-import string
 from pathlib import Path
 
 import data_designer.config as dd
@@ -14,25 +12,9 @@ import pandas as pd
 import pytest
 from bashgym_scrubbers_secrets.detect import Scrubber
 from bashgym_testing.server import Reply
+from bashgym_testing.tokens import anthropic_key, github_token, openai_key, random_text
 
-ALNUM = string.ascii_letters + string.digits
 TOPICS = ["parsers", "caches", "sockets", "caches"]  # the filter drops the two 'caches' rows
-
-
-def _random(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-def github_token() -> str:
-    return "ghp_" + _random(36)
-
-
-def anthropic_key() -> str:
-    return "sk-ant-api03-" + _random(93, ALNUM + "-_") + "AA"
-
-
-def openai_key() -> str:
-    return "sk-proj-" + _random(40) + "T3BlbkFJ" + _random(40)
 
 
 def answer_text(key: str) -> str:
@@ -89,7 +71,7 @@ def texts_of(path: Path) -> list[str]:
 @pytest.mark.slow  # a whole DataDesigner run: ~10 s quiet, far more on a busy machine
 def test_no_secret_reaches_a_file_of_the_run_dir(bashgym_cli, scripted_models, tmp_path):
     name_token, reason_token, rule_key = github_token(), github_token(), openai_key()
-    suffixes = [_random(36) for _ in TOPICS]
+    suffixes = [random_text(36) for _ in TOPICS]
     answered: list[str] = []
 
     def answer(_request) -> Reply:  # a fresh key in every answer

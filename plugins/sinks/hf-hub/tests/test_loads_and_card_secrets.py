@@ -5,8 +5,6 @@ secret a user put in a sink option."""
 from __future__ import annotations
 
 import json
-import secrets
-import string
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +14,12 @@ import pytest
 from bashgym_sinks_hf_hub.options import HfHubOptions
 from bashgym_sinks_hf_hub.sink import HfHubSink, default_folder
 from bashgym_split import loadable, score, split_of
+from bashgym_testing.tokens import github_token as token
 
 from bashgym.contracts import RunContext
 from bashgym.records import trace_to_row
 
 NESTED = [{"a": [1, 2]}, [1, 2], "plain", None]
-
-
-def token() -> str:
-    """A fresh GitHub token shape each run: no test passes on a value it has seen before."""
-    alphabet = string.ascii_letters + string.digits
-    return "ghp_" + "".join(secrets.choice(alphabet) for _ in range(36))
 
 
 def write(run: RunContext, frame: pd.DataFrame, fmt: str, **options: Any) -> Path:
