@@ -284,6 +284,19 @@ def test_models_check_reports_each_failure_in_one_line(
     assert single.exit_code == 0 and single.stdout.startswith("ok    good:")
 
 
+def test_models_check_of_an_unconfigured_alias_checks_what_a_run_would_use(
+    bashgym_cli, bashgym_env, model_server, monkeypatch
+):
+    """A run asking for `judge` with no [models.judge] uses `default`; `models check judge`
+    once refused it as unknown."""
+    monkeypatch.setenv("LOCAL_LLM_KEY", SECRET)
+    write_models(bashgym_env.workdir, {"default": remote_alias("openai-compatible", model_server)})
+    result = bashgym_cli("models", "check", "judge")
+    assert result.exit_code == 0, result.output
+    assert "judge is not configured: runs use the `default` alias for it" in result.stdout
+    assert "ok    judge:" in result.stdout and len(model_server.requests) == 1
+
+
 def test_models_check_starts_and_stops_the_embedded_runtime(
     bashgym_cli, bashgym_env, bashgym_host, register_plugin, model_server
 ):
