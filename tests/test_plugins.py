@@ -180,10 +180,12 @@ def test_register_plugin_takes_an_installed_plugin_too(bashgym_cli, register_plu
     assert names == ["bashgym_sinks_parquet"]
 
 
-def test_models_check_refuses_an_unknown_alias(bashgym_cli):
+def test_models_check_of_an_alias_not_configured_checks_the_default(bashgym_cli, scripted_models):
+    """As a run does: an alias with no [models.NAME] is the `default` alias."""
     result = bashgym_cli("models", "check", "nosuch")
-    assert result.exit_code == 2
-    assert "unknown model alias 'nosuch'; configured aliases: default" in result.output
+    assert result.exit_code == 0, result.output
+    assert "nosuch is not configured: runs use the `default` alias for it" in result.output
+    assert "ok    nosuch:" in result.output
 
 
 class BadInput:
