@@ -14,9 +14,9 @@ DataDesigner's generation error, and only the aliases the config's columns call 
 No secret reaches the preview's folder or the terminal (README "Secret scrubbing"), as in a run:
 its log is written redacted (`messages.quiet`), its failure records by the designer's own
 writer with `run.redact`, DataDesigner's files inside the runner's `scrubbed_artifacts` (the
-processors' names and reasons), and the rows reach the processors scrubbed (a run's are read
-back from its scrubbed parquet files; a preview's never touch the disk). What is printed, rows,
-drop reasons and the error line, is scrubbed too.
+processors' names and reasons, and the rows handed to the processors: a preview's never touch
+the disk, so its wrapper of `process_preview` scrubs them). What is printed, rows, drop reasons
+and the error line, is scrubbed too.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bashgym_designer.designer import (
     Generation,
@@ -71,7 +71,6 @@ def preview(prepared: Prepared, n: int) -> Preview:
     skip_health_checks(prepared.builder)  # checked just now, and counted: not asked twice
     providers = providers_for(run.models, prepared.builder.model_configs)
     designer = prepared.designer(providers)
-    scrub_before_processors(designer, run)
     try:
         with quiet(run) as log_file, scrubbed_artifacts(run):
             results = designer.preview(prepared.builder, num_records=n)
@@ -104,23 +103,6 @@ def preview(prepared: Prepared, n: int) -> Preview:
         if prepared.scrubbing is not None:  # prepare() always opens one
             dataset = prepared.scrubbing.frame(dataset)  # it is about to be printed
     return Preview(dataset.reset_index(drop=True), n, generated, redacted_counts(run))
-
-
-def scrub_before_processors(designer: Any, run: RunContext) -> None:
-    """Hand DataDesigner's processors (a filter judge, which writes each row it drops to
-    `bashgym-drops/`) the preview's rows scrubbed, as a run's processors read them back from
-    its scrubbed parquet files; DataDesigner's preview keeps them in memory, past the runner's
-    scrubbed parquet writer."""
-    make_builder = designer._create_dataset_builder  # make_designer's: it remembers the builder
-
-    def create_dataset_builder(*args: Any, **kwargs: Any) -> Any:
-        built = make_builder(*args, **kwargs)
-        process = getattr(built, "process_preview", None)
-        if process is not None:  # else a DataDesigner change, which the tests catch
-            built.process_preview = lambda dataset: process(run.scrub_frame(dataset))
-        return built
-
-    designer._create_dataset_builder = create_dataset_builder
 
 
 def redacted_counts(run: RunContext) -> dict[str, int]:

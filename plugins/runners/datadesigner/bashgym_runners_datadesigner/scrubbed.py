@@ -6,7 +6,7 @@ inside `create()`: each batch as parquet (a model's answer or a sampler expressi
 raw), `builder_config.json` (the run file's prompts, judges' names, keep rules and reasons
 raw), and the processors it builds from the config write theirs (the `bashgym-filter`
 processor's `bashgym-drops/filter_<name>.jsonl`, whose file name is the judge's name). 0.9
-offers no option for any of it, so three of its methods are wrapped, each at the point where a
+offers no option for any of it, so four of its methods are wrapped, each at the point where a
 value is about to be written, so that no raw value is ever on disk (not even for a moment, nor
 after a killed run):
 
@@ -24,6 +24,9 @@ after a killed run):
   whose `name` (and a `bashgym-filter`'s reasons) are redacted, since they become file names
   and drop records. Keep rules stay as written: they are code, and the rows they read are
   already scrubbed.
+- `DatasetBuilder.process_preview`: a preview's rows stay in memory, past the parquet writer,
+  so its processors (a filter writes each row it drops to `bashgym-drops/`) are handed them as
+  `run.scrub_frame` returns them, as a run's processors read theirs back scrubbed.
 
 The wrappers are installed once per process and act only inside `scrubbed_artifacts(run)`, for
 the DataDesigner writing under that run's folder (found by its artifact path, so rounds, shards
@@ -76,7 +79,7 @@ def run_for(artifact_path: Any) -> RunContext | None:
 
 
 def install() -> None:
-    """Wrap DataDesigner's three writers (once per process)."""
+    """Wrap DataDesigner's four writers (once per process)."""
     global _installed
     with _lock:
         if _installed:
@@ -91,6 +94,7 @@ def install() -> None:
         ArtifactStorage.write_parquet_file = _scrubbing_parquet(ArtifactStorage.write_parquet_file)
         builder._write_builder_config = _redacted_config(dataset_builder)
         builder._initialize_processors = _redacted_processors(builder._initialize_processors)
+        builder.process_preview = _scrubbed_preview(builder.process_preview)
 
 
 def _scrubbing_parquet(original: Callable[..., Path]) -> Callable[..., Path]:
@@ -132,6 +136,14 @@ def _redacted_processors(original: Callable[..., list[Any]]) -> Callable[..., li
         return original(self, processor_configs)
 
     return _initialize_processors
+
+
+def _scrubbed_preview(original: Callable[..., Any]) -> Callable[..., Any]:
+    def process_preview(self: Any, dataset: Any) -> Any:
+        run = run_for(self.artifact_storage.artifact_path)
+        return original(self, run.scrub_frame(dataset) if run is not None else dataset)
+
+    return process_preview
 
 
 def redacted_processor(config: Any, redact: Callable[[str], str]) -> Any:
