@@ -150,25 +150,10 @@ def persist(
         "failures": [[column, reason, n] for (column, reason), n in sorted(failures.items())],
         "raw": raw,
     }
-    if redact is not None:
-        doc = redacted(doc, redact)
+    text = json.dumps(doc, default=str)
     tmp = folder / f".rg-{row_group:05d}.json.tmp"
-    tmp.write_text(json.dumps(doc, default=str))
+    tmp.write_text(redact(text) if redact is not None else text)  # (JSON text stays JSON)
     tmp.replace(folder / f"rg-{row_group:05d}.json")
-
-
-def redacted(value: Any, redact: Callable[[str], str]) -> Any:
-    """`value` with every string in it (dict keys too) redacted; other values as they are,
-    except that anything JSON cannot hold is written as its text first, as `persist` would."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redacted(str(k), redact): redacted(v, redact) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redacted(v, redact) for v in value]
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    return redact(str(value))
 
 
 def load(dataset_dir: Path) -> tuple[Counter[tuple[str, str]], list[DroppedRow]]:
