@@ -19,6 +19,7 @@ and a clone lives in a scratch folder that is removed as soon as its rows are wr
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from collections import Counter
@@ -92,18 +93,6 @@ def plan(specs: list[RepoSpec], redact: Callable[[str], str]) -> list[Repo]:
     return repos
 
 
-def redacted(value: Any, redact: Callable[[str], str]) -> Any:
-    """`value` (a repository's summary: names, file paths, parse errors) with every string
-    redacted, as it goes into the run store."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): redacted(v, redact) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redacted(v, redact) for v in value]
-    return value
-
-
 def redactions(run: RunContext) -> Counter[str]:
     """What the run's scrubbing has redacted so far, by type (nothing without scrubbing)."""
     return Counter(run.scrubbing.report().get("redacted", {})) if run.scrubbing else Counter()
@@ -158,7 +147,8 @@ def _read(
     }
     # the file by name, in out_dir: redacting a path (a run dir named like a token) must not
     # lose the rows, and the name is made of safe, redacted text already
-    return {**redacted(summary, run.redact), "file": path.name}
+    # (redacted as its JSON text, which the scrubber keeps JSON: the store holds it as JSON)
+    return {**json.loads(run.redact(json.dumps(summary))), "file": path.name}
 
 
 def cached(summary: dict[str, Any], out_dir: Path) -> Path:
