@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from bashgym.plugins import PluginHost
-from bashgym.resume import RunInUseError, choose, config_hash, input_hash, leftovers
+from bashgym.resume import (
+    RunInUseError,
+    choose,
+    config_hash,
+    input_hash,
+    leftovers,
+    read_status,
+)
 from bashgym.runspec import RunSpec, StepSpec, resolve
 from bashgym.settings import Settings, settings_model
 from bashgym.store import lock_run, owner_token
@@ -185,10 +192,10 @@ def test_leftovers_are_only_files_the_earlier_run_listed_inside_its_folder(tmp_p
     (run_dir / "run.json").write_text(
         json.dumps({"outputs": listed, "artifacts": {"report": str(run_dir / "report.html")}})
     )
-    found = set(leftovers(run_dir))
+    found = set(leftovers(run_dir, read_status(run_dir)))
     assert (run_dir / "sub" / "data.jsonl").resolve() in found
     assert (run_dir / "report.html").resolve() in found
     assert outside.resolve() not in found and (run_dir / "sub").resolve() not in found
     (run_dir / "run.json").write_text(json.dumps({"outputs": ["x"], "artifacts": 3}))
-    assert {p.name for p in leftovers(run_dir)} == {"events.jsonl", "state.db", "state.db-wal",
-                                                    "state.db-shm"}  # fmt: skip
+    left = {p.name for p in leftovers(run_dir, read_status(run_dir))}
+    assert left == {"events.jsonl", "state.db", "state.db-wal", "state.db-shm"}

@@ -211,8 +211,8 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             (run_dir / "run.toml").write_text(redact(toml) if redact else toml)
         except OSError as exc:
             raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
-        earlier = None if target.resume else resuming.read_status(run_dir).get("status")
-        for old in [] if target.resume else resuming.leftovers(run_dir):  # started over here
+        earlier = {} if target.resume else resuming.read_status(run_dir)
+        for old in [] if target.resume else resuming.leftovers(run_dir, earlier):  # started over
             old.unlink(missing_ok=True)
         bus = ev.EventBus(run_dir / "events.jsonl", redact=redact)
         models = contracts.open_models(settings, host.registry, host.hook)
@@ -230,8 +230,8 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
         engine = Engine(resolved, host, run, scrubbing, target.resume)
         resumed_from = target.previous_status if target.resume else None
         run.emit(ev.RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
-        if earlier:  # (`--out` named the folder of another run: say so, never replace it silently)
-            run.note(f"replaced the earlier run in {run_dir} (it ended {earlier}; its files went)")
+        if ended := earlier.get("status"):  # (`--out` named another run's folder: say so)
+            run.note(f"replaced the earlier run in {run_dir} (it ended {ended}; its files went)")
         generated: Generated | None = None
         try:
             try:

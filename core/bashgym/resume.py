@@ -110,11 +110,10 @@ def choose(
     return Target(run_dir, False, None, lock_run(run_dir, command))
 
 
-def leftovers(run_dir: Path) -> list[Path]:
-    """What an earlier run in `run_dir` leaves that a run starting over there must not mix with
-    its own: its log and store, and the files its run.json lists as outputs and artifacts there
-    (only files inside the dir: a run.json is any folder's to write)."""
-    earlier = read_status(run_dir)
+def leftovers(run_dir: Path, earlier: dict[str, Any]) -> list[Path]:
+    """What an earlier run in `run_dir` (its run.json: `earlier`) leaves that a run starting
+    over there must not mix with its own: its log and store, and the files its run.json lists as
+    outputs and artifacts there (only files inside the dir: a run.json is any folder's to write)."""
     outputs = earlier.get("outputs") if isinstance(earlier.get("outputs"), dict) else {}
     artifacts = earlier.get("artifacts") if isinstance(earlier.get("artifacts"), dict) else {}
     listed = [p for ps in outputs.values() if isinstance(ps, list) for p in ps]
