@@ -176,6 +176,7 @@ def child_env(args: argparse.Namespace, endpoint: str, home: Path) -> dict[str, 
     if "TIKTOKEN_CACHE_DIR" not in os.environ and "DATA_GYM_CACHE_DIR" not in os.environ:
         print("warning: no offline cl100k_base; DataDesigner's profiler may try to download it")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BASHGYM_")}
+    (home / "no-bashgym.toml").write_text("")  # an empty settings file: none of the user's
     env.update(
         {
             "DATA_DESIGNER_HOME": str(home / "data-designer"),

@@ -51,3 +51,15 @@ def test_bad_files_name_the_file(bashgym_env):
     path.write_text("no_such_setting = 1\n")
     with pytest.raises(SettingsError, match="no_such_setting: unknown setting"):
         load_settings()
+
+
+def test_a_named_config_file_that_is_missing_is_an_error(bashgym_env, monkeypatch):
+    """A typo in BASHGYM_CONFIG must not silently fall back to no settings at all."""
+    (bashgym_env.workdir / "bashgym.toml").write_text('runs_dir = "project-runs"\n')
+    monkeypatch.setenv("BASHGYM_CONFIG", str(bashgym_env.workdir / "bashgym.tmol"))
+    with pytest.raises(SettingsError, match=r"BASHGYM_CONFIG names .*bashgym\.tmol.*not a file"):
+        load_settings()
+    empty = bashgym_env.workdir / "none.toml"
+    empty.write_text("")  # how to read no project file: name an empty one
+    monkeypatch.setenv("BASHGYM_CONFIG", str(empty))
+    assert str(load_settings().runs_dir) != "project-runs"

@@ -144,6 +144,8 @@ def load_settings(
         from bashgym.plugins import current_host  # the plugins load only when asked for
 
         tables = current_host().registry.settings_tables
+    if (named := os.environ.get("BASHGYM_CONFIG")) and not Path(named).is_file():
+        raise SettingsError(f"BASHGYM_CONFIG names {named!r}, which is not a file")
     for path in config_files():
         if path.is_file():
             try:
