@@ -10,12 +10,13 @@ import typer
 from bashgym_cli import fail, out
 from bashgym_cli.runs import parse_value
 from pydantic import BaseModel, ValidationError
+from rich.markup import escape
 
 from bashgym.contracts import InputError, RunStopped, Trained
 from bashgym.plugins import current_host
-from bashgym.registry import UnknownNameError
+from bashgym.registry import Registered, UnknownNameError
 from bashgym.settings import SettingsError, load_settings
-from bashgym.text import one_line
+from bashgym.text import condense
 
 
 def options_from(model: type[BaseModel], assignments: list[str]) -> BaseModel:
@@ -80,7 +81,7 @@ def train_command(
     except UnknownNameError as exc:
         raise fail(str(exc)) from None
     if list_options:
-        show_options(trainer, found.obj.Options)
+        show_options(found)
         return
     if run_dir is None:
         raise fail("RUN_DIR is missing: the run directory to train on (see --help)")
@@ -90,10 +91,16 @@ def train_command(
         target = out_dir or run_dir / f"train-{trainer}"
         trained = found.obj.train(run_dir, target, options, settings)
     except (InputError, SettingsError) as exc:
-        raise fail(one_line(exc)) from None
+        raise fail(message(exc)) from None
     except RunStopped as exc:  # a remote job failed, or outlasted the wait: the same command
-        raise fail(one_line(exc), code=1) from None  # again follows it
+        raise fail(message(exc), code=1) from None  # again follows it
     show(trained)
+
+
+def message(exc: Exception) -> str:
+    """The error's own words on one line: these errors are written for the user, so the Python
+    class name (`InputError: ...`) would only be noise in front of them."""
+    return condense(str(exc).splitlines()) or "the trainer stopped without saying why"
 
 
 def show(trained: Trained) -> None:
@@ -104,18 +111,35 @@ def show(trained: Trained) -> None:
         out.print(json.dumps(trained.metrics, indent=1, default=str), highlight=False)
 
 
-def show_options(name: str, model: type[BaseModel]) -> None:
-    """One line per option: `trainer.KEY (type, default): what it does`."""
-    for key, info in model.model_fields.items():
+def show_options(found: Registered) -> None:
+    """The trainer's options listed as `bashgym options` lists a plugin's: the type from the
+    JSON schema (a Literal's allowed values spelled out), the default as JSON, the meaning.
+
+    The type is worded by inspect's own function, so the two listings cannot drift apart.
+    """
+    from bashgym_commands_inspect import Field, print_listing
+    from bashgym_commands_inspect.commands import _schema_type
+
+    model: type[BaseModel] = found.obj.Options
+    schema = model.model_json_schema()
+    defs = schema.get("$defs", {})
+    rows = []
+    for key, prop in schema.get("properties", {}).items():
+        info = model.model_fields[key]
+        # the default from the field, not the schema: a default_factory's value (a list) is
+        # in no JSON schema, which would show it as null
         default = (
             "required"
             if info.is_required()
-            else f"default {info.get_default(call_default_factory=True)!r}"
+            else json.dumps(info.get_default(call_default_factory=True), default=str)
         )
-        kind = getattr(info.annotation, "__name__", None) or str(info.annotation)
-        out.print(
-            f"trainer.{key} ({kind}, {default}): {info.description or ''}",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
+        rows.append(
+            [f"trainer.{key}", _schema_type(prop, defs), default, prop.get("description", "")]
         )
+    out.print(
+        f"[bold]trainer {escape(found.name)}[/] (from plugin {escape(found.plugin)}): "
+        f"{escape(found.obj.summary())}",
+        highlight=False,
+    )
+    fields = [Field("option", name=True), Field("type"), Field("default"), Field("description")]
+    print_listing(out, fields, rows)

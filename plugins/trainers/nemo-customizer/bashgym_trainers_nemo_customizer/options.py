@@ -34,11 +34,28 @@ class NemoCustomizerOptions(Options):
     output_model: str | None = Field(
         default=None, description="namespace/name@version of the result (default: NeMo's)."
     )
-    finetuning_type: Literal["lora", "all_weights"] = "lora"
-    training_type: Literal["sft"] = "sft"
-    epochs: int = Field(default=1, ge=1)
-    batch_size: int = Field(default=8, ge=1)
-    learning_rate: float = Field(default=1e-4, gt=0)
+    finetuning_type: Literal["lora", "all_weights"] = Field(
+        default="lora",
+        description="lora: train a LoRA adapter of rank adapter_dim on the frozen base; "
+        "all_weights: train every weight of the base (a full model, not an adapter).",
+    )
+    training_type: Literal["sft"] = Field(
+        default="sft",
+        description="sft: supervised fine-tuning on the run's chat rows (the one kind sent).",
+    )
+    epochs: int = Field(
+        default=1, ge=1, description="Passes over the training rows (hyperparameters.epochs)."
+    )
+    batch_size: int = Field(
+        default=8,
+        ge=1,
+        description="Conversations per optimizer step (hyperparameters.batch_size).",
+    )
+    learning_rate: float = Field(
+        default=1e-4,
+        gt=0,
+        description="The optimizer's learning rate (hyperparameters.learning_rate).",
+    )
     adapter_dim: int = Field(default=16, ge=1, description="LoRA rank (hyperparameters.lora).")
     poll_s: float = Field(default=30.0, gt=0, description="Seconds between status checks.")
     timeout_s: float = Field(

@@ -23,7 +23,12 @@ class TrlOptions(Options):
     max_steps: int | None = Field(
         default=None, ge=1, description="Stop after this many optimizer steps (overrides epochs)."
     )
-    learning_rate: float = Field(default=2e-4, gt=0)
+    learning_rate: float = Field(
+        default=2e-4,
+        gt=0,
+        description="AdamW's learning rate at the first step; it falls linearly to 0 by the "
+        "last (TRL's default schedule).",
+    )
     batch_size: int = Field(default=1, ge=1, description="Conversations per device step.")
     grad_accum: int = Field(default=4, ge=1, description="Device steps per optimizer step.")
     max_length: int = Field(
@@ -34,7 +39,12 @@ class TrlOptions(Options):
     )
     rank: int = Field(default=8, ge=1, description="LoRA rank r.")
     alpha: float = Field(default=16.0, gt=0, description="LoRA alpha (scale = alpha / r).")
-    dropout: float = Field(default=0.05, ge=0, lt=1)
+    dropout: float = Field(
+        default=0.05,
+        ge=0,
+        lt=1,
+        description="LoRA dropout: the share of each LoRA layer's inputs zeroed in training.",
+    )
     target_modules: list[str] = Field(
         default_factory=lambda: list(ALL_LINEAR),
         description="Linear layers that get a LoRA (llama.cpp maps each to its GGUF tensor).",
@@ -51,6 +61,10 @@ class TrlOptions(Options):
         "(TRL's default is on; off here, sized for short conversations on CPU).",
     )
     save_steps: int = Field(default=10, ge=1, description="Checkpoint every N steps (resume).")
-    seed: int = 0
+    seed: int = Field(
+        default=0,
+        description="Seed of the training's randomness: row order and dropout (TRL's seed "
+        "and data_seed).",
+    )
     device: str = Field(default="auto", description="auto (CUDA when present), cpu or cuda.")
     threads: int | None = Field(default=None, ge=1, description="CPU threads for torch.")

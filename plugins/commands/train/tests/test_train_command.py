@@ -1,0 +1,66 @@
+"""`bashgym train` as a new user meets it: its errors in plain words, and `--options` listed the
+way `bashgym options` lists a plugin's (real CLI, real trainer plugins, real run folders)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+WIDE = {"COLUMNS": "400"}  # a wide terminal: each option's row on one line, read as one string
+
+
+def test_a_run_without_train_jsonl_is_one_line_without_a_class_name(bashgym_cli, tmp_path: Path):
+    """Before: `error: InputError: RUN: the run wrote no train.jsonl ...`."""
+    run_dir = tmp_path / "r1"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"status": "ok", "outputs": {}}))
+
+    result = bashgym_cli("train", str(run_dir))
+
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert line.startswith(f"error: {run_dir}: the run wrote no train.jsonl"), line
+    assert "InputError" not in result.output
+
+
+@pytest.mark.parametrize("trainer", ["trl", "nemo-customizer"])
+def test_options_show_schema_types_allowed_values_and_a_meaning_for_each(bashgym_cli, trainer: str):
+    """Before: Python types (`Literal`, `list`, `str | None`), a Literal's values missing, and
+    no description for learning_rate, dropout, seed, finetuning_type, training_type, ..."""
+    result = bashgym_cli.subprocess("train", "--trainer", trainer, "--options", env=WIDE)
+
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert f"trainer {trainer} (from plugin {trainer})" in text
+    rows = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^│ trainer\.(\w+)\s+│(.*)│\s*$", text, re.MULTILINE)
+    }
+    assert rows, text
+    for key, row in rows.items():
+        type_, _default, description = (cell.strip() for cell in row.split("│"))
+        assert description, f"trainer.{key} has no description"
+        assert "Literal" not in type_ and "None" not in type_, (key, type_)
+        assert type_ != "list", key
+    type_of = {k: r.split("│")[0].strip() for k, r in rows.items()}
+    if trainer == "trl":
+        assert type_of["loss"] == '"completion" | "all"'
+        assert type_of["base"] == "str | null"
+        assert type_of["target_modules"] == "list[str]"
+        assert '["q_proj", "k_proj"' in rows["target_modules"]  # a default_factory's value
+    else:
+        assert type_of["finetuning_type"] == '"lora" | "all_weights"'
+        assert type_of["training_type"] == '"sft"'
+        assert rows["url"].split("│")[1].strip() == "required"
+
+
+def test_options_match_bashgym_options_for_the_same_model(bashgym_cli):
+    """The type column is the one `bashgym options` prints for a plugin's option of the same
+    annotation: a sink's `str | None` reads `str | null` in both."""
+    train = bashgym_cli.subprocess("train", "--options", env=WIDE).stdout
+    sink = bashgym_cli.subprocess("options", "sink", "parquet", env=WIDE).stdout
+    assert re.search(r"│ sink\.path\s+│ str \| null\s+│", sink), sink
+    assert re.search(r"│ trainer\.base\s+│ str \| null\s+│", train), train
