@@ -32,6 +32,32 @@ def test_resolve_validates_options_against_plugin_models():
         resolve(RunSpec(sinks=[StepSpec(plugin="parquet")]), registry)
 
 
+def test_a_typo_names_the_option_or_table_it_may_be():
+    """An unknown option or table close to a real one says which (a new user's typo), and an
+    unknown table is reported before the run's other problems, which it may be the cause of."""
+    registry = PluginHost().registry
+    source = StepSpec(plugin="files", options={"pth": "x.csv"})
+    with pytest.raises(RunConfigError, match=r"pth: unknown option \(did you mean 'path'\?\)"):
+        resolve(RunSpec(source=source, sinks=[StepSpec(plugin="parquet")]), registry)
+    with pytest.raises(RunConfigError, match=r"zzz: unknown option\. Valid"):  # nothing near
+        resolve(
+            RunSpec(
+                source=StepSpec(plugin="files", options={"path": "x", "zzz": "red"}),
+                sinks=[StepSpec(plugin="parquet")],
+            ),
+            registry,
+        )
+    typo = RunSpec.model_validate({"pipline": {"plugin": "samplers"}, "sinks": [{"plugin": "x"}]})
+    with pytest.raises(RunConfigError) as exc:
+        resolve(typo, registry)
+    assert "unknown table [pipline] in the run (did you mean 'pipeline'?)" in str(exc.value)
+    assert "[sinks]" in str(exc.value) and "[designer]" in str(exc.value)
+    table = RunSpec(pipeline=StepSpec(plugin="samplers"), sinks=[StepSpec(plugin="parquet")])
+    table = table.model_copy(update={"tables": {"designer": {"buffer_sz": 3}}})
+    with pytest.raises(RunConfigError, match=r"buffer_sz: unknown option \(did you mean 'buf"):
+        resolve(table, registry)
+
+
 def test_num_records_flows_into_pipeline_options():
     spec = RunSpec(
         pipeline=StepSpec(plugin="samplers"), sinks=[StepSpec(plugin="parquet")], num_records=7

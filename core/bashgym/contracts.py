@@ -645,19 +645,10 @@ class Scrubber(Component[O]):
         """A redactor that keeps matches of `allow` (literals, or `re:PATTERN`) as they are."""
 
 
-# the kinds, each with the base its registered objects must subclass
+# the kinds, each the plural of its base's name ("sources": Source), which its objects subclass
 BASES: dict[str, type[Component[Any]]] = {
-    "sources": Source,
-    "pipelines": Pipeline,
-    "judges": Judge,
-    "executors": Executor,
-    "routers": Router,
-    "trainers": Trainer,
-    "runtimes": Runtime,
-    "sinks": Sink,
-    "environments": Environment,
-    "scrubbers": Scrubber,
-    "runners": Runner,
-    "backends": Backend,
-}
+    f"{base.__name__.lower()}s": base
+    for base in (Source, Pipeline, Judge, Executor, Router, Trainer, Runtime, Sink, Environment,
+                 Scrubber, Runner, Backend)
+}  # fmt: skip
 KINDS = tuple(BASES)

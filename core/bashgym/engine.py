@@ -408,10 +408,7 @@ def write_dropped(run_dir: Path, dropped: list[DroppedRow], scrubbing: Scrubbing
     """Every dropped row, scrubbed, with who dropped it and why: `dropped.jsonl`."""
     import pandas as pd
 
-    frame = pd.DataFrame(
-        {"by": [d.by for d in dropped], "reason": [d.reason for d in dropped],
-         "row": [plain(d.row) for d in dropped]}
-    )  # fmt: skip
+    frame = pd.DataFrame([{"by": d.by, "reason": d.reason, "row": plain(d.row)} for d in dropped])
     path = run_dir / DROPPED_FILE
     with path.open("w", encoding="utf-8") as fh:
         for record in scrubbing.frame(frame).to_dict(orient="records"):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from bashgym.contracts import ROLES, Judge
 from bashgym.registry import PluginConflictError, Registered, Registry, UnknownNameError
-from bashgym.text import explain_validation
+from bashgym.text import did_you_mean, explain_validation
 
 PLURAL_KEYS = {"judge": "judges", "sink": "sinks"}
 SINGLE_ROLES = ("source", "executor", "router", "environment", "pipeline", "backend")
@@ -145,6 +145,17 @@ def resolve(
         registry.check()
     except PluginConflictError as exc:
         raise RunConfigError(str(exc)) from None
+    for name, table in spec.tables.items():
+        model = registry.settings_tables.get(name)
+        if model is None:
+            known = ", ".join(f"[{t}]" for t in (*ROLE_KEYS, *sorted(registry.settings_tables)))
+            near = did_you_mean(name, (*ROLE_KEYS, *registry.settings_tables))
+            raise RunConfigError(f"unknown table [{name}] in the run{near} (tables: {known})")
+        try:
+            model.model_validate(table)
+        except ValidationError as exc:
+            why = explain_validation(exc, known=model.model_fields)
+            raise RunConfigError(f"the run's [{name}] table: {why}") from None
     if spec.source is None and spec.pipeline is None and spec.executor is spec.router is None:
         raise RunConfigError(
             f"a run needs a source, a pipeline, or both (sources: {_names(registry, 'sources')}; "
@@ -165,10 +176,9 @@ def resolve(
         try:
             return Step(role, registered, model.model_validate(options))
         except ValidationError as exc:
+            why = explain_validation(exc, known=model.model_fields)
             fields = ", ".join(model.model_fields) or "none"
-            raise RunConfigError(
-                f"{role} {s.plugin!r}: {explain_validation(exc)}. Valid options: {fields}"
-            ) from None
+            raise RunConfigError(f"{role} {s.plugin!r}: {why}. Valid options: {fields}") from None
 
     source = step("source", spec.source) if spec.source else None
     pipeline = step("pipeline", spec.pipeline) if spec.pipeline else None
@@ -218,15 +228,6 @@ def resolve(
                     f"executor {ex.name!r} calls its model from inside {environment.name!r}, "
                     "which has no network: add --set environment.network=true"
                 )
-    for name, table in spec.tables.items():
-        model = registry.settings_tables.get(name)
-        if model is None:
-            known = ", ".join(f"[{t}]" for t in sorted(registry.settings_tables)) or "none"
-            raise RunConfigError(f"unknown table [{name}] in the run (settings tables: {known})")
-        try:
-            model.model_validate(table)
-        except ValidationError as exc:
-            raise RunConfigError(f"the run's [{name}] table: {explain_validation(exc)}") from None
     sinks = [step("sink", s) for s in spec.sinks]
     backend = step("backend", spec.backend) if spec.backend else None
     steps = (source, pipeline, judges, sinks, executor, environment, router, backend)

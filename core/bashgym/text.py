@@ -4,9 +4,10 @@ names the option and the problem; a library's boxed multi-line errors are conden
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -34,17 +35,26 @@ def plain(value: Any) -> Any:
     return value
 
 
-def explain_validation(exc: ValidationError, unknown: str = "unknown option") -> str:
+def explain_validation(
+    exc: ValidationError, unknown: str = "unknown option", known: Iterable[str] = ()
+) -> str:
     """`option: problem; option: problem`, an extra key called `unknown` (an unknown option,
-    or in settings files an unknown setting)."""
+    or in settings files an unknown setting) with the `known` name it may be a typo of."""
     problems = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "value"
-        msg = unknown if err["type"] == "extra_forbidden" else err["msg"]
-        got = err.get("input") if err["type"] != "extra_forbidden" else None
+        extra = err["type"] == "extra_forbidden"
+        msg = unknown + did_you_mean(loc.rsplit(".", 1)[-1], known) if extra else err["msg"]
+        got = None if extra else err.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float) and got != "" else ""
         problems.append(f"{loc}: {msg}{shown}")
     return "; ".join(problems)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """` (did you mean 'path'?)` when `name` looks like a typo of one of `known`, else ''."""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
 
 
 def one_line(exc: BaseException) -> str:
