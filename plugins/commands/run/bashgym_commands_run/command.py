@@ -5,6 +5,7 @@ kept). A front end like any other: a web UI or a scheduler would call `execute` 
 from __future__ import annotations
 
 import errno
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,7 @@ from rich.markup import escape
 
 from bashgym.contracts import InputError, RunStopped
 from bashgym.runspec import (
+    ResolvedRun,
     RunSpec,
     StepSpec,
 )
@@ -59,7 +61,8 @@ def run_command(
         typer.Option(
             "--executor",
             "-x",
-            help="Executor name: run each source row as a task.",
+            help="Executor name: run each source row as a task. With --router: which of its "
+            "executors gets the --set executor.KEY=VALUE options.",
             autocompletion=names_of("executors"),
         ),
     ] = None,
@@ -67,8 +70,9 @@ def run_command(
         str | None,
         typer.Option(
             "--router",
-            help="Router name: picks an executor per task and says why (instead of one -x); "
-            "its executors are its options, e.g. --set router.teacher=NAME (see the examples).",
+            help="Router name: picks an executor per task and says why; its executors are its "
+            "options, e.g. --set router.teacher=NAME (see the examples). -x may name one of "
+            "them to give it --set executor.* options (the others run with their defaults).",
             autocompletion=names_of("routers"),
         ),
     ] = None,
@@ -87,7 +91,7 @@ def run_command(
         typer.Option(
             "--environment",
             "-e",
-            help="Where tasks run (default: bubblewrap, else local).",
+            help="Where the executor's tasks run (default: bubblewrap, else local).",
             autocompletion=names_of("environments"),
         ),
     ] = None,
@@ -173,8 +177,11 @@ def run_command(
 ) -> None:
     """`bashgym run` (its help: RUN_HELP): build the RunSpec, execute it, say how it ended."""
 
+    from_file = RunSpec()  # the run file's own settings: an idle one is named as the file's
+
     def build() -> RunSpec:
-        spec = load_run_file(run_file) if run_file else RunSpec()
+        nonlocal from_file
+        spec = from_file = load_run_file(run_file) if run_file else RunSpec()
         update: dict[str, Any] = {}
         if source:
             update["source"] = StepSpec(plugin=source)
@@ -211,6 +218,14 @@ def run_command(
     host, settings, resolved = resolve_spec(build, sets=sets, maps=maps)
     from bashgym.engine import RunInterrupted, execute  # here: every CLI start imports this file
 
+    flags = {
+        "top_up": "--top-up" if top_up else None,
+        "environment": f"-e {environment}" if environment else None,
+        "concurrency": None if concurrency is None else f"-c {concurrency}",
+        "backend": f"--backend {backend}" if backend else None,
+    }
+    if idle := idle_setting(resolved, Origins(flags, from_file, run_file)):
+        raise fail(idle)
     try:
         summary = execute(resolved, host, settings)
     except InputError as exc:
@@ -228,6 +243,65 @@ def run_command(
         )
         raise typer.Exit(130) from None
     print_summary(summary)
+
+
+@dataclass(frozen=True)
+class Origins:
+    """Where a setting of the run came from, to name it in an error as the user wrote it: a
+    flag (`flags`, by setting: its text as typed, None when not given), else the run file, else
+    `--set`."""
+
+    flags: dict[str, str | None]
+    from_file: RunSpec
+    run_file: Path | None
+
+    def name(self, key: str, setting: str, in_file: bool, dotted: str | None = None) -> str:
+        """`setting` (as a run file writes it) named by its origin; `dotted`: its --set."""
+        if flag := self.flags.get(key):
+            return flag
+        if in_file and self.run_file is not None:
+            return f"{setting} in {self.run_file}"
+        return f"--set {dotted or key + '.*'}"
+
+
+def idle_setting(resolved: ResolvedRun, origins: Origins) -> str | None:
+    """Why a setting of the run would do nothing in it, as the one-line error; None when each
+    acts. A flag accepted and ignored (`--top-up` on a run that generates nothing) let a user
+    believe it acted; `--set pipeline.num_records=3` without a pipeline was already refused.
+
+    What each needs, read from the code that uses it: top_up is read only by the rounds of a
+    runner (a pipeline, or a judge that adds columns: `pipeline_runner`); the environment and
+    `[tasks] concurrency` only by the executor's tasks (a router's run has an executor too); a
+    backend runs only tasks and generation rounds. bashgym.toml's [tasks] is a user's default
+    for every run, not this run's setting: it is not in `resolved.spec.tables`."""
+    from bashgym.engine import pipeline_runner
+
+    spec, mine = resolved.spec, origins.from_file
+    tasks = resolved.executor is not None
+    rounds = pipeline_runner(resolved) is not None
+    run_tasks = "needs an executor (-x) or a router (--router)"
+    if spec.top_up and not rounds:
+        what = origins.name("top_up", "top_up = true", mine.top_up, "top_up=true")
+        return (
+            f"{what} needs a pipeline (-p) or a judge that adds columns (e.g. -j llm-rubric): "
+            "it generates more rows in rounds, and this run generates none"
+        )
+    if spec.environment is not None and not tasks:
+        what = origins.name("environment", "[environment]", mine.environment is not None)
+        return f"{what} {run_tasks}: an environment is where their tasks run"
+    concurrency = spec.tables.get("tasks", {}).get("concurrency")
+    if concurrency is not None and not tasks:
+        in_file = "concurrency" in mine.tables.get("tasks", {})
+        dotted = f"tasks.concurrency={concurrency}"
+        what = origins.name("concurrency", "[tasks] concurrency", in_file, dotted)
+        return f"{what} {run_tasks}: it is how many of their tasks run at once"
+    if spec.backend is not None and not (tasks or rounds):
+        what = origins.name("backend", "[backend]", mine.backend is not None)
+        return (
+            f"{what} needs an executor (-x), a router (--router) or a pipeline (-p): a backend "
+            "runs their tasks and generation rounds, and this run has none"
+        )
+    return None
 
 
 # a path given in the command that cannot be written (exit 2, a mistake in the command); any

@@ -54,3 +54,14 @@ def test_run_help_is_whole_at_80_columns_with_exit_codes_and_defaults(bashgym_cl
     assert "splits (default: 0)" in shown
     assert "Tasks run at once (default: [tasks] concurrency, 4)" in shown
     assert "judges (default: off)" in shown
+
+
+def test_run_help_says_x_and_router_go_together(bashgym_cli):
+    """-x with --router is valid (the run's executor keeps its executor.* options when the
+    router picks it; the router's others get their defaults), and the help says so."""
+    shown = " ".join(assert_help_whole(bashgym_cli, "run").replace("│", " ").split())
+    assert "With --router: which of its executors gets the --set executor.KEY=VALUE" in shown
+    assert (
+        "-x may name one of them to give it --set executor.* options (the others run with "
+        "their defaults)" in shown
+    ), shown
