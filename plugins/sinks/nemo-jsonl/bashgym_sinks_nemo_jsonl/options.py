@@ -40,9 +40,14 @@ class NemoJsonlOptions(Options):
         description="SFT shape: tool-use keeps tool_calls, tool results and the tools schema; "
         "chat keeps only text turns and skips conversations with no final assistant text.",
     )
-    default_system_prompt: str = Field(
-        default=DEFAULT_SYSTEM_PROMPT,
-        description="System prompt for records that carry none (every SFT line has one).",
+    # None, not the agent prompt: a Q&A row trained under "You are a coding agent ... finish
+    # with a short summary of what you changed" teaches a model to frame every answer that way
+    default_system_prompt: str | None = Field(
+        default=None,
+        description="System prompt for every line whose record carries none, agent or not "
+        '("": no system message). Unset: an agent\'s line (a trace, or messages with tool '
+        f'calls or a tools schema) gets the coding-agent prompt "{DEFAULT_SYSTEM_PROMPT}"; '
+        "any other line (prompt/response, chat or DPO text without tools) gets none.",
     )
     tool_arguments: ToolArguments = Field(
         default="object",

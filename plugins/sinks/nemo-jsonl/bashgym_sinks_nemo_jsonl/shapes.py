@@ -1,12 +1,13 @@
 """Rows in, training lines out: Traces, chat rows, prompt/response rows and preference pairs.
 
 Every SFT line is an OpenAI-messages conversation (shared/reference/training-formats.md): the
-system prompt first, always (the record's own, else the configured default), the tools schema on
-tool-use lines, always, and the assistant's turn last. Peers' users complain most when the system
-prompt or tool schemas are missing, and a trainer fed a conversation whose tool call has no
-result, or that ends on a user turn, learns garbage or crashes mid-epoch. So each line is
-validated here, and one that fails raises `Invalid` with a short, countable reason: the sink
-drops it through `run.drop(...)`, never silently.
+record's own system prompt first, else the configured one, else, on an agent's line only, the
+coding-agent prompt; the tools schema on tool-use lines, always, and the assistant's turn last.
+Peers' users complain most when the system prompt or tool schemas are missing from agent data;
+a plain Q&A line gets no agent prompt it would learn to answer under. A trainer fed a
+conversation whose tool call has no result, or that ends on a user turn, learns garbage or
+crashes mid-epoch. So each line is validated here, and one that fails raises `Invalid` with a
+short, countable reason: the sink drops it through `run.drop(...)`, never silently.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 
 from bashgym.records import Trace, trace_from_row
 from bashgym.text import plain
-from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
+from bashgym_sinks_nemo_jsonl.options import DEFAULT_SYSTEM_PROMPT, NemoJsonlOptions
 
 ROLES = ("system", "user", "assistant", "tool")
 Line = dict[str, Any]
@@ -216,14 +217,18 @@ def sft_line(
     *,
     system_prompt: str | None = None,
     with_tools: bool = True,
+    agent: bool = False,
 ) -> Line:
-    """A validated SFT line from messages (any OpenAI-ish shape) and a tools schema."""
+    """A validated SFT line from messages (any OpenAI-ish shape) and a tools schema; `agent`:
+    the messages are an agent's work even if they call no tool (a trace)."""
     messages = [_message(m) for m in _pair_by_position(raw_messages)]
-    if not messages or messages[0]["role"] != "system":
-        system = system_prompt or options.default_system_prompt
-        messages.insert(0, {"role": "system", "content": system})
-    elif not messages[0]["content"].strip():
-        messages[0]["content"] = system_prompt or options.default_system_prompt
+    own = messages[0]["role"] == "system" if messages else False
+    if not own or not messages[0]["content"].strip():
+        if own:  # a blank system message says nothing: replaced, or gone when none applies
+            messages.pop(0)
+        agent = agent or bool(tools) or _uses_tools(messages)
+        if system := system_for(options, system_prompt, agent=agent):
+            messages.insert(0, {"role": "system", "content": system})
     if options.format == "chat":
         messages = to_chat(messages)
     validate(messages, mid_system=options.mid_conversation_system == "keep")
@@ -237,6 +242,24 @@ def sft_line(
             for call in msg.get("tool_calls", []):
                 call["function"]["arguments"] = _arguments_object(call["function"]["arguments"])
     return line
+
+
+def system_for(options: NemoJsonlOptions, own: Any, *, agent: bool) -> str | None:
+    """The system prompt of a line whose messages carry none: the record's own (a
+    `system_prompt` column), else the user's `default_system_prompt` (whatever the line is;
+    `""`: none), else the coding-agent prompt for an agent's line and none for any other.
+    Why not the agent prompt everywhere: a "What is 2+2?" row trained under "finish with a
+    short summary of what you changed" teaches that framing for every answer."""
+    if isinstance(own, str) and own.strip():
+        return own
+    if options.default_system_prompt is not None:
+        return options.default_system_prompt or None
+    return DEFAULT_SYSTEM_PROMPT if agent else None
+
+
+def _uses_tools(messages: list[dict[str, Any]]) -> bool:
+    """Whether a conversation is an agent's: it calls a tool or holds a tool's result."""
+    return any(m.get("tool_calls") or m["role"] == "tool" for m in messages)
 
 
 def _pair_by_position(raw_messages: list[Any]) -> list[Any]:
@@ -348,7 +371,7 @@ def trace_lines(
         if why is None and current.outcome.success is False:
             why = f"trace did not succeed ({current.outcome.error_kind or 'failed'})"
         try:
-            line = sft_line(current.openai_messages(), current.openai_tools(), options)
+            line = sft_line(current.openai_messages(), current.openai_tools(), options, agent=True)
         except Invalid as exc:  # a failed trace is dropped for its own cause, not its shape
             yield Invalid(why) if why is not None else exc
             continue
@@ -442,16 +465,9 @@ def dpo_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
             "rejected": rejected[0]["content"],
         }
     if prompt[0]["role"] != "system":
-        system = plain(row.get("system_prompt"))
-        prompt.insert(
-            0,
-            {
-                "role": "system",
-                "content": system
-                if isinstance(system, str) and system
-                else options.default_system_prompt,
-            },
-        )
+        agent = any(_uses_tools(turns) for turns in (prompt, chosen, rejected))
+        if system := system_for(options, plain(row.get("system_prompt")), agent=agent):
+            prompt.insert(0, {"role": "system", "content": system})
     if options.dpo_format == "trl-conversational":
         return {"prompt": prompt, "chosen": chosen, "rejected": rejected}
     return {

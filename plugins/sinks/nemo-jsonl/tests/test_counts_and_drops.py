@@ -70,7 +70,7 @@ def test_numbers_become_text_and_other_values_say_why_not(run_ctx, tmp_path):
     written = NemoJsonlSink().write(frame, NemoJsonlOptions(val_fraction=0), run_ctx, "rows")
     folder = run_ctx.run_dir / "nemo-jsonl"
     assert answers(folder) == ["7", "true", "twelve"] and written.rows == 3
-    prompts = [json.loads(x)["messages"][1]["content"] for x in (folder / "train.jsonl").open()]
+    prompts = [json.loads(x)["messages"][0]["content"] for x in (folder / "train.jsonl").open()]
     assert "12" in prompts
     assert run_ctx.dropped == {
         "sink nemo-jsonl: rows: empty response": 1,

@@ -271,8 +271,7 @@ def test_prompt_response_rows_with_configurable_fields(run_ctx):
     folder = write(run_ctx, rows, fmt="rows", prompt_field="q", response_field="a", val_fraction=0)
     assert lines(folder) == [
         {
-            "messages": [
-                {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
+            "messages": [  # no system prompt: a Q&A row is no agent's (test_system_prompt.py)
                 {"role": "user", "content": "What is 2+2?"},
                 {"role": "assistant", "content": "4"},
             ]
