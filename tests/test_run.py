@@ -484,3 +484,20 @@ def test_a_run_is_empty_only_when_no_sink_wrote_a_row(bashgym_cli, tmp_path):
     assert summary["dropped_rows"] == {reason: [str(corpus / "s1.jsonl")]}
     assert "(0 nemo-jsonl, 1 parquet) kept" in " ".join(result.output.split())
     assert len(pq.read_table(out / "data.parquet")) == 1
+
+
+def test_a_run_that_got_no_rows_says_what_the_source_counted(bashgym_cli, repo, monkeypatch):
+    """A source that filtered every session out: the warning gives its counts, not a bare
+    "no rows came in" that leaves the user to find `source.filtered.since` in run.json."""
+    monkeypatch.chdir(repo)
+    out = bashgym_cli.env.root / "run"
+    result = bashgym_cli(
+        "run", "-s", "claude-code", "--set", "source.path=examples/transcripts",
+        "--set", "source.since=2030-01-01", "-k", "nemo-jsonl", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 3
+    summary = json.loads((out / "run.json").read_text())
+    filtered = summary["counts"]["source.filtered.since"]
+    assert filtered > 0
+    assert f"no rows came in (source.filtered.since {filtered})" in summary["warning"]
+    assert "nemo-jsonl.train 0" not in summary["warning"]  # counts of nothing are left out

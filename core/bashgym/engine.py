@@ -270,7 +270,8 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             extra = _extra(engine, generated)
             if status == "empty":
                 top = run.tally.dropped.most_common(3)
-                why = "; ".join(f"{n} × {reason}" for reason, n in top) or "no rows came in"
+                counts = ", ".join(f"{k} {n}" for k, n in run.counts.items() if n) or "no counts"
+                why = "; ".join(f"{n} × {r}" for r, n in top) or f"no rows came in ({counts})"
                 extra["warning"] = f"no rows were kept. Top drop reasons: {why}"
             run.emit(ev.RunFinished(status=status, error=extra.get("warning")))
             return finish(recorder, host, run, status=status, extra=extra)
