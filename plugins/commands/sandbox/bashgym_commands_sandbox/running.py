@@ -4,6 +4,7 @@ that is not the command line (kept apart so it reads, and tests, without Typer).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import math
 import shlex
@@ -16,13 +17,13 @@ from typing import Any
 
 import typer
 from bashgym_cli import non_finite
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bashgym.contracts import InputError
 from bashgym.records import Completed
 from bashgym.registry import Registry, UnknownNameError
 from bashgym.runspec import RunConfigError, default_environment
-from bashgym.text import one_line
+from bashgym.text import explain_validation
 
 EXIT_STOPPED = 124  # the sandbox stopped it (timeout, output flood, a signal), as timeout(1)
 PREFERRED = "bubblewrap"
@@ -90,11 +91,29 @@ def choose(
         raise InputError(f"environment {picked!r} cannot run here: {why_not}")
     if timeout is not None:
         sets = {**sets, "timeout_s": timeout}
+    model = registered.obj.Options
     try:
-        options = registered.obj.Options.model_validate(sets)
+        options = model.model_validate(sets)
     except ValidationError as exc:
-        raise InputError(f"environment {picked}: {one_line(exc)}") from None
+        raise InputError(f"environment {picked}: {explain_options(exc, model)}") from None
     return Choice(picked, registered.obj, options, notes)
+
+
+def explain_options(exc: ValidationError, model: type[BaseModel]) -> str:
+    """What is wrong with the `--set` options, in the user's words: the option and the problem,
+    and for a name the environment does not have, the one meant (when one is close) and every
+    valid name, so the fix needs no second command. No model class name (`LocalOptions`): the
+    user typed `--set`, not a class."""
+    text = explain_validation(exc)
+    unknown = [
+        str(e["loc"][-1]) for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]
+    ]
+    if not unknown:
+        return text
+    valid = list(model.model_fields)
+    meant = [m for key in unknown for m in difflib.get_close_matches(key, valid, n=1)]
+    hint = f"; did you mean {', '.join(map(repr, meant))}?" if meant else ""
+    return f"{text}{hint} (valid: {', '.join(valid)})"
 
 
 @contextmanager

@@ -151,3 +151,24 @@ def test_an_environment_without_describe_or_notes_runs_too(bashgym_cli, register
     register_plugin(Plugin(), "bare-environment")
     done = bashgym_cli("sandbox", "run", "-e", "bare", "--explain", "--", "echo plain; exit 4")
     assert done.exit_code == 4 and done.stdout == "plain\n" and "bare: exited 4" in done.stderr
+
+
+def test_an_unknown_option_names_the_valid_ones_and_the_one_meant(bashgym_cli) -> None:
+    """Before: `environment local: invalid LocalOptions: memry_mb: unknown option`: a class
+    name the user never typed, and no hint of what the option is called."""
+    done = bashgym_cli("sandbox", "run", "-e", "local", "--set", "memry_mb=5", "--", "true")
+
+    assert done.exit_code == 2
+    line = " ".join(done.stderr.split())
+    assert line.startswith("error: environment local: memry_mb: unknown option"), line
+    assert "did you mean 'memory_mb'?" in line
+    assert "(valid: timeout_s, cpu_s, memory_mb," in line and "network" in line
+    assert "Options" not in line  # LocalOptions, the model's class
+
+
+def test_a_far_off_name_gets_the_valid_ones_without_a_guess(bashgym_cli) -> None:
+    done = bashgym_cli("sandbox", "run", "-e", "local", "--set", "zzz=1", "--", "true")
+
+    line = " ".join(done.stderr.split())
+    assert done.exit_code == 2 and "zzz: unknown option (valid: " in line, line
+    assert "did you mean" not in line
