@@ -10,12 +10,19 @@ agents, delegated subagents) is read as a subagent nested in that document's tra
 sample of its own: the files are scanned for references first, and the referenced ones are
 skipped at the top level (`source.subagent_files`). A reference to a file that is not there is
 counted (`source.unresolved_subagents`) and noted.
+
+The `atif` sink writes a `manifest.json` beside its trajectories; a folder it wrote is the
+natural input of a later run, so that file (known by its name and shape: a JSON object of file
+lists, no `steps`) is skipped and counted (`source.sink_manifests`), not noted as a bad document
+the user has to look into. Any other file that is not ATIF is still noted.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from bashgym_inputs import find_files
 from pydantic import Field, field_validator
@@ -52,6 +59,27 @@ def find_documents(path: str, pattern: str = "*.json") -> list[Path]:
     return found
 
 
+MANIFEST = "manifest.json"  # the atif sink's listing of what it wrote (bashgym_formats_atif.sink)
+MANIFEST_KEYS = {"files", "subagent_files"}
+
+
+def sink_manifest(path: Path) -> bool:
+    """Whether `path` is the atif sink's own `manifest.json`: that name, and a JSON object of
+    lists of file names only (`files`, `subagent_files`): a trajectory named so has `steps`."""
+    if path.name != MANIFEST:
+        return False
+    try:
+        doc: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return False
+    return (
+        isinstance(doc, dict)
+        and "files" in doc
+        and set(doc) <= MANIFEST_KEYS
+        and all(isinstance(v, list) and all(isinstance(n, str) for n in v) for v in doc.values())
+    )
+
+
 class AtifSource(Source[AtifOptions]):
     """ATIF trajectory JSON files (one, a folder or a glob), one Trace per document."""
 
@@ -63,9 +91,14 @@ class AtifSource(Source[AtifOptions]):
     def _traces(self, paths: list[Path], run: RunContext) -> Iterator[Trace]:
         problems: list[str] = []
         nested = {ref.resolve() for path in paths for ref in referenced_files(path)}
+        skipped = len(nested & {p.resolve() for p in paths})
         for path in paths:
             if path.resolve() in nested:
                 run.count("source.subagent_files")
+                continue
+            if sink_manifest(path):
+                run.count("source.sink_manifests")
+                skipped += 1
                 continue
             try:
                 trace = load_atif(path, subagents=False)
@@ -79,7 +112,7 @@ class AtifSource(Source[AtifOptions]):
                 run.note(problem)
             run.count("source.files")
             yield trace
-        if problems and len(problems) == len(paths) - len(nested & {p.resolve() for p in paths}):
+        if problems and len(problems) == len(paths) - skipped:
             raise AtifInputError(
                 f"atif source: none of {len(paths)} file(s) is a valid ATIF document; "
                 f"first: {problems[0]}"
