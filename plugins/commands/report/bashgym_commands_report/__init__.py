@@ -101,6 +101,10 @@ def report_command(
 def read_summary(run_dir: Path) -> dict[str, Any]:
     """RUN_DIR/run.json as the object a run writes; InputError (one line, exit 2) otherwise."""
     path = run_dir / "run.json"
+    if not run_dir.exists():  # a typo in the path: "not a run directory" sends one looking in it
+        raise InputError(f"{run_dir} does not exist (give a run's --out folder)")
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir} is a file, not a run directory (give a run's --out folder)")
     if not path.is_file():
         raise InputError(f"{run_dir} is not a run directory (no run.json)")
     try:
