@@ -77,6 +77,9 @@ def test_an_interrupted_and_resumed_run_keeps_every_line_whole_when_piped(
     interrupted = [line for line in first if line.startswith("interrupted ")]
     assert len(interrupted) == 1 and interrupted[0].endswith("(--fresh starts over)"), first
     assert str(out) in interrupted[0]
+    # the step Ctrl-C stopped says so (it said `failed in`), with its count, and only it
+    ended = [line for line in first if re.search(r"\] pipeline: (failed|interrupted|done) ", line)]
+    assert len(ended) == 1 and re.search(r"interrupted after \d+\.\ds \(\d+ done\)$", ended[0])
 
     scripted_models.server.latency = 0.0
     code, second = run_piped(args, bashgym_env.workdir, stop_when=None)
