@@ -322,22 +322,32 @@ def unwritable(exc: OSError) -> str:
     )
 
 
+def kept_text(counts: dict[str, Any]) -> str:
+    """`6 kept`; sinks that disagree each say theirs, in words that fit the `done` line's
+    commas: `5 kept in nemo-jsonl and 6 in parquet` (was `(5 nemo-jsonl, 6 parquet) kept`)."""
+
+    def rows(n: int | None) -> str:
+        return "an unknown number" if n is None else str(n)
+
+    by_sink: dict[str, int | None] = counts.get("kept_by_sink") or {}
+    if len(set(by_sink.values())) <= 1:
+        return f"{rows(counts['kept'])} kept"
+    each = [f"{rows(n)} in {name}" for name, n in by_sink.items()]
+    each[0] = each[0].replace(" in ", " kept in ", 1)
+    return f"{', '.join(each[:-1])} and {each[-1]}"
+
+
 def print_summary(summary: dict[str, Any]) -> None:
     """What the run wrote, its first notes, and exit 3 when it kept no rows."""
     from bashgym.engine import EXIT_EMPTY
 
     counts = summary["counts"]
     dropped = ", ".join(f"{n} {r}" for r, n in counts["dropped"].items()) or "none"
-    kept = "an unknown number of" if counts["kept"] is None else counts["kept"]
-    by_sink = counts.get("kept_by_sink") or {}
-    if len(set(by_sink.values())) > 1:  # sinks that disagree: each says what it wrote
-        kept = ", ".join(f"{'?' if n is None else n} {name}" for name, n in by_sink.items())
-        kept = f"({kept})"
     empty = summary["status"] == "empty"
     out.print(
         f"{'[yellow]no rows kept[/]' if empty else '[green]done[/]'} "
         f"{escape(str(summary['run_dir']))}: {counts.get('generated', 0)} generated, "
-        f"{escape(str(kept))} kept, dropped: {escape(dropped)}",  # a [ in them is not markup
+        f"{escape(kept_text(counts))}, dropped: {escape(dropped)}",  # a [ in them is not markup
         highlight=False,
         soft_wrap=True,  # piped or logged, never broken at 80 columns: a path must copy whole
     )
