@@ -4,9 +4,11 @@ Why generate it: a Hub dataset without a card is unusable by anyone but its auth
 `configs` block is what tells `datasets.load_dataset` (and the Hub viewer) which files are which
 split. The body records what produced the data — the sources, pipeline, judges and their
 options from the run's `run.toml`, the counts and drop reasons, the split rule — so a reader can
-judge and reproduce it. Local absolute paths in options are shortened to their last part: a
-published card should not reveal a user's home directory. Option values (name, tags, repo id)
-are redacted as run.toml is, before YAML quotes them, so a redacted tag is still one string.
+judge and reproduce it. Local absolute paths in options are shortened to their last part
+(`.../qa.csv`, paths.py), as the rows' path columns are: a published card should not reveal a
+user's home directory, and a row's `source_file` then reads as the card's `source.path`.
+Option values (name, tags, repo id) are redacted as run.toml is, before YAML quotes them, so a
+redacted tag is still one string.
 With JSONL data the YAML also declares `dataset_info.features` (JSON files carry no schema).
 """
 
@@ -22,6 +24,7 @@ from bashgym import __version__
 from bashgym.contracts import RunContext
 from bashgym.runspec import toml_dumps
 from bashgym_sinks_hf_hub.options import HfHubOptions
+from bashgym_sinks_hf_hub.paths import looks_absolute, short_path
 
 FORMAT_NOTES = {
     "traces": (
@@ -63,8 +66,8 @@ def _shorten_paths(value: Any) -> Any:
         return {k: _shorten_paths(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_shorten_paths(v) for v in value]
-    if isinstance(value, str) and (value.startswith(("/", "~")) or value[1:3] in (":\\", ":/")):
-        return f".../{Path(value).name}"
+    if isinstance(value, str) and looks_absolute(value):
+        return short_path(value)
     return value
 
 
@@ -87,9 +90,11 @@ def render(
     key_from: dict[str, int],
     seed: int,
     features: Any | None = None,
+    shortened: list[str] | None = None,
 ) -> str:
     """README.md text: YAML front matter (configs, license, tasks, tags, name, and the
-    `datasets.Features` when given) and the body."""
+    `datasets.Features` when given) and the body; `shortened`: the rows' columns whose local
+    paths were cut to their last part, which the card says."""
     clean = run.redact
     repo_id = clean(options.repo_id) if options.repo_id else None
     name = clean(options.pretty_name or "") or repo_id or run.run_dir.name
@@ -133,7 +138,8 @@ def render(
         "## Format",
         "",
         f"Output format: `{output_format}`. "
-        + FORMAT_NOTES.get(output_format, "Rows as the pipeline produced them."),
+        + FORMAT_NOTES.get(output_format, "Rows as the pipeline produced them.")
+        + _paths_note(shortened or [], options.include_trace),
         "",
         "```python",
         "from datasets import load_dataset",
@@ -150,7 +156,8 @@ def render(
             lines.append(f"- {role}: `{plugin}`" + (f" ({len(opts)} options)" if opts else ""))
         lines += [
             "",
-            "Pipeline config (the run's resolved `run.toml`; local paths shortened):",
+            "Pipeline config (the run's resolved `run.toml`; local paths shortened to their "
+            "last part):",
             "",
             "```toml",
             toml_dumps(config).strip(),
@@ -172,6 +179,16 @@ def _declare(data: DatasetCardData, features: Any) -> None:
     from datasets.info import DatasetInfo, DatasetInfosDict  # imported already: by `features`
 
     DatasetInfosDict({"default": DatasetInfo(features=features)}).to_dataset_card_data(data)
+
+
+def _paths_note(columns: list[str], include_trace: bool) -> str:
+    if not columns:
+        return ""
+    named = " and ".join(", ".join(f"`{c}`" for c in columns).rsplit(", ", 1))
+    said = f" Local paths in {named} are shortened to their last part (`.../name`)"
+    if include_trace:
+        said += "; the `trace` column holds each Trace as it was, its paths whole"
+    return said + "."
 
 
 def _keys(key_from: dict[str, int]) -> str:

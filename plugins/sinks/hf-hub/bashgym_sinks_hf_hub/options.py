@@ -46,7 +46,8 @@ class HfHubOptions(Options):
     include_trace: bool = Field(
         default=False,
         description="Trace rows: also keep the whole normalized Trace as JSON text in a `trace` "
-        "column (lossless; bashgym.records.trace_from_row reads it back).",
+        "column (lossless, so its local paths are whole, unlike the source_file and project "
+        "columns; bashgym.records.trace_from_row reads it back).",
     )
     seed: int | None = Field(default=None, description="Split seed; default: the run's seed.")
     id_field: str | None = Field(

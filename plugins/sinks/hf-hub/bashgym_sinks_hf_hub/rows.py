@@ -21,6 +21,7 @@ from bashgym_sinks_nemo_jsonl import Invalid, NemoJsonlOptions, training_lines
 from bashgym.records import TRACE_COLUMN
 from bashgym.text import plain
 from bashgym_sinks_hf_hub.options import HfHubOptions
+from bashgym_sinks_hf_hub.paths import shorten_row
 
 NAME = "hf-hub"
 
@@ -38,7 +39,8 @@ def trace_rows(
     rows: list[dict[str, Any]], options: HfHubOptions
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any] | str]]:
     """(source row, Hub row or the reason it is dropped), in order. A Hub row is the source
-    row's flat summary columns, then `messages` and `tools` (and `trace` if asked)."""
+    row's flat summary columns (local paths cut to their name), then `messages` and `tools`
+    (and `trace` if asked: the Trace as it was)."""
     convert = line_options(options)
     for row in rows:
         items = list(training_lines(row, "traces", convert))  # one: subagents are not asked for
@@ -46,7 +48,7 @@ def trace_rows(
         if line is None:
             yield row, str(items[0]) if items else "no training line"
             continue
-        out = {k: plain(v) for k, v in row.items() if k != TRACE_COLUMN}
+        out = shorten_row({k: plain(v) for k, v in row.items() if k != TRACE_COLUMN})
         out["messages"], out["tools"] = line["messages"], line.get("tools", [])
         if options.include_trace:
             out[TRACE_COLUMN] = row[TRACE_COLUMN]

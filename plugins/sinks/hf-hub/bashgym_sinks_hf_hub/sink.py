@@ -31,6 +31,7 @@ from bashgym.records import TRACE_COLUMN
 from bashgym.text import plain
 from bashgym_sinks_hf_hub.card import render
 from bashgym_sinks_hf_hub.options import HfHubOptions
+from bashgym_sinks_hf_hub.paths import shorten_frame, shortened
 from bashgym_sinks_hf_hub.rows import features, trace_rows
 
 NAME = "hf-hub"
@@ -85,7 +86,9 @@ class HfHubSink(Sink[HfHubOptions]):
             # One Arrow schema for every shard: a column that is all null in one split would
             # otherwise get type null there and clash with the other split's files on load.
             # A column Arrow cannot type (text and numbers, say) is stored as text and noted.
-            typed = arrow_table(dataset)
+            # Local paths are cut to their name (paths.py); the keys above came from the rows
+            # as they are, so a record's split is the one nemo-jsonl gives it.
+            typed = arrow_table(shorten_frame(dataset))
             if said := note(NAME, typed.converted):
                 run.note(said)
             table = typed.table
@@ -117,6 +120,7 @@ class HfHubSink(Sink[HfHubOptions]):
             # JSON files carry no schema: each split's reader would guess its own, and a column
             # null in one split's rows only would clash with the other split's values on load
             writer.features() if ext == "jsonl" and splits else None,
+            shortened=shortened(list(dataset.columns)),
         )
         readme = folder / "README.md"
         _atomic_text(readme, run.redact(card))  # uploaded on push: no secret from an option
