@@ -50,7 +50,11 @@ RUN_HELP = (
 
 def run_command(
     run_file: Annotated[
-        Path | None, typer.Argument(help="A run file (TOML). Flags below add to or override it.")
+        Path | None,
+        typer.Argument(
+            metavar="RUN_FILE",  # upper case, as ROLE, NAME, RUN_DIR in the help's prose
+            help="A run file (TOML). Flags below add to or override it.",
+        ),
     ] = None,
     source: Annotated[
         str | None,

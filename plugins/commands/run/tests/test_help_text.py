@@ -65,3 +65,10 @@ def test_run_help_says_x_and_router_go_together(bashgym_cli):
         "-x may name one of them to give it --set executor.* options (the others run with "
         "their defaults)" in shown
     ), shown
+
+
+def test_run_names_its_argument_in_upper_case_as_the_help_prose_does(bashgym_cli):
+    """`[run_file]` beside the prose's ROLE NAME and other commands' TASK read as two styles."""
+    shown = assert_help_whole(bashgym_cli, "run")
+    assert "Usage: bashgym run [OPTIONS] [RUN_FILE]" in shown, shown
+    assert "run_file" not in shown, shown
