@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from bashgym_cli import fail
 
-from bashgym_sinks_hf_hub.push import PushError, push
+from bashgym_sinks_hf_hub.push import PushError, PushInputError, push
 
 
 def push_command(
@@ -34,11 +34,16 @@ def push_command(
 
     A run that wrote nemo-jsonl instead is laid out as RUN_DIR/hf-<name> first.
 
+    Exit 2 for what the user can fix (no finished run there, the token variable unset, a bad
+    repo id); 1 when the Hub refuses or the rows cannot be laid out.
+
     Example: HF_TOKEN=hf_... bashgym push runs/r1 --repo me/agent-sft
     """
     try:
         done = push(run_dir, repo, private=private, token_env=token_env)
-    except PushError as exc:
+    except PushInputError as exc:  # the user's to fix: 2, as `report` and `run` exit
+        raise fail(f"push: {exc}", 2) from None
+    except PushError as exc:  # the Hub or the disk failed: 1
         raise fail(f"push: {exc}", 1) from None
     rows = ", ".join(f"{split} {n}" for split, n in done.rows.items())
     typer.echo(f"pushed {done.folder} ({rows}) to {done.url}")

@@ -28,7 +28,14 @@ NEMO_SPLITS = {"train": "train", "val": "validation"}
 
 
 class PushError(Exception):
-    """Why nothing was published; its text is the one line the command prints."""
+    """Why nothing was published; its text is the one line the command prints. A failure
+    outside the user's hands (the Hub refused, a disk error): the command exits 1."""
+
+
+class PushInputError(PushError):
+    """Nothing was published because of what the user gave (a path that is no finished run, a
+    token variable not set, a repo id the Hub cannot take): fixed by the user, so the command
+    exits 2, as every command does for its user's mistake (`report`, `run`)."""
 
 
 @dataclass
@@ -54,27 +61,46 @@ def find_folder(
     if manifests and manifests[0].is_file():
         return _from_nemo_jsonl(run_dir, manifests[0], repo, private)
     wrote = ", ".join(sorted(outputs)) or "nothing"
-    raise PushError(
+    raise PushInputError(
         f"{run_dir} has no Hub-ready rows: it wrote {wrote}, not hf-hub or nemo-jsonl "
         "(run it with --sink hf-hub or --sink nemo-jsonl)"
     )
 
 
 def _finished(run_dir: Path) -> dict[str, Any]:
+    if not run_dir.exists():
+        raise PushInputError(f"{run_dir} does not exist (give a finished run's --out folder)")
     if not run_dir.is_dir():
-        raise PushError(f"{run_dir} is not a run directory")
+        raise PushInputError(f"{run_dir} is not a run directory")
     try:
         run = json.loads((run_dir / "run.json").read_text())
     except FileNotFoundError:
-        raise PushError(f"{run_dir} is not a run directory (no run.json)") from None
+        raise PushInputError(f"{run_dir} is not a run directory (no run.json)") from None
     except ValueError:
-        raise PushError(f"{run_dir}/run.json is not valid JSON") from None
+        raise PushInputError(f"{run_dir}/run.json is not valid JSON") from None
+    if not isinstance(run, dict):
+        raise PushInputError(f"{run_dir}/run.json is not a run's summary")
     if run.get("status") != "ok":
-        raise PushError(
+        raise PushInputError(
             f"run {run_dir.name} is not finished with rows (status {run.get('status')!r}); "
             "only a run with status 'ok' is published"
         )
     return run
+
+
+def _check_repo_id(repo: str) -> None:
+    """A repo id the Hub would refuse is the user's typo: said before any file is laid out or
+    any request is made (huggingface_hub's own rule, so the two cannot disagree)."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo)
+    except HFValidationError as exc:
+        why = str(exc).split(". ")[0].rstrip(".")
+        raise PushInputError(
+            f"--repo {repo!r} is not a Hub repo id: {why} (e.g. me/agent-sft)"
+        ) from None
 
 
 def _count(paths: list[Path]) -> int:
@@ -107,7 +133,7 @@ def _from_nemo_jsonl(
             shutil.copyfile(manifest_path.parent / name, target)
             rows[split] = _count([target])
     if not rows:
-        raise PushError(f"{manifest_path.parent} holds no written lines to publish")
+        raise PushInputError(f"{manifest_path.parent} holds no written lines to publish")
     split_info = manifest.get("split") or {}
     options = HfHubOptions(
         repo_id=repo,
@@ -131,11 +157,15 @@ def _from_nemo_jsonl(
 
 
 def push(run_dir: Path, repo: str, *, private: bool, token_env: str) -> Published:
-    """Upload the run's Hub folder to dataset repo `repo`; PushError says why not."""
+    """Upload the run's Hub folder to dataset repo `repo`; PushError says why not (a
+    PushInputError when the user can fix it)."""
+    _check_repo_id(repo)
     run = _finished(run_dir)
     token = os.environ.get(token_env)
     if not token:
-        raise PushError(f"${token_env} is not set: export a Hub token there (or --token-env NAME)")
+        raise PushInputError(
+            f"${token_env} is not set: export a Hub token there (or --token-env NAME)"
+        )
     try:
         folder, rows = find_folder(run_dir, run, repo, private)
     except (OSError, ValueError) as exc:  # an unreadable manifest, a full disk, ...

@@ -154,19 +154,25 @@ def test_push_publishes_a_finished_runs_rows(
     assert "hf_push_s3cr3t" not in result.output + (folder / "README.md").read_text()
 
 
-def test_push_errors_are_one_line_and_exit_non_zero(
+def test_push_errors_are_one_line_exit_2_for_the_users_mistake_1_for_the_hubs(
     bashgym_cli, bashgym_env, finished_run, monkeypatch
 ):
+    """Before: every error exited 1, a missing run dir and an unset token too, where `report`
+    and `run` exit 2 for the user's mistake; a bad repo id went to the Hub first."""
     hub = Hub(monkeypatch)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     out = finished_run("hf-hub")
+    nowhere = bashgym_env.workdir / "nowhere"
+    not_a_run = bashgym_env.workdir
     cases = {
-        "$HF_TOKEN is not set": [str(out)],
-        "is not a run directory": [str(bashgym_env.workdir / "nowhere")],
+        "$HF_TOKEN is not set": [str(out), "--repo", "me/sft"],
+        f"{nowhere} does not exist": [str(nowhere), "--repo", "me/sft"],
+        "is not a run directory (no run.json)": [str(not_a_run), "--repo", "me/sft"],
+        "--repo 'me/bad name' is not a Hub repo id": [str(out), "--repo", "me/bad name"],
     }
     for expected, args in cases.items():
-        result = bashgym_cli("push", *args, "--repo", "me/sft")
-        assert result.exit_code == 1 and expected in result.stderr, result.output
+        result = bashgym_cli("push", *args)
+        assert result.exit_code == 2 and expected in result.stderr, result.output
         assert len(result.stderr.strip().splitlines()) == 1
     monkeypatch.setenv("HF_TOKEN", "hf_x")
     hub.refuse = "403 Forbidden: you cannot write to me/sft"
@@ -175,7 +181,8 @@ def test_push_errors_are_one_line_and_exit_non_zero(
     assert result.stderr.strip().endswith(
         "the Hub refused the upload to me/sft: 403 Forbidden: you cannot write to me/sft"
     )
+    hub.refuse = None
     (out / "run.json").write_text(json.dumps({"status": "running", "outputs": {}}))
     result = bashgym_cli("push", str(out), "--repo", "me/sft")
-    assert result.exit_code == 1 and "status 'running'" in result.stderr
+    assert result.exit_code == 2 and "status 'running'" in result.stderr
     assert hub.uploads == []
