@@ -7,6 +7,7 @@ The work is in the sibling modules; these functions parse flags into the same sp
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -80,6 +81,54 @@ def _pipeline_spec(
     return resolve_spec(build, sets=sets, maps=maps, resolver=resolve_pipeline)
 
 
+def _spec_for(
+    as_json: bool,
+    failed: Callable[[str], dict[str, Any]],
+    *args: Any,
+) -> tuple[PluginHost, Any, Any]:
+    """`_pipeline_spec`, whose mistakes (a bad --set, an unknown name) `resolve_spec` prints as
+    an `error:` line itself; with --json that line becomes the command's JSON error instead, so
+    a script reading stdout gets JSON whatever happened. Other lines (warnings) stay on stderr."""
+    if not as_json:
+        return _pipeline_spec(*args)
+    stopped: typer.Exit | None = None
+    with err.capture() as captured:
+        try:
+            spec = _pipeline_spec(*args)
+        except typer.Exit as exc:
+            stopped = exc
+    lines = [Text.from_ansi(line) for line in captured.get().splitlines()]
+    errors = [ln.plain.removeprefix("error: ") for ln in lines if ln.plain.startswith("error: ")]
+    for line in lines:
+        if not line.plain.startswith("error: "):
+            err.print(line, highlight=False, soft_wrap=True)
+    if stopped is None:
+        return spec
+    if not errors or not stopped.exit_code:
+        raise stopped
+    raise _failed(" ".join(errors), as_json, failed, code=stopped.exit_code)
+
+
+def _failed(
+    message: str, as_json: bool, doc: Callable[[str], dict[str, Any]], code: int = 2
+) -> typer.Exit:
+    """The one error line, or with --json the command's JSON error (`doc(message)`) on stdout;
+    the exit code is the same either way."""
+    if not as_json:
+        return fail(message, code)
+    typer.echo(json.dumps(doc(message), indent=2))
+    return typer.Exit(code)
+
+
+def _error_doc(message: str) -> dict[str, Any]:
+    return {"ok": False, "error": message}
+
+
+def _invalid_doc(message: str) -> dict[str, Any]:
+    """validate's own --json shape, so a script reads `valid` and `problems` either way."""
+    return {"valid": False, "seed": None, "columns": [], "problems": [message], "warnings": []}
+
+
 def pipeline_list(as_json: JsonOpt = False) -> None:
     """List pipelines: plugin, description, output format, seed needs, and the columns each
     builds with its default options (no model is called; a pipeline that fails to build shows
@@ -94,7 +143,7 @@ def pipeline_list(as_json: JsonOpt = False) -> None:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        raise fail(str(exc)) from None
+        raise _failed(str(exc), as_json, _error_doc) from None
     host = current_host()
     report_broken_plugins(host)
     infos = list_pipelines(host, settings)
@@ -144,13 +193,14 @@ def validate_command(
 
       bashgym validate coding-agent-sft -s files --set source.path=examples/tasks.csv -j llm-rubric
     """
-    host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
+    spec = (pipeline, source, judge, sets, maps, plugin)
+    host, settings, resolved = _spec_for(as_json, _invalid_doc, *spec)
     try:
         with prepare(resolved, host, settings, serve=False, console=err) as prepared:
             result = validate(prepared)
             origin = prepared.seed_origin
     except InputError as exc:
-        raise fail(str(exc)) from None
+        raise _failed(str(exc), as_json, _invalid_doc) from None
     if as_json:
         typer.echo(
             json.dumps(
@@ -209,13 +259,14 @@ def preview_command(
 
       bashgym preview tool-use-sft --json | jq '.records[0]'
     """
-    host, settings, resolved = _pipeline_spec(pipeline, source, judge, sets, maps, plugin)
+    spec = (pipeline, source, judge, sets, maps, plugin)
+    host, settings, resolved = _spec_for(as_json, _error_doc, *spec)
     try:
         with prepare(resolved, host, settings, serve=True, console=err) as prepared:
             result = preview(prepared, num_records)
             origin = prepared.seed_origin
     except InputError as exc:
-        raise fail(str(exc)) from None
+        raise _failed(str(exc), as_json, _error_doc) from None
     records = [
         {str(k): plain(v) for k, v in row.items()}
         for row in result.dataset.to_dict(orient="records")

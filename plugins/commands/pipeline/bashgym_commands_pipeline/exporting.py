@@ -10,6 +10,7 @@ columns that carry Python code, rewrites BashGym's DataDesigner plugin types as 
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata as metadata
 import json
 import os
@@ -62,7 +63,9 @@ def export(prepared: Prepared, path: Path) -> Export:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a file where a folder should be, no permission, ...
-        raise InputError(f"export to {str(path)!r}: cannot make its folder: {exc}") from None
+        raise InputError(
+            f"export to {str(path)!r}: cannot make its folder: {os_problem(exc)}"
+        ) from None
     with quiet(prepared.run):  # DataDesigner warns as model configs are removed
         seed_path = _write_config(prepared.builder, path)
     home = path.parent / f"{path.stem}.dd-home"
@@ -71,7 +74,7 @@ def export(prepared: Prepared, path: Path) -> Export:
     try:
         _write_providers(home, providers)
     except OSError as exc:
-        raise InputError(f"cannot write {str(home)!r}: {exc}") from None
+        raise InputError(f"cannot write {str(home)!r}: {os_problem(exc)}") from None
     return Export(path, seed_path, home, _command(path, home, prepared), notes)
 
 
@@ -83,6 +86,8 @@ def _write_config(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path | N
         seed_path = (path.parent / f"{path.stem}.seed.parquet").resolve()
         try:
             seed_df.to_parquet(seed_path, index=False)
+        except OSError as exc:
+            raise InputError(f"cannot write {str(seed_path)!r}: {os_problem(exc)}") from None
         except (ValueError, TypeError, ImportError) as exc:
             raise InputError(
                 f"the seed rows cannot be written as parquet: {one_line(exc)}"
@@ -102,6 +107,8 @@ def _write_config(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path | N
             builder.delete_model_config(config.alias)
     try:
         builder.write_config(path)
+    except OSError as exc:
+        raise InputError(f"cannot write {str(path)!r}: {os_problem(exc)}") from None
     except Exception as exc:  # DataDesigner raises several types here
         raise InputError(f"cannot write {str(path)!r}: {one_line(exc)}") from exc
     _check_loads_back(path)
@@ -116,8 +123,33 @@ def _copy_seed_file(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path |
     if not isinstance(source, dd.LocalFileSeedSource) or not Path(source.path).is_file():
         return None  # no seed, a glob, or another kind of source: left as it is
     target = (path.parent / f"{path.stem}.seed{Path(source.path).suffix}").resolve()
-    shutil.copyfile(source.path, target)
+    try:
+        shutil.copyfile(source.path, target)
+    except OSError as exc:
+        raise InputError(f"cannot write {str(target)!r}: {os_problem(exc)}") from None
     return target
+
+
+# what a failed write means to the user, by errno: `FileNotFoundError: [Errno 2] No such file
+# or directory: '/proc/x.yaml'` names a Python class and repeats the path the message has
+OS_PROBLEMS = {
+    errno.ENOENT: "its folder does not exist or takes no new files",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EISDIR: "it is a folder",
+    errno.ENOTDIR: "a part of its path is a file, not a folder",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.EEXIST: "a file of that name is in the way",
+}
+
+
+def os_problem(exc: OSError) -> str:
+    """A failed write in plain words: the OS's own reason (no class name, no errno), worded
+    for the common ones."""
+    return OS_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
 
 
 def _check_serializable(builder: dd.DataDesignerConfigBuilder) -> None:

@@ -91,8 +91,18 @@ class Prepared:
     def __enter__(self) -> Prepared:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if exc is not None:
+            redact_message(exc, self.run)
         self.close()
+
+
+def redact_message(exc: BaseException, run: RunContext) -> None:
+    """The error's message redacted in place, as the engine does for a run's: the command prints
+    it, and an input (a source path, an option, a file's row quoted back) may hold a secret that
+    must not reach the terminal. Only a plain one-text message is rewritten (a run's rule too)."""
+    if len(exc.args) == 1 and isinstance(exc.args[0], str):
+        exc.args = (run.redact(exc.args[0]),)
 
 
 def prepare(
@@ -134,7 +144,8 @@ def prepare(
         if seed is not None and origin and origin.startswith("source"):
             seed = scrubbing.frame(seed)  # as in a run: no model sees an unscrubbed row
         builder, origins = assemble(resolved.pipeline, resolved.judges, run, seed)
-    except BaseException:
+    except BaseException as exc:
+        redact_message(exc, run)
         models.close()
         if owned is not None:
             shutil.rmtree(owned, ignore_errors=True)

@@ -1,0 +1,92 @@
+"""How `bashgym validate|preview|pipeline export` end when the user got something wrong: in plain
+words (no Python class name), exit 2, JSON on stdout under --json, and no secret of an input on
+the terminal. Real CLI, real DataDesigner, real files; the model is the scripted server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bashgym_testing.tokens import github_token
+
+REDACTED = "[REDACTED:github-token]"
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_export_where_no_file_can_be_made_says_why_in_words(bashgym_cli):
+    """Before: `cannot write '/proc/x.yaml': FileNotFoundError: [Errno 2] No such file or
+    directory: '/proc/x.yaml'`: a class name, an errno, the path twice."""
+    result = bashgym_cli("pipeline", "export", "samplers", "/proc/x.yaml")
+
+    assert result.exit_code == 2, result.output
+    assert one_line(result.stderr) == (
+        "error: cannot write '/proc/x.yaml': its folder does not exist or takes no new files"
+    )
+
+
+def test_export_whose_folder_is_a_file_says_so(bashgym_cli, tmp_path: Path):
+    blocker = tmp_path / "out"
+    blocker.write_text("a file where the folder should be")
+
+    result = bashgym_cli("pipeline", "export", "samplers", str(blocker / "x.yaml"))
+
+    assert result.exit_code == 2, result.output
+    message = one_line(result.stderr)
+    assert message.endswith("cannot make its folder: a file of that name is in the way"), message
+    assert "Error" not in message and "Errno" not in message
+
+
+def test_validate_json_reports_a_bad_option_as_json(bashgym_cli):
+    """Before: the plain `error:` line on stderr and nothing on stdout for a script to read."""
+    result = bashgym_cli("validate", "samplers", "--set", "pipeline.categories=oops", "--json")
+
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["valid"] is False and doc["columns"] == []
+    (problem,) = doc["problems"]
+    assert problem.startswith("pipeline 'samplers': categories: Input should be a valid dict")
+    assert "error:" not in result.stderr
+
+
+def test_validate_json_reports_a_failed_seed_as_json(bashgym_cli, tmp_path: Path):
+    missing = tmp_path / "nothing-here.csv"
+
+    result = bashgym_cli("validate", "samplers", "-s", "files", "--set",
+                         f"source.path={missing}", "--json")  # fmt: skip
+
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["valid"] is False
+    assert doc["problems"] == [f"files source: nothing matches '{missing}'"]
+
+
+def test_preview_json_reports_an_unknown_pipeline_as_json(bashgym_cli):
+    result = bashgym_cli("preview", "sampler", "--json")
+
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False
+    assert doc["error"].startswith("unknown pipeline 'sampler'. Did you mean 'samplers'?")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_token_in_a_source_path_is_redacted_in_the_prepare_error(
+    bashgym_cli, scripted_models, tmp_path: Path, as_json: bool
+):
+    """Before: `error: files source: nothing matches '.../ghp_…36 chars….csv'`: the token whole
+    on the terminal, where a run prints it redacted."""
+    token = github_token()
+    path = tmp_path / f"{token}.csv"
+    args = ["-s", "files", "--set", f"source.path={path}", *(["--json"] if as_json else [])]
+
+    result = bashgym_cli("preview", "samplers", "-n", "1", *args)
+
+    assert result.exit_code == 2, result.output
+    assert token not in result.output
+    message = json.loads(result.stdout)["error"] if as_json else one_line(result.stderr)
+    assert f"nothing matches '{tmp_path}/{REDACTED}.csv'" in message, message
