@@ -10,7 +10,6 @@ import typer
 from bashgym_cli import fail, out
 from bashgym_cli.runs import parse_value
 from pydantic import BaseModel, ValidationError
-from rich.markup import escape
 
 from bashgym.contracts import InputError, RunStopped, Trained
 from bashgym.plugins import current_host
@@ -112,34 +111,8 @@ def show(trained: Trained) -> None:
 
 
 def show_options(found: Registered) -> None:
-    """The trainer's options listed as `bashgym options` lists a plugin's: the type from the
-    JSON schema (a Literal's allowed values spelled out), the default as JSON, the meaning.
+    """The trainer's options exactly as `bashgym options trainer NAME` lists them (schema types,
+    a Literal's allowed values, JSON defaults, meanings): one listing, so the two never drift."""
+    from bashgym_commands_inspect.commands import options_command
 
-    The type is worded by inspect's own function, so the two listings cannot drift apart.
-    """
-    from bashgym_commands_inspect import Field, print_listing
-    from bashgym_commands_inspect.commands import _schema_type
-
-    model: type[BaseModel] = found.obj.Options
-    schema = model.model_json_schema()
-    defs = schema.get("$defs", {})
-    rows = []
-    for key, prop in schema.get("properties", {}).items():
-        info = model.model_fields[key]
-        # the default from the field, not the schema: a default_factory's value (a list) is
-        # in no JSON schema, which would show it as null
-        default = (
-            "required"
-            if info.is_required()
-            else json.dumps(info.get_default(call_default_factory=True), default=str)
-        )
-        rows.append(
-            [f"trainer.{key}", _schema_type(prop, defs), default, prop.get("description", "")]
-        )
-    out.print(
-        f"[bold]trainer {escape(found.name)}[/] (from plugin {escape(found.plugin)}): "
-        f"{escape(found.obj.summary())}",
-        highlight=False,
-    )
-    fields = [Field("option", name=True), Field("type"), Field("default"), Field("description")]
-    print_listing(out, fields, rows)
+    options_command("trainer", found.name)

@@ -64,3 +64,14 @@ def test_options_match_bashgym_options_for_the_same_model(bashgym_cli):
     sink = bashgym_cli.subprocess("options", "sink", "parquet", env=WIDE).stdout
     assert re.search(r"│ sink\.path\s+│ str \| null\s+│", sink), sink
     assert re.search(r"│ trainer\.base\s+│ str \| null\s+│", train), train
+
+
+@pytest.mark.parametrize("trainer", ["trl", "nemo-customizer"])
+def test_options_are_the_listing_of_bashgym_options_trainer(bashgym_cli, trainer: str):
+    """One listing, not two that drift: `train --options` prints what `bashgym options trainer
+    NAME` prints, byte for byte."""
+    train = bashgym_cli.subprocess("train", "--trainer", trainer, "--options", env=WIDE)
+    options = bashgym_cli.subprocess("options", "trainer", trainer, env=WIDE)
+
+    assert train.exit_code == options.exit_code == 0, train.stderr + options.stderr
+    assert train.stdout == options.stdout
