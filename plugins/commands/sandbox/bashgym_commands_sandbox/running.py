@@ -4,7 +4,6 @@ that is not the command line (kept apart so it reads, and tests, without Typer).
 from __future__ import annotations
 
 import asyncio
-import difflib
 import json
 import math
 import shlex
@@ -100,20 +99,15 @@ def choose(
 
 
 def explain_options(exc: ValidationError, model: type[BaseModel]) -> str:
-    """What is wrong with the `--set` options, in the user's words: the option and the problem,
-    and for a name the environment does not have, the one meant (when one is close) and every
-    valid name, so the fix needs no second command. No model class name (`LocalOptions`): the
-    user typed `--set`, not a class."""
-    text = explain_validation(exc)
-    unknown = [
-        str(e["loc"][-1]) for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]
-    ]
-    if not unknown:
-        return text
+    """What is wrong with the `--set` options, worded as `run` words a step's: the option and
+    the problem, for a name the environment does not have the one meant (when one is close)
+    and every valid name, so the fix needs no second command. No model class name
+    (`invalid LocalOptions`): the user typed `--set`, not a class."""
     valid = list(model.model_fields)
-    meant = [m for key in unknown for m in difflib.get_close_matches(key, valid, n=1)]
-    hint = f"; did you mean {', '.join(map(repr, meant))}?" if meant else ""
-    return f"{text}{hint} (valid: {', '.join(valid)})"
+    text = explain_validation(exc, known=valid)
+    if not any(e["type"] == "extra_forbidden" for e in exc.errors()):
+        return text
+    return f"{text}. Valid options: {', '.join(valid)}"
 
 
 @contextmanager
