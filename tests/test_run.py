@@ -482,7 +482,7 @@ def test_a_run_is_empty_only_when_no_sink_wrote_a_row(bashgym_cli, tmp_path):
     # which file each dropped row came from, so a user can find what was left out
     (reason,) = summary["counts"]["dropped"]
     assert summary["dropped_rows"] == {reason: [str(corpus / "s1.jsonl")]}
-    assert "(0 nemo-jsonl, 1 parquet) kept" in " ".join(result.output.split())
+    assert "0 kept in nemo-jsonl and 1 in parquet" in " ".join(result.output.split())
     assert len(pq.read_table(out / "data.parquet")) == 1
 
 
