@@ -96,6 +96,9 @@ def run_command(
         with workspace_for(workdir) as workspace:
             outcome = run_one(choice, workspace, command)
     except InputError as exc:
+        if as_json:  # a script reading the JSON gets JSON for a mistake too
+            typer.echo(json.dumps({"ok": False, "error": str(exc)}, indent=2))
+            raise typer.Exit(2) from None
         raise fail(str(exc)) from None
     done = outcome.completed
     if as_json:

@@ -174,3 +174,12 @@ def test_a_far_off_name_gets_the_valid_ones_without_a_guess(bashgym_cli) -> None
     line = " ".join(done.stderr.split())
     assert done.exit_code == 2 and "zzz: unknown option. Valid options: timeout_s" in line, line
     assert "did you mean" not in line
+
+
+def test_a_mistake_with_json_is_json(bashgym_cli) -> None:
+    """Before: the plain `error:` line on stderr, nothing on stdout for a script to read."""
+    done = bashgym_cli("sandbox", "run", "-e", "local", "--json", "--set", "zzz=1", "--", "true")
+
+    assert done.exit_code == 2
+    doc = json.loads(done.stdout)
+    assert doc["ok"] is False and doc["error"].startswith("environment local: zzz: unknown")
