@@ -85,7 +85,8 @@ def spec_from_dict(doc: dict[str, Any], where: str = "run file") -> RunSpec:
     try:
         return RunSpec.model_validate(doc)
     except ValidationError as exc:
-        raise RunConfigError(f"{where}: {explain_validation(exc)}") from None
+        why = explain_validation(exc, known=[*RunSpec.model_fields, *PLURAL_KEYS])
+        raise RunConfigError(f"{where}: {why}") from None
 
 
 def load_run_file(path: Path) -> RunSpec:

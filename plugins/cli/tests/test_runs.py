@@ -88,7 +88,9 @@ def test_bad_run_files(tmp_path):
     with pytest.raises(RunConfigError, match="either"):
         load_run_file(bad)
     bad.write_text("num_record = 3\n")
-    with pytest.raises(RunConfigError, match="num_record: unknown option"):
+    with pytest.raises(
+        RunConfigError, match=r"num_record: unknown option \(did you mean 'num_records'\?\)"
+    ):
         load_run_file(bad)
 
 
