@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from bashgym.contracts import RunContext
 from bashgym.settings import Settings
 from bashgym_sinks_hf_hub.card import render
 from bashgym_sinks_hf_hub.options import HfHubOptions
+from bashgym_sinks_hf_hub.paths import shorten_row, shortened
 from bashgym_sinks_hf_hub.sink import SPLITS, default_folder
 
 NEMO_SPLITS = {"train": "train", "val": "validation"}
@@ -130,7 +130,7 @@ def _from_nemo_jsonl(
             old.unlink()
         if name and (manifest_path.parent / name).is_file():
             target = data / f"{split}-00000-of-00001.jsonl"
-            shutil.copyfile(manifest_path.parent / name, target)
+            _copy_shortened(manifest_path.parent / name, target)
             rows[split] = _count([target])
     if not rows:
         raise PushInputError(f"{manifest_path.parent} holds no written lines to publish")
@@ -154,6 +154,17 @@ def _from_nemo_jsonl(
     )
     (folder / "README.md").write_text(card, encoding="utf-8")
     return folder, rows
+
+
+def _copy_shortened(source: Path, target: Path) -> None:
+    """The split file's lines, a line with a local path column (a `source_file` kept with
+    `sink.keep_fields`) shortened as the hf-hub sink's rows are; other lines byte for byte."""
+    with source.open(encoding="utf-8") as lines, target.open("w", encoding="utf-8") as out:
+        for line in lines:
+            row = json.loads(line) if line.strip() else None
+            if isinstance(row, dict) and shortened(list(row)):
+                line = json.dumps(shorten_row(row), ensure_ascii=False) + "\n"
+            out.write(line)
 
 
 def push(run_dir: Path, repo: str, *, private: bool, token_env: str) -> Published:

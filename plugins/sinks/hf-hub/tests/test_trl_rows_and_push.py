@@ -186,3 +186,31 @@ def test_push_errors_are_one_line_exit_2_for_the_users_mistake_1_for_the_hubs(
     result = bashgym_cli("push", str(out), "--repo", "me/sft")
     assert result.exit_code == 2 and "status 'running'" in result.stderr
     assert hub.uploads == []
+
+
+def test_push_of_nemo_jsonl_lines_shortens_a_kept_local_path(bashgym_cli, bashgym_env, monkeypatch):
+    """A nemo-jsonl run that kept `source_file` (sink.keep_fields) publishes `.../qa.csv`, as the
+    hf-hub sink's own rows do: the user's home and folders never reach the Hub."""
+    home = bashgym_env.workdir / "home" / "alice" / "private"
+    home.mkdir(parents=True)
+    pd.DataFrame(
+        {"prompt": ["What is 2+2?", "Capital of France?"], "response": ["4", "Paris"]}
+    ).to_csv(home / "qa.csv", index=False)
+    out = bashgym_env.workdir / "run-qa"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={home / 'qa.csv'}", "-k", "nemo-jsonl",
+        "--set", 'sink.keep_fields=["source_file"]', "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = (out / "nemo-jsonl" / "train.jsonl").read_text()
+    assert str(home) in written  # the run's own file keeps the whole path: it stays here
+    hub = Hub(monkeypatch)
+    monkeypatch.setenv("HF_TOKEN", "hf_x")
+    result = bashgym_cli("push", str(out), "--repo", "me/qa")
+    assert result.exit_code == 0, result.output
+    folder = Path(hub.uploads[0]["folder_path"])
+    published = "".join(p.read_text() for p in sorted((folder / "data").glob("*.jsonl")))
+    assert "alice" not in published and str(home) not in published
+    ds = datasets.load_dataset(str(folder), cache_dir=str(bashgym_env.cache_dir / "qa"))
+    rows = [row for split in ds.values() for row in split]
+    assert len(rows) == 2 and {row["source_file"] for row in rows} == {".../qa.csv"}
