@@ -75,7 +75,10 @@ RUN_HELP = (
 
 orchestrate = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
 
-JobArg = Annotated[Path, typer.Argument(help="The job directory `orchestrate plan` made.")]
+# JOB, as every help text here names it (and as run's RUN_FILE, options' ROLE NAME are upper case)
+JobArg = Annotated[
+    Path, typer.Argument(metavar="JOB", help="The job directory `orchestrate plan` made.")
+]
 
 
 def _job(path: Path) -> Job:
@@ -148,7 +151,7 @@ def _show(job: Job) -> None:
 
 @orchestrate.command("plan", help=PLAN_HELP)
 def plan_command(
-    spec: Annotated[Path, typer.Argument(help=SPEC_HELP)],
+    spec: Annotated[Path, typer.Argument(metavar="SPEC", help=SPEC_HELP)],
     repo: Annotated[
         Path | None,
         typer.Option(
@@ -188,7 +191,12 @@ def approve_command(job_dir: JobArg) -> None:
 
 @orchestrate.command("run", help=RUN_HELP)
 def run_command(
-    target: Annotated[Path, typer.Argument(help="A job directory, or a spec file to plan first.")],
+    target: Annotated[
+        Path,
+        typer.Argument(
+            metavar="TARGET", help="JOB, a job directory, or SPEC, a spec file to plan first."
+        ),
+    ],
     workers: Annotated[
         int | None,
         typer.Option(

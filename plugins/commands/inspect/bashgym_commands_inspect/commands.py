@@ -71,8 +71,11 @@ EXTRA_ROLES = {"trainer": "trainers", "runtime": "runtimes", "scrubber": "scrubb
 
 
 def options_command(
-    role: Annotated[str, typer.Argument(help=f"One of: {', '.join([*ROLES, *EXTRA_ROLES])}.")],
-    name: Annotated[str, typer.Argument(help="The registered name, e.g. files.")],
+    role: Annotated[
+        str,
+        typer.Argument(metavar="ROLE", help=f"One of: {', '.join([*ROLES, *EXTRA_ROLES])}."),
+    ],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The registered name, e.g. files.")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show the options a plugin accepts: type (allowed values too), default and meaning.

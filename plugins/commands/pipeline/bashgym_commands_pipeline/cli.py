@@ -38,7 +38,10 @@ from bashgym_commands_pipeline import (
 # --------------------------------------------------------------------------------------------
 # Pipeline commands: list, preview, validate, export (the work is in bashgym_commands_pipeline).
 
-PipelineArg = Annotated[str, typer.Argument(help="Pipeline name (see `bashgym pipeline list`).")]
+# upper-case metavars, as RUN_FILE, ROLE, NAME: the usage line names what the help's prose names
+PipelineArg = Annotated[
+    str, typer.Argument(metavar="PIPELINE", help="Pipeline name (see `bashgym pipeline list`).")
+]
 SourceOpt = Annotated[
     str | None, typer.Option("--source", "-s", help="Read seed rows from this source.")
 ]
@@ -293,7 +296,10 @@ def preview_command(
 
 def pipeline_export(
     pipeline: PipelineArg,
-    out_file: Annotated[Path, typer.Argument(help="Config file to write: .yaml, .yml or .json.")],
+    out_file: Annotated[
+        Path,
+        typer.Argument(metavar="OUT_FILE", help="Config file to write: .yaml, .yml or .json."),
+    ],
     source: SourceOpt = None,
     judge: JudgeOpt = None,
     sets: SetOpt = None,
@@ -302,10 +308,11 @@ def pipeline_export(
 ) -> None:
     """Write PIPELINE's DataDesigner config for the [bold]data-designer[/] CLI.
 
-    Next to OUT go the seed rows as OUT-stem.seed.parquet (when the config has a seed) and a
-    DATA_DESIGNER_HOME folder OUT-stem.dd-home/ whose model_providers.yaml points at the model
-    aliases the config uses (keys stay env var names). No model is called. Pipelines with
-    Python-only columns (custom generators, local_callable validators) cannot be exported.
+    Next to OUT_FILE go the seed rows as STEM.seed.parquet (when the config has a seed; STEM is
+    OUT_FILE's name without its suffix) and a DATA_DESIGNER_HOME folder STEM.dd-home/ whose
+    model_providers.yaml points at the model aliases the config uses (keys stay env var
+    names). No model is called. Pipelines with Python-only columns (custom generators,
+    local_callable validators) cannot be exported.
 
     The file needs only [bold]data-designer[/]: BashGym's code-validation columns become
     DataDesigner's code validator (python, sql; shell is left out), and a filter, which

@@ -81,7 +81,9 @@ def on_run_end(summary, run):
 
 
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (it holds run.json).")],
+    run_dir: Annotated[
+        Path, typer.Argument(metavar="RUN_DIR", help="A run directory (it holds run.json).")
+    ],
 ) -> None:
     """Write RUN_DIR/report.html again from what the run directory holds.
 

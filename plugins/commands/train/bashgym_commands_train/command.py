@@ -39,7 +39,8 @@ def options_from(model: type[BaseModel], assignments: list[str]) -> BaseModel:
 
 def train_command(
     run_dir: Annotated[
-        Path | None, typer.Argument(help="A run directory whose sink wrote train.jsonl.")
+        Path | None,
+        typer.Argument(metavar="RUN_DIR", help="A run directory whose sink wrote train.jsonl."),
     ] = None,
     trainer: Annotated[
         str,

@@ -83,8 +83,9 @@ def models_check(
     alias: Annotated[
         str | None,
         typer.Argument(
+            metavar="ALIAS",
             help="Alias to check (one not configured is checked as `default`, as a run uses it); "
-            "default: every configured alias."
+            "default: every configured alias.",
         ),
     ] = None,
 ) -> None:

@@ -175,7 +175,9 @@ def _short(text: Any, width: int) -> str:
 
 @app.command("stats")
 def stats_command(
-    path: Annotated[Path, typer.Argument(help="A run dir, a triplets Parquet file or shards.")],
+    path: Annotated[
+        Path, typer.Argument(metavar="PATH", help="A run dir, a triplets Parquet file or shards.")
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False,
 ) -> None:
     """Pairs by type and repository; with a run dir: nodes, edges, Q&A, tokens and cost."""
@@ -186,7 +188,9 @@ def stats_command(
 
 @app.command("inspect")
 def inspect_command(
-    path: Annotated[Path, typer.Argument(help="A triplets Parquet file (or run dir/shards).")],
+    path: Annotated[
+        Path, typer.Argument(metavar="PATH", help="A triplets Parquet file (or run dir/shards).")
+    ],
     n: Annotated[int, typer.Option("-n", "--rows", min=1, help="Rows to show.")] = 10,
     pair_type: Annotated[
         str | None, typer.Option("--type", help="Only rows of this pair_type.")

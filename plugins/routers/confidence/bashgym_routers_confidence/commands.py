@@ -44,7 +44,10 @@ app = typer.Typer(
 )
 def fit_command(
     run_dirs: Annotated[
-        list[Path], typer.Argument(help="Run directories of agent runs with checked tasks.")
+        list[Path],
+        typer.Argument(
+            metavar="RUN_DIR...", help="Run directories of agent runs with checked tasks."
+        ),
     ],
     target: Annotated[
         str,
@@ -100,7 +103,9 @@ def fit_command(
 
 @app.command("show")
 def show_command(
-    path: Annotated[Path, typer.Argument(help="A router file written by `bashgym router fit`.")],
+    path: Annotated[
+        Path, typer.Argument(metavar="PATH", help="A router file written by `bashgym router fit`.")
+    ],
 ) -> None:
     """What a fitted router is: its target and threshold (and what they mean), the outcomes it
     was fitted on, its calibration, and what it is estimated to do on its fit data."""

@@ -12,7 +12,9 @@ from bashgym_sinks_hf_hub.push import PushError, PushInputError, push
 
 
 def push_command(
-    run_dir: Annotated[Path, typer.Argument(help="A finished run's directory (its --out).")],
+    run_dir: Annotated[
+        Path, typer.Argument(metavar="RUN_DIR", help="A finished run's directory (its --out).")
+    ],
     repo: Annotated[
         str, typer.Option("--repo", help="Hub dataset repo to publish to, e.g. me/agent-sft.")
     ],
