@@ -19,8 +19,25 @@ from typer.core import TyperGroup
 from bashgym import __version__
 from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host
 
-err = Console(stderr=True)
-out = Console()
+
+class LiveWidthConsole(Console):
+    """A rich Console that reads its width (COLUMNS, else the terminal's) each time it prints.
+
+    rich's `Console(width=None)` does read the size at every print, except that its __init__
+    copies COLUMNS (and LINES) of that moment into a fixed width, which then wins. `out` and
+    `err` are made once, at import: a later COLUMNS (a test, a program embedding the CLI) was
+    never read. A width or height given here stays fixed, as in rich."""
+
+    def __init__(self, **kwargs: Any) -> None:  # keywords only: `width` is told from its name
+        super().__init__(**kwargs)
+        if kwargs.get("width") is None:
+            self._width = None  # the one rich's size property reads at each call
+        if kwargs.get("height") is None:
+            self._height = None
+
+
+err = LiveWidthConsole(stderr=True)
+out = LiveWidthConsole()
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

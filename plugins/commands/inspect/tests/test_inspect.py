@@ -105,14 +105,9 @@ def test_config_show_masks_and_lists_files(bashgym_cli, bashgym_env):
 
 
 def set_columns(monkeypatch, columns: str) -> None:
-    """The width the CLI prints at, as `COLUMNS=N bashgym ...`. Rich reads COLUMNS once, when
-    a Console is made, and keeps it: bashgym_cli makes `out` and `err` at its import, which in a
-    pytest-xdist worker can fall inside an earlier test's COLUMNS, so that width is let go too."""
-    from bashgym_cli.app import err, out
-
+    """The width the CLI prints at, as `COLUMNS=N bashgym ...`: bashgym_cli's `out` and `err`
+    read COLUMNS each time they print (plugins/cli/tests/test_console.py), so setting it is all."""
     monkeypatch.setenv("COLUMNS", columns)
-    for console in (out, err):
-        monkeypatch.setattr(console, "_width", None)
 
 
 def whole(name: str, text: str) -> bool:
