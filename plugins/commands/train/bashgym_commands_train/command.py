@@ -15,26 +15,32 @@ from bashgym.contracts import InputError, RunStopped, Trained
 from bashgym.plugins import current_host
 from bashgym.registry import Registered, UnknownNameError
 from bashgym.settings import SettingsError, load_settings
-from bashgym.text import condense
+from bashgym.text import condense, explain_validation
 
 
-def options_from(model: type[BaseModel], assignments: list[str]) -> BaseModel:
-    """The trainer's options from `trainer.KEY=VALUE` items; InputError (one line) when bad."""
+def options_from(
+    model: type[BaseModel], assignments: list[str], trainer: str | None = None
+) -> BaseModel:
+    """The trainer's options from `trainer.KEY=VALUE` items; InputError (one line) when bad,
+    worded as `run` words a step's: `trainer 'trl': max_step: unknown option (did you mean
+    'max_steps'?). Valid options: ...`, so a typo is fixed without a second command. The line
+    starts with the trainer, not `--set`: the error line is condensed, which strips a leading -."""
+    where = f"trainer {trainer!r}" if trainer else "trainer"
     given: dict[str, Any] = {}
     for item in assignments:
         target, sep, raw = item.partition("=")
         role, _, key = target.strip().partition(".")
         if not sep or role != "trainer" or not key or "." in key:
             raise InputError(
-                f"--set {item!r}: expected trainer.KEY=VALUE (e.g. trainer.max_steps=20)"
+                f"{where}: --set {item!r}: expected trainer.KEY=VALUE (e.g. trainer.max_steps=20)"
             )
         given[key] = parse_value(raw.strip())
     try:
         return model.model_validate(given)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"--set trainer.{where}: {first['msg']}") from None
+        why = explain_validation(exc, known=model.model_fields)
+        valid = ", ".join(model.model_fields) or "none"
+        raise InputError(f"{where}: {why}. Valid options: {valid}") from None
 
 
 def train_command(
@@ -85,9 +91,12 @@ def train_command(
         return
     if run_dir is None:
         raise fail("RUN_DIR is missing: the run directory to train on (see --help)")
+    try:  # whole, not condensed: the list of valid options is the fix, cut it would mislead
+        options = options_from(found.obj.Options, sets or [], trainer)
+    except InputError as exc:
+        raise fail(str(exc)) from None
     try:
         settings = load_settings()
-        options = options_from(found.obj.Options, sets or [])
         target = out_dir or run_dir / f"train-{trainer}"
         trained = found.obj.train(run_dir, target, options, settings)
     except (InputError, SettingsError) as exc:

@@ -75,3 +75,33 @@ def test_options_are_the_listing_of_bashgym_options_trainer(bashgym_cli, trainer
 
     assert train.exit_code == options.exit_code == 0, train.stderr + options.stderr
     assert train.stdout == options.stdout
+
+
+@pytest.mark.parametrize(
+    ("trainer", "typo", "meant"),
+    [("trl", "max_step", "max_steps"), ("nemo-customizer", "learning_rat", "learning_rate")],
+)
+def test_an_unknown_set_option_names_the_one_meant_and_every_valid_one(
+    bashgym_cli, tmp_path: Path, trainer: str, typo: str, meant: str
+):
+    """Before: `error: set trainer.max_step: Extra inputs are not permitted` (pydantic's words,
+    no valid name, and the `--` of `--set` lost). Now worded as `run` words a step's option."""
+    from bashgym.plugins import current_host
+
+    valid = list(current_host().registry.get("trainers", trainer).obj.Options.model_fields)
+    result = bashgym_cli("train", str(tmp_path), "-t", trainer, "--set", f"trainer.{typo}=1")
+
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1, line
+    assert f"{typo}: unknown option (did you mean {meant!r}?)" in line, line
+    assert line.startswith(f"error: trainer {trainer!r}: "), line
+    assert line.endswith(f". Valid options: {', '.join(valid)}"), line  # whole, never cut
+    assert "Extra inputs" not in line and "Traceback" not in result.output
+
+
+def test_a_set_item_without_trainer_key_keeps_its_dashes(bashgym_cli, tmp_path: Path):
+    result = bashgym_cli("train", str(tmp_path), "--set", "max_steps")
+
+    assert result.exit_code == 2, result.output
+    assert "--set 'max_steps': expected trainer.KEY=VALUE" in result.stderr, result.stderr
