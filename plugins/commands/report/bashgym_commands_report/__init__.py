@@ -7,6 +7,7 @@ any time, from a copied run dir, by the same code that writes it at the end of a
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,7 +18,7 @@ from bashgym_cli import fail, out
 from bashgym import hookimpl
 from bashgym.contracts import InputError
 from bashgym.events import Artifact
-from bashgym.text import one_line
+from bashgym.text import condense, one_line
 from bashgym_commands_report.columns import ReportColumns, columns_from_config, columns_of
 from bashgym_commands_report.render import REPORT_FILE, render_report, write_report
 from bashgym_commands_report.rundir import (
@@ -75,7 +76,8 @@ def on_run_end(summary, run):
     try:
         path = report_for(run.run_dir, summary)
     except Exception as exc:  # noqa: BLE001 -- the data is written; the report is a view of it
-        run.note(f"report.html not written: {type(exc).__name__}: {exc}")
+        why = os_problem(exc) if isinstance(exc, OSError) else one_line(exc)  # else: a bug
+        run.note(f"report.html not written: {why}")
         return
     run.emit(Artifact(name="report", path=str(path)))
 
@@ -96,8 +98,44 @@ def report_command(
         written = report_for(run_dir, summary)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         # a copied run dir is user input: a file in it that is not what a run writes
-        raise fail(f"{run_dir}: cannot write the report: {one_line(exc)}") from None
+        raise fail(f"{run_dir}: cannot write the report: {problem(exc)}") from None
     out.print(f"[green]wrote[/] {written}", highlight=False)
+
+
+# A failed read or write in words, by errno: `IsADirectoryError: [Errno 21] Is a directory: ...`
+# names a Python class and an errno, not what to fix. `pipeline export` words its writes the
+# same way, but its table sits in that plugin's internals (importing it would load DataDesigner
+# and tie this plugin to that one): one shared copy belongs in the kernel's bashgym.text.
+OS_PROBLEMS = {
+    errno.ENOENT: "it does not exist (or its folder does not)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EISDIR: "it is a folder",
+    errno.ENOTDIR: "a part of its path is a file, not a folder",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+
+def os_problem(exc: OSError) -> str:
+    """`'PATH': it is a folder`: the file the OS named (a rename's destination, the file being
+    put in place, when it names two) and the reason in words, without class name or errno."""
+    words = OS_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+    name = exc.filename2 or exc.filename
+    return f"{str(name)!r}: {words}" if name else words
+
+
+def problem(exc: Exception) -> str:
+    """Why the report could not be made, in words: the OS's reason for a file, else a file in
+    the run dir that is not what a run writes (its reader's own message, no class name)."""
+    if isinstance(exc, OSError):
+        return os_problem(exc)
+    text = condense(str(exc).splitlines())
+    if isinstance(exc, KeyError):
+        text = f"no {text} in it"
+    return "a file of the run is not what a run writes" + (f" ({text})" if text else "")
 
 
 def read_summary(run_dir: Path) -> dict[str, Any]:

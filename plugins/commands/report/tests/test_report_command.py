@@ -3,7 +3,10 @@ line, exit 2 (real CLI, real folders)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 
 def one_line(text: str) -> str:
@@ -35,3 +38,75 @@ def test_a_folder_without_run_json_is_not_a_run_directory(bashgym_cli, tmp_path:
 
     assert result.exit_code == 2
     assert one_line(result.stderr) == f"error: {tmp_path} is not a run directory (no run.json)"
+
+
+def a_run_dir(tmp_path: Path, **summary: object) -> Path:
+    run_dir = tmp_path / "r1"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"status": "ok", **summary}))
+    return run_dir
+
+
+def test_a_report_that_cannot_be_put_in_place_is_said_in_words(bashgym_cli, tmp_path: Path):
+    """Before: `cannot write the report: IsADirectoryError: [Errno 21] Is a directory: ...`.
+    A folder where report.html goes stops root too (chmod would not)."""
+    run_dir = a_run_dir(tmp_path)
+    (run_dir / "report.html").mkdir()
+
+    result = bashgym_cli("report", str(run_dir))
+
+    assert result.exit_code == 2, result.output
+    assert one_line(result.stderr) == (
+        f"error: {run_dir}: cannot write the report: '{run_dir / 'report.html'}': it is a folder"
+    )
+
+
+def test_a_row_file_that_is_not_parquet_is_said_without_a_class_name(bashgym_cli, tmp_path):
+    """Before: `cannot write the report: ArrowInvalid: Parquet magic bytes not found ...`."""
+    rows = tmp_path / "r1" / "parquet" / "train.parquet"
+    run_dir = a_run_dir(tmp_path, outputs={"parquet": [str(rows)]})
+    rows.parent.mkdir()
+    rows.write_text("not parquet")
+
+    result = bashgym_cli("report", str(run_dir))
+
+    assert result.exit_code == 2, result.output
+    line = one_line(result.stderr)
+    assert line.startswith(
+        f"error: {run_dir}: cannot write the report: a file of the run is not what a run writes ("
+    ), line
+    assert "Parquet magic bytes not found" in line and "Arrow" not in line, line
+
+
+def test_a_path_through_a_file_is_worded_with_the_file_it_names(tmp_path: Path):
+    """A real OSError of each common kind, worded: the path the OS named and the reason."""
+    from bashgym_commands_report import os_problem
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OSError) as through_a_file:
+        (tmp_path / "file" / "report.html").write_text("")
+    with pytest.raises(OSError) as missing:
+        (tmp_path / "nope" / "report.html").write_text("")
+
+    assert os_problem(through_a_file.value) == (
+        f"'{tmp_path / 'file' / 'report.html'}': a part of its path is a file, not a folder"
+    )
+    assert os_problem(missing.value) == (
+        f"'{tmp_path / 'nope' / 'report.html'}': it does not exist (or its folder does not)"
+    )
+
+
+def test_a_run_whose_report_cannot_be_written_notes_it_in_words(bashgym_cli, repo, monkeypatch):
+    """The run's own report at its end: the rows are written, and the note says why the page is
+    not, in words (before: `report.html not written: IsADirectoryError: [Errno 21] ...`)."""
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("COLUMNS", "400")  # the note on one line, read whole
+    out = bashgym_cli.env.root / "run"
+    (out / "report.html").mkdir(parents=True)
+
+    result = bashgym_cli("run", "examples/slice.toml", "--out", str(out))
+
+    assert result.exit_code == 0, result.output
+    note = f"note: report.html not written: '{out / 'report.html'}': it is a folder"
+    assert note in result.output.splitlines(), result.output
+    assert "Errno" not in result.output and "IsADirectoryError" not in result.output
