@@ -10,7 +10,6 @@ columns that carry Python code, rewrites BashGym's DataDesigner plugin types as 
 
 from __future__ import annotations
 
-import errno
 import importlib.metadata as metadata
 import json
 import os
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import data_designer.config as dd
+from bashgym_cli.oserrors import os_problem
 from bashgym_designer.designer import PLACEHOLDER_PROVIDER
 from bashgym_designer.models import model_provider
 from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
@@ -128,28 +128,6 @@ def _copy_seed_file(builder: dd.DataDesignerConfigBuilder, path: Path) -> Path |
     except OSError as exc:
         raise InputError(f"cannot write {str(target)!r}: {os_problem(exc)}") from None
     return target
-
-
-# what a failed write means to the user, by errno: `FileNotFoundError: [Errno 2] No such file
-# or directory: '/proc/x.yaml'` names a Python class and repeats the path the message has
-OS_PROBLEMS = {
-    errno.ENOENT: "its folder does not exist or takes no new files",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-    errno.EROFS: "the file system is read-only",
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EISDIR: "it is a folder",
-    errno.ENOTDIR: "a part of its path is a file, not a folder",
-    errno.ENAMETOOLONG: "the name is too long",
-    errno.EEXIST: "a file of that name is in the way",
-}
-
-
-def os_problem(exc: OSError) -> str:
-    """A failed write in plain words: the OS's own reason (no class name, no errno), worded
-    for the common ones."""
-    return OS_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
 
 
 def _check_serializable(builder: dd.DataDesignerConfigBuilder) -> None:

@@ -25,7 +25,7 @@ def test_export_where_no_file_can_be_made_says_why_in_words(bashgym_cli):
 
     assert result.exit_code == 2, result.output
     assert one_line(result.stderr) == (
-        "error: cannot write '/proc/x.yaml': its folder does not exist or takes no new files"
+        "error: cannot write '/proc/x.yaml': it or its folder does not exist"
     )
 
 

@@ -7,13 +7,13 @@ any time, from a copied run dir, by the same code that writes it at the end of a
 
 from __future__ import annotations
 
-import errno
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from bashgym_cli import fail, out
+from bashgym_cli.oserrors import os_problem
 
 from bashgym import hookimpl
 from bashgym.contracts import InputError
@@ -76,7 +76,9 @@ def on_run_end(summary, run):
     try:
         path = report_for(run.run_dir, summary)
     except Exception as exc:  # noqa: BLE001 -- the data is written; the report is a view of it
-        why = os_problem(exc) if isinstance(exc, OSError) else one_line(exc)  # else: a bug
+        why = (
+            os_problem(exc, with_path=True) if isinstance(exc, OSError) else one_line(exc)
+        )  # else: a bug
         run.note(f"report.html not written: {why}")
         return
     run.emit(Artifact(name="report", path=str(path)))
@@ -102,36 +104,11 @@ def report_command(
     out.print(f"[green]wrote[/] {written}", highlight=False)
 
 
-# A failed read or write in words, by errno: `IsADirectoryError: [Errno 21] Is a directory: ...`
-# names a Python class and an errno, not what to fix. `pipeline export` words its writes the
-# same way, but its table sits in that plugin's internals (importing it would load DataDesigner
-# and tie this plugin to that one): one shared copy belongs in the kernel's bashgym.text.
-OS_PROBLEMS = {
-    errno.ENOENT: "it does not exist (or its folder does not)",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-    errno.EROFS: "the file system is read-only",
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EISDIR: "it is a folder",
-    errno.ENOTDIR: "a part of its path is a file, not a folder",
-    errno.ENAMETOOLONG: "the name is too long",
-}
-
-
-def os_problem(exc: OSError) -> str:
-    """`'PATH': it is a folder`: the file the OS named (a rename's destination, the file being
-    put in place, when it names two) and the reason in words, without class name or errno."""
-    words = OS_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
-    name = exc.filename2 or exc.filename
-    return f"{str(name)!r}: {words}" if name else words
-
-
 def problem(exc: Exception) -> str:
     """Why the report could not be made, in words: the OS's reason for a file, else a file in
     the run dir that is not what a run writes (its reader's own message, no class name)."""
     if isinstance(exc, OSError):
-        return os_problem(exc)
+        return os_problem(exc, with_path=True)
     text = condense(str(exc).splitlines())
     if isinstance(exc, KeyError):
         text = f"no {text} in it"

@@ -80,7 +80,7 @@ def test_a_row_file_that_is_not_parquet_is_said_without_a_class_name(bashgym_cli
 
 def test_a_path_through_a_file_is_worded_with_the_file_it_names(tmp_path: Path):
     """A real OSError of each common kind, worded: the path the OS named and the reason."""
-    from bashgym_commands_report import os_problem
+    from bashgym_cli.oserrors import os_problem
 
     (tmp_path / "file").write_text("")
     with pytest.raises(OSError) as through_a_file:
@@ -88,11 +88,11 @@ def test_a_path_through_a_file_is_worded_with_the_file_it_names(tmp_path: Path):
     with pytest.raises(OSError) as missing:
         (tmp_path / "nope" / "report.html").write_text("")
 
-    assert os_problem(through_a_file.value) == (
+    assert os_problem(through_a_file.value, with_path=True) == (
         f"'{tmp_path / 'file' / 'report.html'}': a part of its path is a file, not a folder"
     )
-    assert os_problem(missing.value) == (
-        f"'{tmp_path / 'nope' / 'report.html'}': it does not exist (or its folder does not)"
+    assert os_problem(missing.value, with_path=True) == (
+        f"'{tmp_path / 'nope' / 'report.html'}': it or its folder does not exist"
     )
 
 
