@@ -36,3 +36,12 @@ def test_the_message_quotes_what_was_given():
 
 def test_finite_values_and_none_still_pass():
     assert Limits(timeout_s="2.5").timeout_s == 2.5 and Limits().timeout_s is None
+
+
+def test_condense_keeps_an_options_dashes_and_drops_box_rules_and_bullets():
+    """A boxed library error becomes one line; `--set` stays `--set` (it was cut to `set`)."""
+    from bashgym.text import condense
+
+    boxed = ["--set trainer.x: bad value", "-------", "| - first reason |", "🛑 Error: x", "|---|"]
+    assert condense(boxed) == "--set trainer.x: bad value first reason Error: x"
+    assert condense(["----- box -----", "a-b -c"]) == "box a-b -c"

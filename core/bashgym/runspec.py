@@ -130,8 +130,7 @@ class ResolvedRun:
     backend: Step | None = None
 
     def steps(self) -> list[Step]:
-        single = [getattr(self, role) for role in SINGLE_ROLES]
-        return [s for s in single if s] + self.judges + self.sinks
+        return [s for role in SINGLE_ROLES if (s := getattr(self, role))] + self.judges + self.sinks
 
 
 def resolve(

@@ -67,7 +67,8 @@ def one_line(exc: BaseException) -> str:
 
 def condense(lines: list[str]) -> str:
     """Lines of a message as one line, without box rules, bars and emoji, cut at a word."""
-    pieces = [ln.strip().strip("|-🛑⚠️🔔 ").strip() for ln in lines]
+    rule = re.compile(r"^-+(?=\s|$)|(?<=\s)-+$")  # rules and bullets, not `--set`'s dashes
+    pieces = [rule.sub("", ln.strip().strip("|🛑⚠️🔔 ")).strip(" |") for ln in lines]
     text = re.sub(r"\s+", " ", " ".join(p for p in pieces if p)).strip()
     if len(text) <= MAX_MESSAGE:
         return text
