@@ -326,6 +326,8 @@ def resolve_spec(
         new, eq, old = pair.partition("=")
         if not (new.strip() and eq and old.strip()):
             raise fail(f"--map {pair!r}: write NEW=OLD, both names given (--map prompt=question)")
+    host: PluginHost | None = None
+    settings: Settings | None = None
     try:
         spec = build()
         host = run_host(spec)
@@ -338,6 +340,19 @@ def resolve_spec(
         )
         resolved = _resolved(resolver, spec, host)
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
-        raise fail(str(exc)) from None
+        raise fail(redacted(str(exc), host, settings)) from None
     report_broken_plugins(host)
     return host, settings, resolved
+
+
+def redacted(text: str, host: PluginHost | None, settings: Settings | None) -> str:
+    """`text` with secrets redacted as a run's files are: an error quotes the value it refused
+    (`path: does not exist (got '/tmp/ghp_…')`), which may be a token typed into --set or a run
+    file. As it is only when no scrubbing can open (none installed, or settings unreadable)."""
+    try:
+        scrubbing = (host or current_host()).hook.open_scrubbing(
+            settings=settings or Settings(), registry=(host or current_host()).registry
+        )
+    except Exception:  # noqa: BLE001 -- the error being reported matters more than its redaction
+        return text
+    return scrubbing.text(text) if scrubbing is not None and scrubbing.enabled else text

@@ -137,3 +137,19 @@ def test_the_memory_mb_of_the_default_environment_reaches_the_resolved_run(bashg
     assert resolved.environment is not None
     assert resolved.environment.name == default_environment(bashgym_cli.host.registry)
     assert resolved.environment.options.memory_mb == 640
+
+
+def test_a_refused_value_is_quoted_redacted(bashgym_cli, bashgym_env):
+    """A bad option value is quoted in the error (`got '…'`): a token typed into --set is
+    redacted there, as it would be in any file of the run."""
+    from bashgym_testing.tokens import github_token
+
+    token = github_token()
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.format={token}", "-k", "parquet",
+        "--out", str(bashgym_env.workdir / "never"),
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "format:" in result.output and "[REDACTED:github-token]" in result.output
+    assert token not in result.output
+    assert not (bashgym_env.workdir / "never").exists()
