@@ -276,8 +276,10 @@ def idle_setting(resolved: ResolvedRun, origins: Origins) -> str | None:
     What each needs, read from the code that uses it: top_up is read only by the rounds of a
     runner (a pipeline, or a judge that adds columns: `pipeline_runner`); the environment and
     `[tasks] concurrency` only by the executor's tasks (a router's run has an executor too); a
-    backend runs only tasks and generation rounds. bashgym.toml's [tasks] is a user's default
-    for every run, not this run's setting: it is not in `resolved.spec.tables`."""
+    backend runs only tasks and generation rounds; so do `[tasks]`' keys and `[workspace]`
+    (read only by bashgym-work-tasks, for an executor's tasks). bashgym.toml's [tasks] and
+    [workspace] are a user's defaults for every run, not this run's settings: they are not in
+    `resolved.spec.tables`."""
     from bashgym.engine import pipeline_runner
 
     spec, mine = resolved.spec, origins.from_file
@@ -293,18 +295,42 @@ def idle_setting(resolved: ResolvedRun, origins: Origins) -> str | None:
     if spec.environment is not None and not tasks:
         what = origins.name("environment", "[environment]", mine.environment is not None)
         return f"{what} {run_tasks}: an environment is where their tasks run"
-    concurrency = spec.tables.get("tasks", {}).get("concurrency")
-    if concurrency is not None and not tasks:
-        in_file = "concurrency" in mine.tables.get("tasks", {})
-        dotted = f"tasks.concurrency={concurrency}"
-        what = origins.name("concurrency", "[tasks] concurrency", in_file, dotted)
-        return f"{what} {run_tasks}: it is how many of their tasks run at once"
+    if not tasks and (idle := idle_task_table(spec, origins)):
+        return f"{idle[0]} {run_tasks}: {idle[1]}"
     if spec.backend is not None and not (tasks or rounds):
         what = origins.name("backend", "[backend]", mine.backend is not None)
         return (
             f"{what} needs an executor (-x), a router (--router) or a pipeline (-p): a backend "
             "runs their tasks and generation rounds, and this run has none"
         )
+    return None
+
+
+TASK_KEYS = {
+    "concurrency": "it is how many of their tasks run at once",
+    "task_timeout_s": "it is each of their tasks' deadline",
+    "budget_usd": "it caps what their tasks may cost",
+    "check_timeout_s": "it is the deadline of their tasks' checks",
+}
+"""`[tasks]`'s keys (bashgym-work-tasks' TasksSettings) and what each does; all of them act
+only on the tasks of an executor, in `bashgym_work_tasks`, their one reader."""
+
+
+def idle_task_table(spec: RunSpec, origins: Origins) -> tuple[str, str] | None:
+    """The first `[tasks]` key or `[workspace]` this run sets itself (flag, run file or --set),
+    named as given, and what it does; for a run with no executor, where it would do nothing.
+    A `[workspace]` --set is named without its value: a repository URL may hold a token."""
+    mine = origins.from_file.tables
+    if tasks := spec.tables.get("tasks"):
+        key, value = next(iter(tasks.items()))
+        in_file = key in mine.get("tasks", {})
+        what = origins.name(key, f"[tasks] {key}", in_file, f"tasks.{key}={value}")
+        return what, TASK_KEYS.get(key, "it acts only on their tasks")
+    workspace = spec.tables.get("workspace", {})
+    if workspace:
+        dotted = f"workspace.{next(iter(workspace))}"
+        what = origins.name("workspace", "[workspace]", bool(mine.get("workspace")), dotted)
+        return what, "it is where each of their tasks starts"
     return None
 
 

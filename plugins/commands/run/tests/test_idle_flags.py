@@ -7,6 +7,10 @@ The runs here are the real CLI; the accepted ones really run (files source, no m
 from __future__ import annotations
 
 import pytest
+from bashgym_cli.runs import resolve_spec
+from bashgym_commands_run.command import Origins, idle_setting
+
+from bashgym.runspec import RunSpec, StepSpec
 
 ROWS = "task\nfirst\nsecond\n"
 COPY = ("run", "-s", "files", "--set", "source.path=rows.csv", "-k", "parquet")  # source → sink
@@ -31,6 +35,23 @@ def one_error(stderr: str) -> str:
         (("-e", "local"), "error: -e local needs an executor (-x) or a router (--router)"),
         (("-c", "4"), "error: -c 4 needs an executor (-x) or a router (--router)"),
         (("--set", "tasks.concurrency=3"), "error: --set tasks.concurrency=3 needs an executor"),
+        (
+            ("--set", "tasks.task_timeout_s=60"),
+            "error: --set tasks.task_timeout_s=60 needs an executor (-x) or a router (--router): "
+            "it is each of their tasks' deadline",
+        ),
+        (
+            ("--set", "tasks.budget_usd=2"),
+            "error: --set tasks.budget_usd=2 needs an executor (-x) or a router (--router): "
+            "it caps what their tasks may cost",
+        ),
+        (("--set", "tasks.check_timeout_s=9"), "error: --set tasks.check_timeout_s=9 needs an"),
+        # a [workspace] --set is named without its value: a repository URL may hold a token
+        (
+            ("--set", "workspace.repo=https://x-token@example.com/r.git"),
+            "error: --set workspace.repo needs an executor (-x) or a router (--router): "
+            "it is where each of their tasks starts",
+        ),
         (("--backend", "processes"), "error: --backend processes needs an executor (-x)"),
     ],
 )
@@ -39,6 +60,28 @@ def test_a_flag_that_would_do_nothing_is_exit_2_and_one_line(bashgym_cli, rows, 
     assert result.exit_code == 2, result.output
     assert one_error(result.stderr).startswith(says), result.stderr
     assert not (result.stdout.strip() or (bashgym_cli.env.workdir / "run").exists())
+    assert "x-token" not in result.output
+
+
+def test_the_tasks_and_workspace_tables_are_accepted_where_an_executor_runs(bashgym_env):
+    """Resolved as `bashgym run` resolves it (no task is run: that needs a model): with -x or a
+    router each key acts, and nothing is refused."""
+    tables = {
+        "tasks": {"concurrency": 2, "task_timeout_s": 60, "budget_usd": 2.0,
+                  "check_timeout_s": 9},
+        "workspace": {"template": str(bashgym_env.workdir)},
+    }  # fmt: skip
+    (bashgym_env.workdir / "rows.csv").write_text(ROWS)
+    for role in ("executor", "router"):
+        spec = RunSpec(
+            source=StepSpec(plugin="files", options={"path": "rows.csv"}),
+            sinks=[StepSpec(plugin="parquet")],
+            tables=tables,
+            **{role: StepSpec(plugin="student" if role == "executor" else "confidence")},
+        )
+        sets = ["router.student=student", "router.teacher=student"] if role == "router" else []
+        _, _, resolved = resolve_spec(lambda spec=spec: spec, sets=sets)
+        assert idle_setting(resolved, Origins({}, spec, None)) is None, role
 
 
 def test_the_same_settings_from_a_run_file_are_named_as_the_files(bashgym_cli, rows):
@@ -48,6 +91,9 @@ def test_the_same_settings_from_a_run_file_are_named_as_the_files(bashgym_cli, r
         ("[environment]\nplugin = 'local'\n", "[environment] in run.toml needs an executor"),
         ("[tasks]\nconcurrency = 2\n", "[tasks] concurrency in run.toml needs an executor"),
         ("concurrency = 2\n", "[tasks] concurrency in run.toml needs an executor"),  # 0.1's place
+        ("[tasks]\ntask_timeout_s = 60\n", "[tasks] task_timeout_s in run.toml needs an executor"),
+        ("budget_usd = 2.0\n", "[tasks] budget_usd in run.toml needs an executor"),  # 0.1's place
+        ("[workspace]\ntemplate = 'tpl'\n", "[workspace] in run.toml needs an executor"),
     ):
         run_file.write_text(text)
         result = bashgym_cli("run", "run.toml", *COPY[1:], "--out", "run")
