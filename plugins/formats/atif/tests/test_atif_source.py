@@ -76,8 +76,16 @@ def test_pattern_and_glob(run, jobs):
 def test_nothing_valid_or_nothing_found_is_an_input_error(run, jobs, tmp_path):
     with pytest.raises(AtifInputError, match=r"none of 1 file\(s\) is a valid ATIF document"):
         traces(run, path=str(jobs / "task-c" / "agent" / "trajectory.json"))
+    with pytest.raises(ValueError, match="path\n  does not exist"):
+        AtifOptions(path=str(tmp_path / "missing.json"))  # before a run folder exists
+    with pytest.raises(ValueError, match="nothing matches this glob"):
+        AtifOptions(path=str(tmp_path / "missing-*.json"))
+    gone = tmp_path / "gone.json"  # there when the run was resolved, gone when the source opens
+    gone.write_text("{}")
+    options = AtifOptions(path=str(gone))
+    gone.unlink()
     with pytest.raises(AtifInputError, match="no files match"):
-        traces(run, path=str(tmp_path / "missing.json"))
+        list(AtifSource().open(options, run))
     with pytest.raises(AtifInputError, match=r"pattern \*\.atif"):
         traces(run, path=str(jobs), pattern="*.atif")
     with pytest.raises(ValueError, match="must not be empty"):

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from bashgym_designer.rubrics import JudgedPipelineOptions
 from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import Options
 from bashgym_pipelines_code_graph.pairs import STRUCTURAL_TYPES
+from bashgym_pipelines_code_graph.repos import RepoSpec
 
 CATEGORIES = ("architecture", "dependencies", "navigation", "understanding")
 
@@ -56,7 +58,25 @@ class CodeRepoOptions(Options):
         items = [value] if isinstance(value, str) else value
         if not items or not all(isinstance(p, str) and p.strip() for p in items):
             raise ValueError("name at least one repository")
+        # refused only when open() could read none of them (its "no repository could be read"):
+        # one missing among readable ones is noted and the others are read, as before
+        problems = [(item, why) for item in items if (why := missing_folder(item.strip()))]
+        if problems and len(problems) == len(items):
+            if isinstance(value, str):  # (the kernel's message adds the path given)
+                raise PydanticCustomError("path_missing", problems[0][1])
+            said = "; ".join(f"{item!r} {why}" for item, why in problems)
+            raise PydanticCustomError("path_missing", said)
         return value
+
+
+def missing_folder(spec: str) -> str | None:
+    """Why a local repository (a folder, or a file:// URL) cannot be read, checked when the
+    run is resolved so a typo is exit 2 before a run folder exists; None for one that can be,
+    and for a remote URL (only cloning can tell). open() checks again: a folder may vanish."""
+    local = RepoSpec(spec).local_path()
+    if local is None or local.is_dir():
+        return None
+    return "is not a folder" if local.exists() else "does not exist"
 
 
 class CodeGraphPairsOptions(JudgedPipelineOptions):

@@ -11,6 +11,7 @@ from bashgym_pipelines_code_graph import source as source_module
 from bashgym_pipelines_code_graph.options import CodeRepoOptions
 from bashgym_pipelines_code_graph.pairs import PAIR_COLUMNS
 from bashgym_pipelines_code_graph.source import NAMESPACE, CodeRepoSource
+from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext
 from bashgym.settings import Settings
@@ -130,8 +131,32 @@ def test_each_repository_is_checkpointed_and_not_parsed_again(repo_factory, tmp_
 
 def test_no_readable_repository_is_an_input_error(tmp_path):
     run = RunContext(run_dir=tmp_path / "run", settings=Settings())
+    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
+    gone.mkdir()
+    options = CodeRepoOptions(path=str(gone))
+    gone.rmdir()
     with pytest.raises(InputError, match="no repository could be read"):
-        CodeRepoSource().open(CodeRepoOptions(path=str(tmp_path / "missing")), run)
+        CodeRepoSource().open(options, run)
+
+
+def test_no_local_repository_there_is_refused_with_the_options(tmp_path):
+    """Before a run folder exists (exit 2 through the CLI), when the source could read none;
+    one missing among readable ones is the run's note (test_many_repositories_one_unreadable)."""
+    (tmp_path / "file.py").write_text("x = 1\n")
+    for given, says in (
+        (str(tmp_path / "missing"), "does not exist"),
+        (str(tmp_path / "file.py"), "is not a folder"),
+        (f"file://{tmp_path / 'missing'}", "does not exist"),
+        ([str(tmp_path / "a"), str(tmp_path / "file.py")],
+         f"'{tmp_path / 'a'}' does not exist; '{tmp_path / 'file.py'}' is not a folder"),
+    ):  # fmt: skip
+        with pytest.raises(ValidationError) as raised:
+            CodeRepoOptions(path=given)
+        (error,) = raised.value.errors()
+        assert (error["loc"], error["msg"]) == (("path",), says)
+    remote = "https://example.invalid/a/b.git"  # only cloning can tell: never checked here
+    assert CodeRepoOptions(path=[str(tmp_path / "missing"), remote]).paths[1] == remote
+    assert CodeRepoOptions(path=[str(tmp_path / "missing"), str(tmp_path)]).paths[1]
 
 
 def test_the_pipeline_needs_graph_rows(bashgym_cli, tmp_path):

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
@@ -69,6 +70,11 @@ ATTACHMENT_TYPES = frozenset(
 (`source.attachments.<type>`; `unknown`: one without a type). Any other type counts as
 `source.attachments.other`: the type is the transcript's to choose (a token, a new name per
 file), and a count name becomes a key of run.json and a row of the hf-hub card."""
+
+
+NOT_A_DATE = "not a date or time: use YYYY-MM-DD or an ISO datetime, e.g. 2026-11-28T09:00"
+"""since/until's error; the kernel adds the value given (`(got 'yesterday')`)."""
+_WHEN: TypeAdapter[date | datetime] = TypeAdapter(date | datetime)
 
 
 class ClaudeCodeOptions(Options):
@@ -109,18 +115,36 @@ class ClaudeCodeOptions(Options):
         "of 64 MB or more, one per CPU beside the run's own process (at most 2), else 1.",
     )
 
+    @field_validator("path")
+    @classmethod
+    def _exists(cls, value: str | None) -> str | None:
+        """A path given that is not there is refused when the run is resolved, before a run
+        folder exists, so a typo leaves nothing behind (open() checks again: a file may vanish
+        in between). The default folder is not validated here (pydantic skips defaults): its
+        absence stays open()'s error, which names where the default came from."""
+        if value and not Path(value).expanduser().exists():
+            raise PydanticCustomError("path_missing", "does not exist")
+        return value
+
     @field_validator("since", "until", mode="before")
     @classmethod
     def _date_or_time(cls, value: Any) -> Any:
         """`2026-03-03` is a day (until: inclusive); anything longer is an instant, even at
-        midnight (pydantic alone would read `2026-03-03T00:00:00Z` as the day)."""
+        midnight (pydantic alone would read `2026-03-03T00:00:00Z` as the day). What neither
+        reads is one message with the formats to use: pydantic's own said it twice, once per
+        type of the union, and never showed a format."""
         if isinstance(value, str):
             text = value.strip()
             try:
                 return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
             except ValueError:
-                return value  # pydantic explains what is wrong with it
-        return value
+                pass
+        if value is None or isinstance(value, date):  # (a datetime is a date)
+            return value
+        try:
+            return _WHEN.validate_python(value)  # what pydantic accepts, e.g. a Unix time
+        except ValidationError:
+            raise PydanticCustomError("date_format", NOT_A_DATE) from None
 
     @model_validator(mode="after")
     def _ranges(self) -> ClaudeCodeOptions:

@@ -44,11 +44,30 @@ def test_cli_run_writes_trace_rows(bashgym_cli, bashgym_env, fixtures):
 
 
 def test_cli_bad_path_is_one_line_and_exit_2(bashgym_cli, bashgym_env):
+    """Refused with the options, before a run folder exists: a typo left one under runs/ (a
+    run.json saying failed, a report, an empty sink folder) each time."""
     result = bashgym_cli(
         "run", "--source", "claude-code", "--set", "source.path=/nope/none", "--sink", "parquet"
     )
     assert result.exit_code == 2
-    assert "'/nope/none' does not exist" in result.output
+    assert result.stderr.strip().startswith(
+        "error: source 'claude-code': path: does not exist (got '/nope/none')"
+    ), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
+    assert not (bashgym_env.workdir / "runs").exists()
+
+
+def test_cli_a_date_it_cannot_read_says_the_formats_once(bashgym_cli, bashgym_env):
+    result = bashgym_cli(
+        "run", "-s", "claude-code", "--set", "source.since=yesterday", "-k", "parquet"
+    )
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(
+        "error: source 'claude-code': since: not a date or time: use YYYY-MM-DD or an ISO "
+        "datetime, e.g. 2026-11-28T09:00 (got 'yesterday')"
+    ), line
+    assert "since.date" not in line and "since.datetime" not in line
 
 
 def test_cli_csv_input_is_one_line_and_exit_2(bashgym_cli, bashgym_env):

@@ -6,15 +6,18 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 from bashgym_sources_claude_code.source import (
+    NOT_A_DATE,
     ClaudeCodeInputError,
     ClaudeCodeOptions,
     ClaudeCodeSource,
     slugify,
 )
+from pydantic import ValidationError
 
 TODO = "-home-dev-todo-api"
 NOTES = "-home-dev-notes-app"
@@ -171,9 +174,15 @@ def test_since_skips_old_files_without_opening_them(read, projects, tmp_path, ru
     assert run.counts["source.bad_lines"] == 0
 
 
-def test_bad_paths_and_options(read, tmp_path):
-    with pytest.raises(ClaudeCodeInputError, match="does not exist"):
-        read(path=str(tmp_path / "missing"))
+def test_bad_paths_and_options(read, tmp_path, run):
+    with pytest.raises(ValueError, match="path\n  does not exist"):
+        ClaudeCodeOptions(path=str(tmp_path / "missing"))  # before a run folder exists
+    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
+    gone.mkdir()
+    options = ClaudeCodeOptions(path=str(gone))
+    gone.rmdir()
+    with pytest.raises(ClaudeCodeInputError, match="gone' does not exist"):
+        ClaudeCodeSource().open(options, run)
     (tmp_path / "empty" / "sub").mkdir(parents=True)
     with pytest.raises(ClaudeCodeInputError, match="no session files"):
         read(path=str(tmp_path / "empty"))
@@ -181,6 +190,36 @@ def test_bad_paths_and_options(read, tmp_path):
         ClaudeCodeOptions(min_turns=3, max_turns=2)
     with pytest.raises(ValueError, match="Extra inputs"):
         ClaudeCodeOptions(projects="x")
+
+
+@pytest.mark.parametrize("field", ["since", "until"])
+def test_a_date_that_cannot_be_read_is_one_message_with_the_formats(field):
+    """pydantic said it twice (`since.date: ...; since.datetime: ...`) and showed no format."""
+    for given in ("yesterday", "2026-13-01", True):
+        with pytest.raises(ValidationError) as raised:
+            ClaudeCodeOptions(**{field: given})
+        (error,) = raised.value.errors()
+        assert error["loc"] == (field,)
+        assert error["msg"] == NOT_A_DATE
+        assert "YYYY-MM-DD" in NOT_A_DATE and "2026-11-28T09:00" in NOT_A_DATE
+
+
+@pytest.mark.parametrize(
+    ("given", "read_as"),
+    [
+        ("2026-03-03", date(2026, 3, 3)),
+        (" 2026-03-03 ", date(2026, 3, 3)),
+        ("2026-03-03T09:00", datetime(2026, 3, 3, 9, 0)),
+        ("2026-03-03 09:00", datetime(2026, 3, 3, 9, 0)),
+        ("2026-03-03T00:00:00Z", datetime(2026, 3, 3, tzinfo=UTC)),
+        ("20260303", datetime(2026, 3, 3)),
+        ("1700000000", datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)),  # Unix time: pydantic's
+        (1700000000, datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)),
+        (None, None),
+    ],
+)
+def test_every_date_form_read_before_is_still_read(given, read_as):
+    assert ClaudeCodeOptions(since=given).since == read_as
 
 
 def test_slugify_matches_claude_codes_dir_names():

@@ -193,8 +193,16 @@ def test_garbage_is_counted_not_fatal(run, tmp_path):
 
 
 def test_bad_paths_are_input_errors(run, tmp_path, monkeypatch):
-    with pytest.raises(CodexInputError, match=r"no rollout files in .*missing"):
-        traces(run, path=str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="path\n  does not exist"):
+        CodexOptions(path=str(tmp_path / "missing"))  # before a run folder exists
+    with pytest.raises(ValueError, match="nothing matches this glob"):
+        CodexOptions(path=str(tmp_path / "missing" / "rollout-*.jsonl"))
+    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
+    gone.mkdir()
+    options = CodexOptions(path=str(gone))
+    gone.rmdir()
+    with pytest.raises(CodexInputError, match=r"no rollout files in .*gone"):
+        list(CodexSource().open(options, run))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "nothing"))
     with pytest.raises(CodexInputError, match=r"the default; set source\.path or CODEX_HOME"):
         traces(run)

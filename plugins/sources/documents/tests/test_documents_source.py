@@ -170,9 +170,17 @@ def test_bad_options_and_missing_input_are_clear_errors(run, tmp_path):
     from bashgym.contracts import InputError
 
     with pytest.raises(ValueError, match="overlap_tokens must be smaller"):
-        DocumentsOptions(path="x", chunk_tokens=32, overlap_tokens=32)
+        DocumentsOptions(path=str(tmp_path), chunk_tokens=32, overlap_tokens=32)
+    with pytest.raises(ValueError, match="path\n  does not exist"):
+        DocumentsOptions(path=str(tmp_path / "nothing-here"))  # before a run folder exists
+    with pytest.raises(ValueError, match="nothing matches this glob"):
+        DocumentsOptions(path=str(tmp_path / "nothing-here" / "*.md"))
+    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
+    gone.mkdir()
+    options = DocumentsOptions(path=str(gone))
+    gone.rmdir()
     with pytest.raises(InputError, match="no readable documents"):
-        read(run, tmp_path / "nothing-here")
+        DocumentsSource().open(options, run)
 
 
 LINE = st.one_of(
@@ -239,3 +247,14 @@ def test_run_documents_to_parquet(bashgym_cli, bashgym_env):
     assert pdf["page"].min() == 1 and pdf["end_page"].max() >= 2
     counts = json.loads((out / "run.json").read_text())["counts"]
     assert counts["source_rows"] == len(table) and counts["source.files"] >= 4
+
+
+def test_a_home_relative_path_is_read_as_every_file_source_reads_it(run, tmp_path, monkeypatch):
+    """`~/notes` names the user's folder here too (it was taken literally: the options, which
+    expand `~` to check the path is there, accepted what open() then found no document in)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    notes = tmp_path / "home" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "a.md").write_text("# A\n\nsome text\n")
+    assert read(run, "~/notes")["path"].tolist() == ["a.md"]
+    assert read(run, "~/notes/*.md")["path"].tolist() == ["a.md"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from bashgym_sources_files.source import FilesOptions, FilesSource, SourceInputError
+from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
 from bashgym.settings import Settings
@@ -73,8 +74,16 @@ def test_explicit_format_overrides_extension(run, tmp_path):
 
 
 def test_bad_input_is_a_clear_error(run, data, tmp_path):
+    with pytest.raises(ValidationError, match="path\n  does not exist"):
+        FilesOptions(path=str(tmp_path / "missing.csv"))  # before a run folder exists
+    with pytest.raises(ValidationError, match="nothing matches this glob"):
+        FilesOptions(path=str(tmp_path / "missing" / "*.csv"))
+    gone = data / "gone.csv"  # there when the run was resolved, gone when the source opens
+    gone.write_text("a\n1\n")
+    options = FilesOptions(path=str(gone))
+    gone.unlink()
     with pytest.raises(SourceInputError, match="nothing matches"):
-        read(run, path=str(tmp_path / "missing.csv"))
+        FilesSource().open(options, run)
     with pytest.raises(SourceInputError, match=r"column\(s\) \['nope'\] not found"):
         read(run, path=str(data / "a.csv"), map={"prompt": "nope"})
     with pytest.raises(SourceInputError, match="supported are"):

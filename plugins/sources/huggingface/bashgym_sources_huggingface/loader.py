@@ -33,6 +33,14 @@ PROBE_TIMEOUT_S = 3.0
 _TRUE = {"1", "true", "yes", "on"}
 
 
+def only_local(path: str) -> bool:
+    """Whether `path` can only mean a local dataset: it is no Hub id (`/data/x`, `~/x`, a path
+    with two slashes) or it starts with `./` or `../` (a Hub name never starts with a dot).
+    Such a path that is not there is a mistake to refuse before the run starts; a Hub id like
+    `gsm8k` or `openai/gsm8k` is never looked for on disk first."""
+    return path.startswith(("./", "../")) or not HUB_ID.match(path)
+
+
 class HubUnavailableError(InputError):
     """A Hub id was asked for where the Hub cannot be reached."""
 
@@ -149,7 +157,7 @@ def _pick_split(data: Dataset | DatasetDict, split: str, where: str) -> Dataset:
 def _load_hub(
     name: str, split: str, subset: str | None, streaming: bool, cache_dir: str | None
 ) -> Dataset | IterableDataset:
-    if not HUB_ID.match(name):
+    if only_local(name):
         raise DatasetInputError(
             f"huggingface source: {name!r} is neither a local dataset folder or file "
             "nor a Hub id like 'openai/gsm8k'"

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import Options, RunContext, Source
-from bashgym_sources_huggingface.loader import DatasetInputError, load_frame
+from bashgym_sources_huggingface.loader import DatasetInputError, load_frame, only_local
+
+NOT_THERE = "does not exist, and is not a Hub id like 'openai/gsm8k'"
 
 
 class HuggingFaceOptions(Options):
@@ -38,6 +43,15 @@ class HuggingFaceOptions(Options):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must name a Hub id or a local dataset folder or file")
+        return value
+
+    @field_validator("path")
+    @classmethod
+    def _local_exists(cls, value: str) -> str:
+        """A path that can only be local and is not there is refused when the run is resolved,
+        before a run folder exists (open() checks again); a Hub id is left to open()."""
+        if only_local(value) and not Path(value).expanduser().exists():
+            raise PydanticCustomError("path_missing", NOT_THERE)
         return value
 
 

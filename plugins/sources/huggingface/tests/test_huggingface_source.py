@@ -126,10 +126,39 @@ def test_bad_local_input_is_a_clear_error(run, data):
         read(run, data, path=str(data / "saved"), columns=["nope"])
     with pytest.raises(DatasetInputError, match="saved with save_to_disk and has no subset 'x'"):
         read(run, data, path=str(data / "saved"), subset="x")
-    with pytest.raises(DatasetInputError, match="neither a local dataset folder or file nor a Hub"):
-        read(run, data, path=str(data / "missing" / "deep" / "dir"))
     with pytest.raises(ValueError, match="must name a Hub id"):
         HuggingFaceOptions(path=" ")
+
+
+@pytest.mark.parametrize("given", ["/missing/deep/dir", "~/missing-dataset", "./missing", "../x"])
+def test_a_path_that_can_only_be_local_and_is_not_there_is_refused_with_the_options(given):
+    """Before a run folder exists (exit 2 through the CLI): no Hub id starts with `/`, `~` or
+    a dot, or has two slashes."""
+    with pytest.raises(ValueError, match="path\n  does not exist, and is not a Hub id like"):
+        HuggingFaceOptions(path=given)
+
+
+@pytest.mark.parametrize("given", ["openai/gsm8k", "gsm8k", "data/train.parquet", "my.data"])
+def test_a_hub_id_is_never_looked_for_on_disk_by_the_options(given):
+    assert HuggingFaceOptions(path=given).path == given  # (none of them exists here)
+
+
+def test_a_local_path_gone_when_the_source_opens_is_the_same_error(run, tmp_path, monkeypatch):
+    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
+    gone.mkdir()
+    options = HuggingFaceOptions(path=str(gone))
+    gone.rmdir()
+    with pytest.raises(DatasetInputError, match="neither a local dataset folder or file nor a Hub"):
+        HuggingFaceSource().open(options, run)
+    # `../x` is local too (no Hub name starts with a dot): never asked of the Hub, gone or not
+    dotted = tmp_path / "dotted"
+    dotted.mkdir()
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    options = HuggingFaceOptions(path="../dotted")
+    dotted.rmdir()
+    with pytest.raises(DatasetInputError, match="neither a local dataset folder"):
+        HuggingFaceSource().open(options, run)
 
 
 def test_hub_id_offline_fails_fast_with_a_clear_message(run, data, monkeypatch):

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from bashgym_sources_prompts.reader import PromptsInputError, split_sections
 from bashgym_sources_prompts.source import PromptsOptions, PromptsSource
+from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
 from bashgym.settings import Settings
@@ -161,8 +162,16 @@ def test_empty_and_unsupported_input_are_clear_errors(run, tmp_path):
     other.write_text("prompt\nhi\n")
     with pytest.raises(PromptsInputError, match=r"supported are \.json, \.jsonl, \.markdown"):
         read(run, other)
+    with pytest.raises(ValidationError, match="path\n  does not exist"):
+        PromptsOptions(path=str(tmp_path / "missing.txt"))  # before a run folder exists
+    with pytest.raises(ValidationError, match="nothing matches this glob"):
+        PromptsOptions(path=str(tmp_path / "missing-*.txt"))
+    gone = tmp_path / "gone.txt"  # there when the run was resolved, gone when the source opens
+    gone.write_text("hi\n")
+    options = PromptsOptions(path=str(gone))
+    gone.unlink()
     with pytest.raises(PromptsInputError, match="nothing matches"):
-        read(run, tmp_path / "missing.txt")
+        PromptsSource().open(options, run)
     folder = tmp_path / "folder"
     folder.mkdir()
     with pytest.raises(PromptsInputError, match="no prompt files"):
