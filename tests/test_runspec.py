@@ -8,7 +8,10 @@ from bashgym.plugins import PluginHost
 from bashgym.runspec import RunConfigError, RunSpec, StepSpec, resolve
 
 
-def test_resolve_validates_options_against_plugin_models():
+def test_resolve_validates_options_against_plugin_models(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the files source checks its path is there
+    (tmp_path / "x.csv").write_text("a\n1\n")
+    (tmp_path / "x").write_text("a\n1\n")
     registry = PluginHost().registry
     spec = RunSpec(
         source=StepSpec(plugin="files", options={"path": "x.csv", "colour": "red"}),
@@ -65,7 +68,9 @@ def test_num_records_flows_into_pipeline_options():
     assert resolve(spec, PluginHost().registry).pipeline.options.num_records == 7
 
 
-def test_a_router_stands_for_the_executor_and_its_executors_must_be_installed(tmp_path):
+def test_a_router_stands_for_the_executor_and_its_executors_must_be_installed(
+    tmp_path, monkeypatch
+):
     """A run may name a router instead of an executor: its first pick is the run's executor,
     the router is a step of its own (in run.toml), and every executor it names is checked."""
     from bashgym_testing import ScriptedExecutor
@@ -92,6 +97,8 @@ def test_a_router_stands_for_the_executor_and_its_executors_must_be_installed(tm
         def register_routers(self, register):
             register("pair", Pair())
 
+    monkeypatch.chdir(tmp_path)  # the prompts source checks its path is there
+    (tmp_path / "t.txt").write_text("say hi\n")
     host = PluginHost()
     host.add(Plugin(), "pair-plugin")
     spec = RunSpec(

@@ -128,6 +128,7 @@ def test_the_memory_mb_of_the_default_environment_reaches_the_resolved_run(bashg
 
     from bashgym.runspec import default_environment
 
+    (bashgym_cli.env.workdir / "tasks.txt").write_text("say hi\n")  # the source checks it
     spec = RunSpec(
         source=StepSpec(plugin="prompts", options={"path": "tasks.txt"}),
         executor=StepSpec(plugin="student"),

@@ -54,15 +54,25 @@ def test_validate_json_reports_a_bad_option_as_json(bashgym_cli):
 
 
 def test_validate_json_reports_a_failed_seed_as_json(bashgym_cli, tmp_path: Path):
-    missing = tmp_path / "nothing-here.csv"
+    empty = tmp_path / "empty.csv"  # there (the options pass), with no rows: the seed fails
+    empty.write_text("")
 
     result = bashgym_cli("validate", "samplers", "-s", "files", "--set",
-                         f"source.path={missing}", "--json")  # fmt: skip
+                         f"source.path={empty}", "--json")  # fmt: skip
 
     assert result.exit_code == 2
     doc = json.loads(result.stdout)
     assert doc["valid"] is False
-    assert doc["problems"] == [f"files source: nothing matches '{missing}'"]
+    assert doc["problems"] == [
+        f"files source: '{empty}' has no rows (an empty file, or a header only)"
+    ]
+    # a path that is not there is refused with the options, and said the same way
+    missing = tmp_path / "nothing-here.csv"
+    result = bashgym_cli("validate", "samplers", "-s", "files", "--set",
+                         f"source.path={missing}", "--json")  # fmt: skip
+    assert result.exit_code == 2
+    (problem,) = json.loads(result.stdout)["problems"]
+    assert problem.startswith(f"source 'files': path: does not exist (got '{missing}')")
 
 
 def test_preview_json_reports_an_unknown_pipeline_as_json(bashgym_cli):
@@ -82,6 +92,7 @@ def test_a_token_in_a_source_path_is_redacted_in_the_prepare_error(
     on the terminal, where a run prints it redacted."""
     token = github_token()
     path = tmp_path / f"{token}.csv"
+    path.write_text("")  # there (the options pass), with no rows: the source's own error
     args = ["-s", "files", "--set", f"source.path={path}", *(["--json"] if as_json else [])]
 
     result = bashgym_cli("preview", "samplers", "-n", "1", *args)
@@ -89,4 +100,11 @@ def test_a_token_in_a_source_path_is_redacted_in_the_prepare_error(
     assert result.exit_code == 2, result.output
     assert token not in result.output
     message = json.loads(result.stdout)["error"] if as_json else one_line(result.stderr)
-    assert f"nothing matches '{tmp_path}/{REDACTED}.csv'" in message, message
+    assert f"'{tmp_path}/{REDACTED}.csv' has no rows" in message, message
+    # not there: refused with the options, the path as redacted
+    path.unlink()
+    result = bashgym_cli("preview", "samplers", "-n", "1", *args)
+    assert result.exit_code == 2, result.output
+    assert token not in result.output
+    message = json.loads(result.stdout)["error"] if as_json else one_line(result.stderr)
+    assert f"path: does not exist (got '{tmp_path}/{REDACTED}.csv')" in message, message
