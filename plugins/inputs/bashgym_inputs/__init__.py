@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic_core import PydanticCustomError
+
 WILDCARDS = "*?["
 
 
@@ -38,3 +40,24 @@ def find_files(
             p for p in target.rglob(pattern) if p.is_file() and (accept is None or accept(p))
         )
     return [target] if target.is_file() else []
+
+
+def missing_input(path: str) -> str | None:
+    """Why `path`, as given, names nothing (None when it names something): checked when the
+    run is resolved, so a typo is exit 2 before a run folder exists. Only existence: what is
+    there is open()'s to judge, and it checks again (a file may vanish in between). Whatever
+    open() would read passes: a path that exists, or a glob matching a file."""
+    if Path(path).expanduser().exists():
+        return None
+    if not is_glob(path):
+        return "does not exist"
+    matches = glob.iglob(os.path.expanduser(path), recursive=True)
+    return None if any(Path(p).is_file() for p in matches) else "nothing matches this glob"
+
+
+def require_input(path: str) -> str:
+    """`path` when it names something, else the options error saying why (for a source's
+    `field_validator` on its path: the CLI shows `path: does not exist (got '…')`)."""
+    if why := missing_input(path):
+        raise PydanticCustomError("path_missing", why)
+    return path

@@ -19,33 +19,17 @@ the user has to look into. Any other file that is not ATIF is still noted.
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bashgym_inputs import find_files, is_glob
+from bashgym_inputs import find_files, require_input
 from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
 from bashgym_formats_atif.convert import load_atif, referenced_files, resolve_subagents
-
-
-def missing_input(path: str) -> str | None:
-    """Why `path`, as given, names nothing (None when it names something): checked when the
-    run is resolved, so a typo is exit 2 before a run folder exists. Only existence: what is
-    there is open()'s to judge, and it checks again (a file may vanish in between). Whatever
-    open() would read passes: a path that exists, or a glob matching a file."""
-    if Path(path).expanduser().exists():
-        return None
-    if not is_glob(path):
-        return "does not exist"
-    matches = glob.iglob(os.path.expanduser(path), recursive=True)
-    return None if any(Path(p).is_file() for p in matches) else "nothing matches this glob"
 
 
 class AtifOptions(Options):
@@ -65,8 +49,7 @@ class AtifOptions(Options):
     @field_validator("path")
     @classmethod
     def _exists(cls, value: str) -> str:
-        if why := missing_input(value):
-            raise PydanticCustomError("path_missing", why)
+        require_input(value)
         return value
 
 

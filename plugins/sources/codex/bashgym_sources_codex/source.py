@@ -13,32 +13,17 @@ parent is not among the inputs is yielded on its own, `provenance.parent_session
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
-from bashgym_inputs import find_files, is_glob
+from bashgym_inputs import find_files, require_input
 from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym.records import Trace
 from bashgym_sources_codex.rollout import LINE_TYPES, SKIPPED_TYPES, read_rollout
-
-
-def missing_input(path: str) -> str | None:
-    """Why `path`, as given, names nothing (None when it names something): checked when the
-    run is resolved, so a typo is exit 2 before a run folder exists. Only existence: what is
-    there is open()'s to judge, and it checks again (a file may vanish in between). Whatever
-    open() would read passes: a path that exists, or a glob matching a file."""
-    if Path(path).expanduser().exists():
-        return None
-    if not is_glob(path):
-        return "does not exist"
-    matches = glob.iglob(os.path.expanduser(path), recursive=True)
-    return None if any(Path(p).is_file() for p in matches) else "nothing matches this glob"
 
 
 class CodexOptions(Options):
@@ -62,8 +47,8 @@ class CodexOptions(Options):
     def _not_blank(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("must name a file, folder or glob (or be left out)")
-        if value is not None and (why := missing_input(value)):
-            raise PydanticCustomError("path_missing", why)
+        if value is not None:
+            require_input(value)
         return value
 
 

@@ -9,15 +9,13 @@ Files over `max_file_bytes` are counted and noted the same way, under `source.to
 from __future__ import annotations
 
 import bisect
-import glob
 import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from bashgym_inputs import glob_files, is_glob
+from bashgym_inputs import glob_files, is_glob, require_input
 from pydantic import Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 from bashgym_sources_documents.chunking import chunk_text
@@ -46,19 +44,6 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def missing_input(path: str) -> str | None:
-    """Why `path`, as given, names nothing (None when it names something): checked when the
-    run is resolved, so a typo is exit 2 before a run folder exists. Only existence: what is
-    there is open()'s to judge, and it checks again (a file may vanish in between). Whatever
-    open() would read passes: a path that exists, or a glob matching a file."""
-    if Path(path).expanduser().exists():
-        return None
-    if not is_glob(path):
-        return "does not exist"
-    matches = glob.iglob(os.path.expanduser(path), recursive=True)
-    return None if any(Path(p).is_file() for p in matches) else "nothing matches this glob"
-
-
 class DocumentsOptions(Options):
     path: str = Field(description="A file, a folder (read recursively) or a glob.")
     chunk_tokens: int = Field(
@@ -82,8 +67,7 @@ class DocumentsOptions(Options):
     def _not_empty(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must name a file, folder or glob")
-        if why := missing_input(value):
-            raise PydanticCustomError("path_missing", why)
+        require_input(value)
         return value
 
     @model_validator(mode="after")

@@ -14,18 +14,15 @@ provenance columns and blamed them).
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-from bashgym_inputs import find_files, is_glob
+from bashgym_inputs import find_files, require_input
 from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import InputError, Options, RunContext, Source
 
@@ -33,19 +30,6 @@ Format = Literal["auto", "csv", "parquet", "json", "jsonl"]
 PROVENANCE = ["source_file", "source_row"]
 MAX_NOTES = 10
 """Bad lines noted by file and line; the rest are counted, and one closing note says how many."""
-
-
-def missing_input(path: str) -> str | None:
-    """Why `path`, as given, names nothing (None when it names something): checked when the
-    run is resolved, so a typo is exit 2 before a run folder exists. Only existence: what is
-    there is open()'s to judge, and it checks again (a file may vanish in between). Whatever
-    open() would read passes: a path that exists, or a glob matching a file."""
-    if Path(path).expanduser().exists():
-        return None
-    if not is_glob(path):
-        return "does not exist"
-    matches = glob.iglob(os.path.expanduser(path), recursive=True)
-    return None if any(Path(p).is_file() for p in matches) else "nothing matches this glob"
 
 
 class FilesOptions(Options):
@@ -62,8 +46,7 @@ class FilesOptions(Options):
     def _not_empty(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must name a file, folder or glob")
-        if why := missing_input(value):
-            raise PydanticCustomError("path_missing", why)
+        require_input(value)
         return value
 
 

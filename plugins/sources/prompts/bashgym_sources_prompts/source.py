@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import glob
-import os
 from pathlib import Path
 
 import pandas as pd
-from bashgym_inputs import glob_files, is_glob
+from bashgym_inputs import glob_files, is_glob, require_input
 from pydantic import Field, field_validator
-from pydantic_core import PydanticCustomError
 
 from bashgym.contracts import Options, RunContext, Source
 from bashgym_sources_prompts.reader import (
@@ -19,19 +16,6 @@ from bashgym_sources_prompts.reader import (
     natural_key,
     read_file,
 )
-
-
-def missing_input(path: str) -> str | None:
-    """Why `path`, as given, names nothing (None when it names something): checked when the
-    run is resolved, so a typo is exit 2 before a run folder exists. Only existence: what is
-    there is open()'s to judge, and it checks again (a file may vanish in between). Whatever
-    open() would read passes: a path that exists, or a glob matching a file."""
-    if Path(path).expanduser().exists():
-        return None
-    if not is_glob(path):
-        return "does not exist"
-    matches = glob.iglob(os.path.expanduser(path), recursive=True)
-    return None if any(Path(p).is_file() for p in matches) else "nothing matches this glob"
 
 
 class PromptsOptions(Options):
@@ -62,8 +46,7 @@ class PromptsOptions(Options):
     @field_validator("path")
     @classmethod
     def _exists(cls, value: str) -> str:
-        if why := missing_input(value):
-            raise PydanticCustomError("path_missing", why)
+        require_input(value)
         return value
 
 
