@@ -144,3 +144,15 @@ def test_a_backend_is_a_step_of_its_own_and_not_part_of_a_runs_identity(tmp_path
         resolve(bad, host.registry)
     with pytest.raises(RunConfigError, match="unknown backend 'rya'"):
         resolve(base.model_copy(update={"backend": StepSpec(plugin="rya")}), host.registry)
+
+
+def test_a_bad_value_is_said_plainly_without_the_list_of_options():
+    """A value a validator refused reads as the validator's words (no pydantic 'Value error, ');
+    the list of valid option names comes only with an unknown option, where it helps."""
+    spec = RunSpec(
+        source=StepSpec(plugin="claude-code", options={"min_turns": 5, "max_turns": 2}),
+        sinks=[StepSpec(plugin="parquet")],
+    )
+    with pytest.raises(RunConfigError) as exc:
+        resolve(spec, PluginHost().registry)
+    assert str(exc.value) == "source 'claude-code': value: min_turns is greater than max_turns"

@@ -176,8 +176,9 @@ def resolve(
             return Step(role, registered, model.model_validate(options))
         except ValidationError as exc:
             why = explain_validation(exc, known=model.model_fields)
-            fields = ", ".join(model.model_fields) or "none"
-            raise RunConfigError(f"{role} {s.plugin!r}: {why}. Valid options: {fields}") from None
+            if any(e["type"] == "extra_forbidden" for e in exc.errors()):  # (a bad value: no list)
+                why += f". Valid options: {', '.join(model.model_fields) or 'none'}"
+            raise RunConfigError(f"{role} {s.plugin!r}: {why}") from None
 
     source = step("source", spec.source) if spec.source else None
     pipeline = step("pipeline", spec.pipeline) if spec.pipeline else None

@@ -20,10 +20,8 @@ def plain(value: Any) -> Any:
     NaN/NA/NaT as None, timestamps as ISO text), so equal rows hash equal however they were read."""
     if value is None or type(value).__name__ in ("NAType", "NaTType"):
         return None
-    if isinstance(value, float):
-        return None if math.isnan(value) else value
-    if isinstance(value, str | bool | int):
-        return value
+    if isinstance(value, str | bool | int | float):
+        return None if isinstance(value, float) and math.isnan(value) else value
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -44,7 +42,8 @@ def explain_validation(
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "value"
         extra = err["type"] == "extra_forbidden"
-        msg = unknown + did_you_mean(loc.rsplit(".", 1)[-1], known) if extra else err["msg"]
+        near = did_you_mean(loc.rsplit(".", 1)[-1], known) if extra else ""
+        msg = unknown + near if extra else err["msg"].removeprefix("Value error, ")  # a validator's
         got = None if extra else err.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float) and got != "" else ""
         problems.append(f"{loc}: {msg}{shown}")
