@@ -89,8 +89,12 @@ def write_report(run_dir: Path, summary: Mapping[str, Any], **parts: Any) -> Pat
     """Write `run_dir/report.html` atomically (a reader never sees half a page); return it."""
     path = Path(run_dir) / REPORT_FILE
     tmp = path.with_name(REPORT_FILE + ".tmp")
-    tmp.write_text(render_report(summary, **parts), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(render_report(summary, **parts), encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a failed write leaves no half page behind
+        raise
     return path
 
 

@@ -59,6 +59,7 @@ def test_a_report_that_cannot_be_put_in_place_is_said_in_words(bashgym_cli, tmp_
     assert one_line(result.stderr) == (
         f"error: {run_dir}: cannot write the report: '{run_dir / 'report.html'}': it is a folder"
     )
+    assert not (run_dir / "report.html.tmp").exists()  # no half page left behind
 
 
 def test_a_row_file_that_is_not_parquet_is_said_without_a_class_name(bashgym_cli, tmp_path):
