@@ -488,7 +488,7 @@ def _tiles(
         ("Kept rows", _n(kept), share),
         ("Dropped", _n(dropped), where),
         ("Tokens", _compact(tokens) if usage else "—", _tokens_note(usage)),
-        ("Cost", _usd(cost), _per_row(cost, kept)),
+        ("Cost", _run_cost(summary), _per_row(cost, kept) if not _unpriced(summary) else ""),
     ]
 
 
@@ -794,8 +794,9 @@ def _usage(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     requests = sum(_int(_mapping(m).get("requests")) or 0 for m in by_model.values())
     if requests:
         facts.append(("Requests", _n(requests)))
-    facts.append(("Cost", _usd(cost)))
+    facts.append(("Cost", _run_cost(summary)))
     models = [(str(name), _mapping(m)) for name, m in by_model.items()]
+    unpriced = _unpriced(summary)
     tokens = {
         name: (_int(m.get("input_tokens")) or 0, _int(m.get("output_tokens")) or 0)
         for name, m in models
@@ -806,7 +807,7 @@ def _usage(summary: Mapping[str, Any]) -> dict[str, Any] | None:
         i, o = tokens[name]
         rows.append({
             "name": name, "requests": _n(_int(m.get("requests"))), "input": f"{i:,}",
-            "output": f"{o:,}", "cost": _usd(m.get("cost_usd")),
+            "output": f"{o:,}", "cost": "unknown" if name in unpriced else _usd(m.get("cost_usd")),
             "segments": _segments([(i, KEPT), (o, OUTPUT)], top), "title": f"{i:,} in · {o:,} out",
         })  # fmt: skip
     has_cost = any(m.get("cost_usd") is not None for _, m in models)
@@ -1044,6 +1045,23 @@ def _usd(cost: Any) -> str:
     if cost == 0:
         return "$0"
     return f"${cost:,.4f}" if cost < 1 else f"${cost:,.2f}"
+
+
+def _unpriced(summary: Mapping[str, Any]) -> list[str]:
+    """The models run.json lists as having no price (their share of the cost is unknown)."""
+    names = summary.get("cost_unknown_for")
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def _run_cost(summary: Mapping[str, Any]) -> str:
+    """The run's cost, or what is known of it: run.json's `cost_usd` counts only the models
+    with a price, so with any unpriced model it is a floor, never the cost ("$0" would read as
+    free)."""
+    cost, unpriced = summary.get("cost_usd"), _unpriced(summary)
+    if not unpriced:
+        return _usd(cost)
+    known = f"{_usd(cost)} + " if isinstance(cost, int | float) and cost else ""
+    return f"{known}unknown (no price for {', '.join(unpriced)})"
 
 
 def _per_row(cost: Any, kept: int | None) -> str:

@@ -336,3 +336,31 @@ def test_a_top_up_stage_accounts_for_every_row_asked():
     assert "16 rows asked for in 2 rounds; 1 passed beyond the 12 wanted" in page
     assert stages["Sink parquet"] == ["12", "0 (0%)", "11"]
     assert "1 row not accounted for" in page and "the stage&#39;s note says" in page
+
+
+def test_a_cost_with_an_unpriced_model_is_not_shown_as_zero(tmp_path):
+    """run.json's cost_usd counts only priced models: with one unpriced (a local model, the
+    scripted server) the page says the cost is unknown, never "$0", which would read as free."""
+    run_dir = tmp_path / "run"
+    make_run(run_dir)
+    summary = json.loads((run_dir / "run.json").read_text())
+    summary.update(
+        cost_usd=0.0,
+        cost_unknown_for=["scripted"],
+        usage={"input_tokens": 120, "output_tokens": 30},
+        usage_by_model={
+            "scripted": {"requests": 3, "input_tokens": 120, "output_tokens": 30, "cost_usd": 0.0}
+        },
+    )
+    (run_dir / "run.json").write_text(json.dumps(summary))
+    page = report_for(run_dir).read_text()
+    tiles = dict(re.findall(r"<div class='k'>(.*?)</div><div class='v'>(.*?)</div>", page))
+    usage = section(page, "Token usage and cost")
+    facts = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", usage))
+    assert tiles["Cost"] == facts["Cost"] == "unknown (no price for scripted)"
+    assert "$0<" not in usage and "per kept row" not in page
+    assert "<td class='num'>unknown</td>" in usage  # the model's own row
+    summary.update(cost_usd=0.42, usage_by_model={"gpt": {"requests": 1, "cost_usd": 0.42}})
+    (run_dir / "run.json").write_text(json.dumps(summary))
+    usage = section(report_for(run_dir).read_text(), "Token usage and cost")
+    assert "$0.4200 + unknown (no price for scripted)" in usage  # what is known, and that more
