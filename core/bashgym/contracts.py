@@ -61,7 +61,7 @@ class NoOptions(Options):
 
 class PipelineOptions(Options):
     num_records: int | None = Field(
-        default=None, ge=1, description="Rows to generate; default: one per seed row, else 10."
+        None, ge=1, le=10**9, description="Rows to generate; default: one per seed row, else 10."
     )
 
 

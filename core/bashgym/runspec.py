@@ -45,7 +45,7 @@ class RunSpec(BaseModel):
     backend: StepSpec | None = None  # where rounds and tasks run (None: in this process)
     judges: list[StepSpec] = Field(default_factory=list)
     sinks: list[StepSpec] = Field(default_factory=list)
-    num_records: int | None = Field(default=None, ge=1)
+    num_records: int | None = Field(default=None, ge=1, le=10**9)  # (more: a typo, which crashed)
     out: Path | None = None
     seed: int = 0
     plugins: list[str] = Field(default_factory=list)

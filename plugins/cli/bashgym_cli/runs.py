@@ -339,6 +339,8 @@ def resolve_spec(
             default_environment=lambda: default_environment(host.registry),
         )
         resolved = _resolved(resolver, spec, host)
+    except ValidationError as exc:  # a flag's value the run spec refuses (e.g. -n 10**23)
+        raise fail(redacted(f"the run: {explain_validation(exc)}", host, settings)) from None
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
         raise fail(redacted(str(exc), host, settings)) from None
     report_broken_plugins(host)

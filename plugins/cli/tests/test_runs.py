@@ -154,3 +154,13 @@ def test_a_refused_value_is_quoted_redacted(bashgym_cli, bashgym_env):
     assert "format:" in result.output and "[REDACTED:github-token]" in result.output
     assert token not in result.output
     assert not (bashgym_env.workdir / "never").exists()
+
+
+def test_a_number_of_rows_past_any_run_is_one_line_exit_2(bashgym_cli, bashgym_env):
+    """`-n 10**23` crashed deep in pandas with a 280-line traceback after the run had started;
+    it is a typo, refused before a run folder exists."""
+    out = bashgym_env.workdir / "huge"
+    result = bashgym_cli("run", "-p", "samplers", "-n", str(10**23), "-k", "parquet", "--out", out)
+    assert result.exit_code == 2, result.output
+    assert "num_records: Input should be less than or equal to 1000000000" in result.output
+    assert "Traceback" not in result.output and not out.exists()
