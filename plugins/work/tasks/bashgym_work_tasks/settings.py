@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from bashgym.records import Limit
 from bashgym.settings import SettingsTable
@@ -30,6 +31,21 @@ class WorkspaceSettings(SettingsTable):
     keep: Literal["failed", "all", "none"] = Field(
         default="failed", description="Workspaces left after their task (for a look)."
     )
+
+    @field_validator("template")
+    @classmethod
+    def _template_is_a_folder(cls, value: Path | None) -> Path | None:
+        """A template that is no folder fails every task: said where the run's settings are
+        checked (resolve, before a run folder or a model request exists), as a source's missing
+        path is. Only a first look: the run checks again before its first task (a folder can
+        vanish in between)."""
+        if value is None:
+            return None
+        path = value.expanduser()
+        if not path.is_dir():
+            why = "is not a folder" if path.exists() else "does not exist"
+            raise PydanticCustomError("template_missing", why)
+        return path
 
 
 class TasksSettings(SettingsTable):
