@@ -46,12 +46,14 @@ async def prepare_workspace(path: Path, spec: WorkspaceSettings) -> None:
             done = await procs.run(argv, timeout=600)
             if not done.ok:
                 raise RuntimeError(f"{' '.join(argv[:2])} failed ({done.reason}): {done.output}")
-    elif spec.template:
+        return  # git tells a fresh clone's changes: it holds only what git tracks
+    if spec.template:
         shutil.copytree(spec.template, path, symlinks=True)
     else:
         path.mkdir(parents=True)
-    if not os.path.lexists(path / ".git"):  # git tells a clone's changes; the rest need this
-        _start_file(path).write_text(json.dumps(_stats(path)), encoding="utf-8")
+    # A template's own untracked, ignored or uncommitted files (and its links) are no work of
+    # the task, though git would list them: its state is recorded here, `.git` or not.
+    _start_file(path).write_text(json.dumps(_stats(path)), encoding="utf-8")
 
 
 async def changed_files(path: Path, limit: int = 200) -> list[str]:
@@ -100,11 +102,13 @@ def _start_file(workspace: Path) -> Path:
 
 
 def _stats(root: Path) -> dict[str, list[int]]:
-    """Each file's (size, mtime in ns), by path relative to `root`; links not followed."""
+    """Each file's (mode: its type and permissions, size, mtime in ns), by path relative to
+    `root`; links not followed (a link's own, so what it points at, inside or out, is not
+    read)."""
     out: dict[str, list[int]] = {}
     for rel in _plain_files(root):
         st = os.lstat(root / rel)
-        out[rel] = [st.st_size, st.st_mtime_ns]
+        out[rel] = [st.st_mode, st.st_size, st.st_mtime_ns]
     return out
 
 
