@@ -95,15 +95,43 @@ def train_command(
         options = options_from(found.obj.Options, sets or [], trainer)
     except InputError as exc:
         raise fail(str(exc)) from None
+    if why := nothing_to_train(run_dir):
+        raise fail(f"{run_dir}: {why}")
+    target = out_dir or run_dir / f"train-{trainer}"
+    made = not target.exists()
     try:
         settings = load_settings()
-        target = out_dir or run_dir / f"train-{trainer}"
         trained = found.obj.train(run_dir, target, options, settings)
     except (InputError, SettingsError) as exc:
+        _drop_if_empty(target, made)
         raise fail(message(exc)) from None
     except RunStopped as exc:  # a remote job failed, or outlasted the wait: the same command
+        _drop_if_empty(target, made)
         raise fail(message(exc), code=1) from None  # again follows it
     show(trained)
+
+
+def nothing_to_train(run_dir: Path) -> str | None:
+    """Why a run that wrote training JSONL has nothing to train on (its nemo-jsonl sink kept no
+    row), else None: "run it with --sink nemo-jsonl" would send the user to what they did."""
+    try:
+        summary = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the trainer says what is wrong with the folder
+    counts = summary.get("counts") if isinstance(summary, dict) else None
+    kept = counts.get("kept_by_sink") if isinstance(counts, dict) else None
+    if isinstance(kept, dict) and kept.get("nemo-jsonl") == 0:
+        return (
+            "the run kept no rows for training (its nemo-jsonl sink wrote 0 lines: see the "
+            "drops in run.json or report.html)"
+        )
+    return None
+
+
+def _drop_if_empty(target: Path, made: bool) -> None:
+    """A failed start leaves no empty --out folder behind (one this command made)."""
+    if made and target.is_dir() and not any(target.iterdir()):
+        target.rmdir()
 
 
 def message(exc: Exception) -> str:

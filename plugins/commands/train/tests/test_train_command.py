@@ -105,3 +105,38 @@ def test_a_set_item_without_trainer_key_keeps_its_dashes(bashgym_cli, tmp_path: 
 
     assert result.exit_code == 2, result.output
     assert "--set 'max_steps': expected trainer.KEY=VALUE" in result.stderr, result.stderr
+
+
+def transcripts_run(bashgym_cli, repo, out: Path, *sets: str) -> Path:
+    """A real nemo-jsonl run of the shipped transcripts (with `sets`), as `train` gets one."""
+    result = bashgym_cli(
+        "run", "-s", "claude-code", "--set", f"source.path={repo / 'examples' / 'transcripts'}",
+        *sets, "-k", "nemo-jsonl", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code in (0, 3), result.output
+    return out
+
+
+def test_a_run_that_kept_no_rows_is_said_to_have_kept_none(bashgym_cli, repo, tmp_path: Path):
+    """It was run with --sink nemo-jsonl: telling the user to do that would send them in a
+    circle; the run kept no row, and that is what it says."""
+    run = transcripts_run(bashgym_cli, repo, tmp_path / "r", "--set", "source.since=2030-01-01")
+    result = bashgym_cli("train", str(run))
+    assert result.exit_code == 2, result.output
+    line = " ".join(result.stderr.split())
+    assert line.startswith(f"error: {run}: the run kept no rows for training"), line
+    assert "run it with --sink nemo-jsonl" not in line
+    assert not (run / "train-trl").exists()
+
+
+def test_a_trainer_that_cannot_start_leaves_no_empty_out_folder(bashgym_cli, repo, tmp_path):
+    """nemo-customizer with its service down: one line, exit 1, and no empty --out left."""
+    run = transcripts_run(bashgym_cli, repo, tmp_path / "r")
+    out = tmp_path / "trained"
+    result = bashgym_cli(
+        "train", str(run), "-t", "nemo-customizer", "--set", "trainer.url=http://127.0.0.1:9",
+        "--set", "trainer.config=meta/llama-3.2-1b-instruct@v1.0.0+A100", "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert not out.exists()
