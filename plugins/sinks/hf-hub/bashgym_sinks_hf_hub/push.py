@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bashgym.contracts import RunContext
-from bashgym.settings import Settings
+from bashgym.settings import SettingsError, load_settings
 from bashgym_sinks_hf_hub.card import render
 from bashgym_sinks_hf_hub.options import HfHubOptions
 from bashgym_sinks_hf_hub.paths import shorten_row, shortened
@@ -119,15 +121,30 @@ def _count(paths: list[Path]) -> int:
 def _from_nemo_jsonl(
     run_dir: Path, manifest_path: Path, repo: str, private: bool
 ) -> tuple[Path, dict[str, int]]:
-    manifest = json.loads(manifest_path.read_text())
+    """`RUN_DIR/hf-<name>` laid out from the nemo-jsonl files. Built in a temporary folder
+    beside it and renamed into place only when whole, so a failure (a bad settings file, a
+    full disk) leaves no half folder a later `datasets.load_dataset` would read as the run's."""
     folder = default_folder(run_dir)
+    building = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=run_dir))
+    try:
+        rows = _lay_out(run_dir, manifest_path, building, repo, private)
+        if folder.exists():  # an earlier push's folder: replaced by this one
+            shutil.rmtree(folder)
+        building.rename(folder)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)  # gone already when renamed
+    return folder, rows
+
+
+def _lay_out(
+    run_dir: Path, manifest_path: Path, folder: Path, repo: str, private: bool
+) -> dict[str, int]:
+    manifest = json.loads(manifest_path.read_text())
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     rows: dict[str, int] = {}
     for key, split in NEMO_SPLITS.items():
         name = (manifest.get("files") or {}).get(key)
-        for old in data.glob(f"{split}-*"):
-            old.unlink()
         if name and (manifest_path.parent / name).is_file():
             target = data / f"{split}-00000-of-00001.jsonl"
             _copy_shortened(manifest_path.parent / name, target)
@@ -141,7 +158,7 @@ def _from_nemo_jsonl(
         file_format="jsonl",
         val_fraction=split_info.get("val_fraction", 0.05),
     )
-    run = RunContext(run_dir=run_dir, settings=Settings(), seed=split_info.get("seed") or 0)
+    run = _card_context(run_dir, split_info.get("seed") or 0)
     shape = "traces" if manifest.get("input") == "traces" else str(manifest.get("format"))
     card = render(
         options,
@@ -153,7 +170,23 @@ def _from_nemo_jsonl(
         run.seed,
     )
     (folder / "README.md").write_text(card, encoding="utf-8")
-    return folder, rows
+    return rows
+
+
+def _card_context(run_dir: Path, seed: int) -> RunContext:
+    """The context the card is rendered in: the settings every command loads (the plugins'
+    tables too: a bashgym.toml with an `[api]` or `[designer]` table is valid, where the
+    kernel's bare Settings refuses it) and the run's secret scrubbing, so `run.redact` redacts
+    the card's option values as the hf-hub sink's own card does."""
+    from bashgym.plugins import current_host
+
+    host = current_host()
+    try:
+        settings = load_settings(host.registry.settings_tables)
+    except SettingsError as exc:
+        raise PushInputError(str(exc)) from None
+    scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
+    return RunContext(run_dir=run_dir, settings=settings, seed=seed, scrubbing=scrubbing)
 
 
 def _copy_shortened(source: Path, target: Path) -> None:
@@ -194,7 +227,35 @@ def push(run_dir: Path, repo: str, *, private: bool, token_env: str) -> Publishe
             token=token,
             commit_message=f"BashGym run {run_dir.name}",
         )
+    except _unreachable() as exc:  # before OSError: requests' errors and offline mode are ones
+        raise PushError(f"cannot reach the Hub ({api.endpoint}): {_first_line(exc)}") from None
     except (HfHubHTTPError, OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PushError(f"the Hub refused the upload to {repo}: {first}") from None
-    return Published(folder, rows, f"https://huggingface.co/datasets/{repo}")
+        raise PushError(f"the Hub refused the upload to {repo}: {_first_line(exc)}") from None
+    return Published(folder, rows, f"{api.endpoint}/datasets/{repo}")
+
+
+def _unreachable() -> tuple[type[BaseException], ...]:
+    """The errors that mean no answer came from the Hub (no network, a refused connection, a
+    timeout, HF_HUB_OFFLINE=1): the transport errors of httpx (huggingface_hub 1.x) and of
+    requests (0.x), which otherwise escape as a traceback of hundreds of lines."""
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    found: list[type[BaseException]] = [OfflineModeIsEnabled]
+    try:
+        import httpx
+
+        found.append(httpx.TransportError)  # connect, read, write, pool, timeouts, proxy
+    except ImportError:
+        pass
+    try:
+        import requests
+
+        found += [requests.ConnectionError, requests.Timeout]
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
