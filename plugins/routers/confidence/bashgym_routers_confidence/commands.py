@@ -62,11 +62,21 @@ def fit_command(
         Path, typer.Option("--out", "-o", help="Where to write the fitted router.")
     ] = Path("router.json"),
     student: Annotated[
-        str, typer.Option(help="The student's executor name in those runs.")
-    ] = "student",
+        str | None,
+        typer.Option(
+            help="The student's executor name in those runs. Default: the one the routed runs "
+            "recorded (run.toml's router.student), else 'student'.",
+            show_default=False,
+        ),
+    ] = None,
     teacher: Annotated[
-        str, typer.Option(help="The teacher's executor name in those runs.")
-    ] = "claude-cli",
+        str | None,
+        typer.Option(
+            help="The teacher's executor name in those runs. Default: the one the routed runs "
+            "recorded (run.json's routing.teacher), else 'claude-cli'.",
+            show_default=False,
+        ),
+    ] = None,
     teacher_success: Annotated[
         float | None,
         typer.Option(
@@ -80,11 +90,12 @@ def fit_command(
 ) -> None:
     # here, not at the top: scikit-learn (~0.5 s) is not needed to build the command line
     from bashgym_routers_confidence.fitted import describe, fit
-    from bashgym_routers_confidence.outcomes import read_runs
+    from bashgym_routers_confidence.outcomes import read_runs, roles
     from bashgym_routers_confidence.thresholds import Target
 
     goal = Target.parse(target)  # before reading anything: a typo fails at once
     read = read_runs(run_dirs)
+    student, teacher = roles(read, student, teacher)  # what the runs recorded; flags override
     router = fit(
         read.outcomes,
         goal,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ import sklearn
 from bashgym.contracts import InputError
 from bashgym_routers_confidence.features import BASE_FEATURES, PROBE_FEATURE, vector
 from bashgym_routers_confidence.model import FitError, StudentModel, fit_student
-from bashgym_routers_confidence.outcomes import Outcome
+from bashgym_routers_confidence.outcomes import Outcome, left_out
 from bashgym_routers_confidence.thresholds import Estimate, Target, choose
 
 FORMAT = "bashgym-router/1"
@@ -188,9 +189,14 @@ def fit(
     seed: int = 0,
 ) -> FittedRouter:
     """Fit p(student passes) on the student's verified outcomes and set the threshold `target`
-    asks for over every task's score (FitError / TargetError, one line, when it cannot)."""
-    mine = [o for o in outcomes if o.executor == student]
-    theirs = [o for o in outcomes if o.executor == teacher]
+    asks for over every task's score (FitError / TargetError, one line, when it cannot).
+
+    The student's outcomes are its first attempts; the teacher's are all of its attempts, an
+    escalated one included (the teacher's outcome on the task the student failed). Any other
+    attempt is left out and counted in `training.skipped`, so the counts add up."""
+    if student == teacher:
+        raise FitError(f"student and teacher are both {student!r}: name two executors")
+    mine, theirs, others = roles_of(outcomes, student, teacher)
     names = list(BASE_FEATURES)
     if mine and all(PROBE_FEATURE in o.features for o in mine):
         names.append(PROBE_FEATURE)  # every student outcome was routed with a probe
@@ -231,11 +237,31 @@ def fit(
             "teacher": summary_t.__dict__,
             "teacher_success": rate,
             "teacher_success_from": _rate_from(teacher_success, theirs),
-            "skipped": dict(skipped or {}),
+            "skipped": dict(Counter(skipped or {}) + others),
         },
         calibration=calibration.to_json(),
         fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
+
+
+def roles_of(
+    outcomes: Sequence[Outcome], student: str, teacher: str
+) -> tuple[list[Outcome], list[Outcome], Counter[str]]:
+    """The student's outcomes (its first attempts), the teacher's (every attempt of it), and
+    the rest counted by why (as `outcomes.left_out` words them)."""
+    mine: list[Outcome] = []
+    theirs: list[Outcome] = []
+    others: Counter[str] = Counter()
+    for o in outcomes:
+        if o.executor == teacher:
+            theirs.append(o)
+        elif o.executor == student and o.attempt == "first":
+            mine.append(o)
+        elif o.executor == student:  # the run's teacher was the student, or another name
+            others["an escalated attempt the student ran (escalations are the teacher's)"] += 1
+        else:
+            others[f"run by {o.executor!r}, neither the student nor the teacher"] += 1
+    return mine, theirs, others
 
 
 def _identity(o: Outcome) -> tuple[Any, ...]:
@@ -326,7 +352,7 @@ def describe(router: FittedRouter) -> list[str]:
     lines.append(f"  {meaning(router)}")
     exp = router.expected
     if exp:
-        parts = [f"teacher share {exp.get('teacher_share')}", f"success {exp.get('success')}"]
+        parts = [f"teacher share {exp.get('teacher_share')}", f"success {_success(exp)}"]
         if exp.get("all_teacher_success") is not None:
             parts.append(f"all-teacher success {exp['all_teacher_success']:.4f}")
         if "saved_vs_all_teacher" in exp:
@@ -348,9 +374,7 @@ def describe(router: FittedRouter) -> list[str]:
             f"student {s.get('passed')}/{s.get('outcomes')} passed, "
             f"teacher {th.get('passed')}/{th.get('outcomes')} passed (verified)"
         )
-        skipped = {k: v for k, v in (tr.get("skipped") or {}).items() if v}
-        if skipped:
-            lines.append("  left out: " + ", ".join(f"{n} {why}" for why, n in skipped.items()))
+        lines += [f"  {line}" for line in left_out(tr.get("skipped") or {})]
     cal = router.calibration
     if cal:
         figures = (
@@ -364,6 +388,17 @@ def describe(router: FittedRouter) -> list[str]:
             lines.append(f"    predicted {p:.2f} -> passed {rate:.2f} ({n} outcomes)")
     lines.append(f"  features: {', '.join(router.features)}")
     return lines
+
+
+def _success(expected: dict[str, Any]) -> str:
+    """The estimated success, or why it is unknown: the teacher-routed tasks' pass rate is."""
+    success = expected.get("success")
+    if success is not None:
+        return f"{success}"
+    return (
+        "unknown (no teacher outcome gives the teacher's pass rate on the tasks it would get; "
+        "--teacher-success R assumes one)"
+    )
 
 
 def meaning(router: FittedRouter) -> str:

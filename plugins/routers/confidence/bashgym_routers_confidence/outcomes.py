@@ -20,12 +20,18 @@ stored Task: the same code either way.
 Reading is tolerant: a run without routing info (a plain `-x student` or `-x claude-cli` run with
 checks) gives its executor's outcomes; everything left out is counted by reason, and `fit` says
 so; only when no run holds a single verified outcome is it an error.
+
+Which executor is the student and which the teacher is what the runs recorded: a routed run's
+run.json `routing.teacher` and run.toml `[router]` (its `student` and `teacher` options) —
+`roles` reads them, so a fit never falls back to a default name the runs did not use. Flags
+override; runs that recorded different names are refused, named, unless a flag settles it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -38,6 +44,16 @@ from bashgym.store import RunStore
 from bashgym_routers_confidence.features import FEATURES_NAMESPACE, task_features
 
 TASKS_NAMESPACE = "tasks"  # where bashgym-work-tasks keeps each task and its row
+DEFAULT_NAMES = {"student": "student", "teacher": "claude-cli"}  # when no run recorded a name
+
+# why an attempt is left out: each reads after "N attempt(s) left out: "
+NO_CHECK = "its task has no check"
+NO_VERDICT = "no verdict (a run from before checks)"
+EXECUTOR_ERROR = "it ended in an executor error"
+NO_EXECUTOR = "no executor recorded"
+NOT_FINISHED = "not finished"
+NOT_READABLE = "its task cannot be read"
+RUN_WITHOUT_TASKS = "run without tasks"  # a run, not an attempt (see `left_out`)
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,7 @@ class Outcome:
     cost_usd: float | None = None
     turns: int | None = None
     run: str = ""
+    attempt: str = "first"  # "escalated": a second attempt after the student's failed check
 
 
 @dataclass
@@ -60,6 +77,7 @@ class Read:
     outcomes: list[Outcome] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     runs: list[str] = field(default_factory=list)
+    recorded: dict[str, dict[str, str]] = field(default_factory=dict)  # run -> role -> name
 
 
 def read_runs(run_dirs: Iterable[Path]) -> Read:
@@ -72,6 +90,7 @@ def read_runs(run_dirs: Iterable[Path]) -> Read:
             why = "no state.db" if run_dir.is_dir() else "not a folder"
             raise InputError(f"{run_dir} is not a run directory of an agent run ({why})")
         read.runs.append(str(run_dir))
+        read.recorded[str(run_dir)] = recorded_roles(run_dir)
         store = RunStore(run_dir / "state.db")
         try:
             recorded = {i.key: i.result for i in store.items(FEATURES_NAMESPACE, "done")}
@@ -79,28 +98,29 @@ def read_runs(run_dirs: Iterable[Path]) -> Read:
         finally:
             store.close()
         if not items:
-            read.skipped["runs without tasks"] += 1
+            read.skipped[RUN_WITHOUT_TASKS] += 1
         firsts = {i.key: i.payload for i in items if not _escalated(i.payload)}
         for item in items:
             if item.state != "done" or not isinstance(item.result, Mapping):
-                read.skipped["tasks not finished"] += 1
+                read.skipped[NOT_FINISHED] += 1
                 continue
             try:  # an escalated attempt is an outcome on the task it escalates
                 of = str(item.payload["of"]) if _escalated(item.payload) else item.key
                 task = Task.model_validate(firsts.get(of) or item.payload.get("task"))
             except (ValueError, TypeError, KeyError):
-                read.skipped["tasks not readable"] += 1
+                read.skipped[NOT_READABLE] += 1
                 continue
             features = recorded.get(of)
             if not isinstance(features, Mapping):
                 features = task_features(task)
-            outcome = _outcome(task, item.result, dict(features), str(run_dir))
+            attempt = "escalated" if _escalated(item.payload) else "first"
+            outcome = _outcome(task, item.result, dict(features), str(run_dir), attempt)
             if isinstance(outcome, str):
                 read.skipped[outcome] += 1
             else:
                 read.outcomes.append(outcome)
     if not read.outcomes:
-        left = ", ".join(f"{n} {why}" for why, n in read.skipped.items()) or "no tasks"
+        left = "; ".join(left_out(read.skipped)) or "no tasks"
         raise InputError(
             f"no verified outcomes in {', '.join(read.runs)} ({left}): the router learns only "
             "from tasks whose success their check verified; give tasks a check (a `check` "
@@ -121,19 +141,19 @@ def has_check(task: Task) -> bool:
 
 
 def _outcome(
-    task: Task, row: Mapping[str, Any], features: dict[str, float], run: str
+    task: Task, row: Mapping[str, Any], features: dict[str, float], run: str, attempt: str
 ) -> Outcome | str:
     """The Outcome `row` records, or why it is not one (a skipped-count reason)."""
     verified = row.get("verified")
     if not has_check(task):
-        return "attempts of tasks without a check"
+        return NO_CHECK
     if not isinstance(verified, bool):
-        return "attempts without a verdict (a run from before checks)"
+        return NO_VERDICT
     if row.get("status") == "error":
-        return "attempts that ended in an executor error"
+        return EXECUTOR_ERROR
     executor = row.get("executor") or _trace_executor(row)
     if not executor:
-        return "attempts without an executor"
+        return NO_EXECUTOR
     return Outcome(
         task_id=task.id,
         executor=str(executor),
@@ -142,7 +162,82 @@ def _outcome(
         cost_usd=_number(row.get("cost_usd")),
         turns=_turns(row),
         run=run,
+        attempt=attempt,
     )
+
+
+def left_out(skipped: Mapping[str, int]) -> list[str]:
+    """`skipped` in words, one entry per reason: "1 attempt left out: its task has no check"."""
+    out = []
+    for why, n in skipped.items():
+        if not n:
+            continue
+        if why == RUN_WITHOUT_TASKS:
+            out.append(f"{counted(n, 'run')} without tasks")
+        else:
+            out.append(f"{counted(n, 'attempt')} left out: {why}")
+    return out
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 attempt`, `3 attempts`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def recorded_roles(run_dir: Path) -> dict[str, str]:
+    """The student and teacher a routed run recorded (`{}` for a plain run): run.json's
+    `routing.teacher`, else its run.toml `[router] teacher`; the student from run.toml's
+    `[router] student` (run.json does not say). A file that is missing or unreadable records
+    nothing: the outcomes still count, under the names the flags or the other runs give."""
+    out: dict[str, str] = {}
+    try:
+        router = tomllib.loads((run_dir / "run.toml").read_text()).get("router")
+    except (OSError, ValueError):
+        router = None
+    if isinstance(router, Mapping):
+        for role in ("student", "teacher"):
+            if isinstance(router.get(role), str) and router[role]:
+                out[role] = router[role]
+    try:
+        routing = json.loads((run_dir / "run.json").read_text()).get("routing")
+    except (OSError, ValueError, AttributeError):
+        routing = None
+    if isinstance(routing, Mapping) and isinstance(routing.get("teacher"), str):
+        out["teacher"] = routing["teacher"]
+    return out
+
+
+def roles(read: Read, student: str | None = None, teacher: str | None = None) -> tuple[str, str]:
+    """The student's and the teacher's executor names for a fit on `read`: a flag where given,
+    else the one name the runs recorded, else the default (`DEFAULT_NAMES`). InputError, one
+    line, when runs recorded different names for a role no flag names, or when student and
+    teacher come out the same (a router between an executor and itself learns nothing)."""
+    given = {"student": student, "teacher": teacher}
+    names: dict[str, str] = {}
+    for role in ("student", "teacher"):
+        if given[role]:
+            names[role] = str(given[role])
+            continue
+        seen: dict[str, list[str]] = {}
+        for run, recorded in read.recorded.items():
+            if role in recorded:
+                seen.setdefault(recorded[role], []).append(run)
+        if len(seen) > 1:
+            which = "; ".join(f"{name!r} in {', '.join(runs)}" for name, runs in seen.items())
+            raise InputError(
+                f"the runs recorded different {role}s ({which}): fit them apart, or name the "
+                f"{role} with --{role}"
+            )
+        names[role] = next(iter(seen), DEFAULT_NAMES[role])
+    name = names["student"]
+    if name == names["teacher"]:
+        where = [run for run, rec in read.recorded.items() if name in rec.values()]
+        said = f" (recorded by {', '.join(where)})" if where else ""
+        raise InputError(
+            f"student and teacher are both {name!r}{said}: a router between an "
+            "executor and itself learns nothing; name the other with --teacher or --student"
+        )
+    return names["student"], names["teacher"]
 
 
 def _trace_executor(row: Mapping[str, Any]) -> str | None:

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bashgym.contracts import InputError, ModelCallError, Options, Route, Router, RunContext
 from bashgym.records import Task
@@ -52,6 +52,19 @@ class ConfidenceOptions(Options):
         default=True,
         description="Run a task the student fails (its check) again on the teacher.",
     )
+
+    @model_validator(mode="after")
+    def _two_executors(self) -> ConfidenceOptions:
+        """Refuse one executor as both: every route and every escalation would go to it, and
+        the run's student/teacher figures (shares, success against all-teacher) and a later
+        `bashgym router fit` would compare an executor with itself."""
+        if self.student == self.teacher:
+            raise ValueError(
+                f"student and teacher are both {self.student!r}: the router picks between two "
+                "executors; set router.teacher (or router.student) to another one, or run "
+                f"without a router (-x {self.student})"
+            )
+        return self
 
 
 class ConfidenceRouter(Router[ConfidenceOptions]):

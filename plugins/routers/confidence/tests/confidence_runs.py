@@ -68,9 +68,17 @@ def row_of(a: Attempt) -> dict[str, Any]:
     }
 
 
-def write_run(run_dir: Path, attempts: Iterable[Attempt], *, status: str = "ok") -> Path:
+def write_run(
+    run_dir: Path,
+    attempts: Iterable[Attempt],
+    *,
+    status: str = "ok",
+    routed: tuple[str, str] | None = None,
+) -> Path:
     """A run dir holding `attempts` in its store (state.db) and a run.json, as a run leaves
-    them: first attempts keyed by task id, escalated ones by id + ESCALATED."""
+    them: first attempts keyed by task id, escalated ones by id + ESCALATED. `routed`: the
+    (student, teacher) of a `--router confidence` run, recorded where a run records them
+    (run.toml's `[router]`, run.json's `routing.teacher`)."""
     items = []
     for a in attempts:
         if a.attempt == "escalated":
@@ -90,7 +98,15 @@ def write_run(run_dir: Path, attempts: Iterable[Attempt], *, status: str = "ok")
             store.complete("tasks", key, row)
     finally:
         store.close()
-    (run_dir / "run.json").write_text(json.dumps({"status": status}))
+    meta: dict[str, Any] = {"status": status}
+    toml = f'out = "{run_dir}"\n\n[executor]\nplugin = "student"\n'
+    if routed is not None:
+        student, teacher = routed
+        meta["routing"] = {"router": "confidence", "teacher": teacher}
+        toml += f'\n[router]\nplugin = "confidence"\nstudent = "{student}"\n'
+        toml += f'teacher = "{teacher}"\nthreshold = 0.0\nescalate = true\n'
+    (run_dir / "run.json").write_text(json.dumps(meta))
+    (run_dir / "run.toml").write_text(toml)
     return run_dir
 
 

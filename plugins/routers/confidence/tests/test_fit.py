@@ -167,7 +167,7 @@ def test_escalated_attempts_and_recorded_features_are_read(tmp_path: Path) -> No
     assert by["student"].features["probe"] == 0.25
     assert (by["student"].passed, by["claude-cli"].passed) == (False, True)
     assert (by["student"].turns, by["claude-cli"].cost_usd) == (9, 0.2)
-    assert read.skipped == {"attempts without a verdict (a run from before checks)": 1}
+    assert read.skipped == {"no verdict (a run from before checks)": 1}
 
 
 def test_bad_input_is_one_line_with_exit_2(bashgym_cli, tmp_path: Path, runs) -> None:
@@ -183,7 +183,8 @@ def test_errors_say_what_is_missing_and_what_to_do(tmp_path: Path, runs) -> None
         Target.parse("teacher-share=1.5")
     unchecked = simulate(6, seed=1)
     plain = write_run(tmp_path / "nochecks", [Attempt(s.task, "student", False) for s in unchecked])
-    with pytest.raises(InputError, match=r"no verified outcomes.*6 attempts of tasks without a"):
+    no_check = r"no verified outcomes.*6 attempts left out: its task has no check"
+    with pytest.raises(InputError, match=no_check):
         read_runs([plain])
     with pytest.raises(InputError, match="not a run directory"):
         read_runs([tmp_path / "missing"])

@@ -68,13 +68,12 @@ def test_fit_on_a_run_then_route_the_next(bashgym_cli, register_plugin, tmp_path
     assert routing["executors"]["cheap"]["routed"] == 8
     assert routing["escalations"]["count"] == 4 and routing["escalations"]["verified"] == 4
 
-    # 2. fit on its verified outcomes: half the tasks to the teacher
+    # 2. fit on its verified outcomes: half the tasks to the teacher; the student and the
+    #    teacher are the ones the run recorded (no --student/--teacher needed)
     model = tmp_path / "router.json"
-    done = bashgym_cli(
-        "router", "fit", first, "--student", "cheap", "--teacher", "strong",
-        "--target", "teacher-share=0.5", "--out", model,
-    )  # fmt: skip
+    done = bashgym_cli("router", "fit", first, "--target", "teacher-share=0.5", "--out", model)
     assert done.exit_code == 0, done.output
+    assert "student 'cheap', teacher 'strong'" in done.stdout
     fitted = json.loads(model.read_text())
     student, teacher = fitted["training"]["student"], fitted["training"]["teacher"]
     assert (student["outcomes"], student["passed"]) == (8, 4)
