@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,7 @@ from bashgym_orchestrator.events import (
     TaskFailed,
     VerifyResult,
 )
+from bashgym_orchestrator.gitdir import GitDirChanged, describe, needs_guard
 from bashgym_orchestrator.job import write_json
 from bashgym_orchestrator.plan import Plan, PlannedTask, critical_path
 from bashgym_orchestrator.retry import fresh_from
@@ -84,6 +86,11 @@ class JobRunner:
     started: float = field(default_factory=time.monotonic)
     _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # who may have written the user's .git (`gitdir`): what runs task code now, what ran since
+    # the guard last looked, and the (who, path) pairs already noted
+    _acting: set[str] = field(default_factory=set)
+    _acted: set[str] = field(default_factory=set)
+    _noted: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def store(self) -> Any:
@@ -92,6 +99,19 @@ class JobRunner:
     # -- the loop -------------------------------------------------------------------------
 
     async def run(self) -> dict[str, Any]:
+        """The job to its end (see the module docstring). Where the environment lets a task
+        write the user's `.git`, it is guarded from here on and put back at the end, whatever
+        the end (`gitdir`)."""
+        bench = self.bench
+        git_dir = bench.repo.root / ".git"
+        if needs_guard(bench.environment, bench.environment_options, git_dir):
+            bench.repo.protect(self._restored)
+        try:
+            return await self._run()
+        finally:
+            self._restore_at_end()
+
+    async def _run(self) -> dict[str, Any]:
         run, repo, job = self.bench.run, self.bench.repo, self.bench.job
         store = self.store
         store.add(TASKS, [(t.id, t.model_dump(mode="json")) for t in self.plan.tasks])
@@ -196,6 +216,44 @@ class JobRunner:
                 outcomes[item.key], reasons[item.key] = State.FAILED, error
         self.schedule.replay(outcomes, reasons)
 
+    # -- the user's .git (`gitdir`) ------------------------------------------------------
+
+    def _restored(self, paths: list[str]) -> None:
+        """The guard put `paths` back: counted each time, noted once per attempt and path,
+        naming the task code that ran since the guard last looked."""
+        run = self.bench.run
+        run.count("orchestrator.git_dir_restored", len(paths))
+        suspects = sorted(self._acting | self._acted)
+        self._acted.clear()
+        if len(suspects) == 1:
+            who = suspects[0]
+        else:
+            who = f"one of {', '.join(suspects)}" if suspects else "task code"
+        new = [p for p in paths if (who, p) not in self._noted]
+        if new:
+            self._noted.update((who, p) for p in new)
+            run.note(f"{who} changed {describe(new)}; restored")
+
+    @contextlib.contextmanager
+    def _acts(self, who: str) -> Iterator[None]:
+        """Task code runs (a worker, its check, a merge resolution, verify) while inside."""
+        self._acting.add(who)
+        try:
+            yield
+        finally:
+            self._acting.discard(who)
+            self._acted.add(who)
+
+    def _restore_at_end(self) -> None:
+        """The user's .git as it was at the job's start, the last word (workers are gone)."""
+        guard = self.bench.repo.guard
+        if guard is None:
+            return
+        try:
+            guard.restore()
+        except (GitDirChanged, OSError) as exc:
+            self.bench.run.note(f"the repository's .git could not be put back: {one_line(exc)}")
+
     # -- budget ---------------------------------------------------------------------------
 
     def _free_usd(self) -> float | None:
@@ -250,7 +308,8 @@ class JobRunner:
             key = f"{tid}#{number}"
             self.store.add(ATTEMPTS, [key])
             self.store.claim(ATTEMPTS, key)
-            attempt = await self._attempt(task, number, slot, budget, earlier)
+            with self._acts(f"task {tid} (attempt {number})"):
+                attempt = await self._attempt(task, number, slot, budget, earlier)
             final = not attempt.success and number - fresh > self.retries
             if not attempt.success and not final and attempt.branch:  # kept, renamed
                 kept = f"{attempt.branch}-attempt-{number}"
@@ -418,13 +477,15 @@ class JobRunner:
         work = Task(id=tid, prompt=prompt, metadata={"job": bench.job.name, "merge": branch})
         folder, opts = self.integration.path, env_options(bench, slot)
         if bench.backend is not None:  # the worker where the backend puts it (a shared fs)
-            result = await remote_worker(bench, work, chosen, opts, folder, budget)
+            with self._acts(f"task {tid} (merge resolution)"):
+                result = await remote_worker(bench, work, chosen, opts, folder, budget)
         else:
             env = in_environment(bench.run, bench.environment_name, opts, folder, budget, None)
-            async with env as ctx:
-                result = await run_task(
-                    chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
-                )
+            with self._acts(f"task {tid} (merge resolution)"):
+                async with env as ctx:
+                    result = await run_task(
+                        chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
+                    )
         commit = (
             await bench.repo.finish_merge(self.integration, message) if result.success else None
         )
@@ -450,8 +511,10 @@ class JobRunner:
         if not command:
             return None
         bench = self.bench
-        async with bench.environment.open(self.integration.path, env_options(bench, 0)) as s:
-            done = await s.run(command, timeout=VERIFY_TIMEOUT_S)
+        with self._acts("the verify command"):
+            opened = bench.environment.open(self.integration.path, env_options(bench, 0))
+            async with opened as s:
+                done = await s.run(command, timeout=VERIFY_TIMEOUT_S)
         verify = {
             "command": command,
             "ok": done.ok,

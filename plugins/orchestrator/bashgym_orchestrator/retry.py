@@ -140,11 +140,10 @@ def _reopen(db_path: Path, keys: list[str]) -> int:
 
 async def _keep_branch(repo: Repository, job: Job, task_id: str, number: int) -> str | None:
     """Rename the failed last attempt's branch out of the next attempt's way; the new name."""
-    from bashgym_procs import git
 
     branch = task_branch(job.name, task_id)
     kept = f"{branch}-attempt-{number}"
-    exists = await git.run(repo.main, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+    exists = await repo.run(repo.main, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
     if not exists.ok:
         return None
     await repo.remove_worktree(job.worktrees / task_id)

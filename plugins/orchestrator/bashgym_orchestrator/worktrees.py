@@ -5,7 +5,9 @@ credential helper, no network, an environment free of BashGym's keys). The user'
 `trusted` (its own config stays: their filters still work); each task's worktree is written by
 the task, so it is always addressed with its git dir given explicitly (`Repo.trusted(worktree,
 admin_dir)`, the admin dir under the user's `.git/worktrees/` that the orchestrator read right
-after creating it): the `.git` file a task could rewrite is never followed.
+after creating it): the `.git` file a task could rewrite is never followed. Where the
+environment does not keep tasks out of the user's `.git` (`local`), a `gitdir.GitDirGuard` puts
+back its config, hooks and info before every command (`Repository.run`, the one way in).
 
 The user's checked-out branch and working tree are never touched: worktrees live in the job
 dir, branches are `bashgym/<job>/<task>`, and nothing is ever checked out in the user's tree.
@@ -18,13 +20,18 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bashgym_procs import git
 from bashgym_procs.names import safe_name
 
 from bashgym.contracts import InputError
+from bashgym.records import Completed
+from bashgym.text import one_line
+from bashgym_orchestrator.gitdir import GitDirChanged, GitDirGuard
 
 AUTHOR = {"user.name": "BashGym orchestrator", "user.email": "orchestrator@bashgym.invalid"}
 
@@ -82,10 +89,29 @@ class Repository:
             raise InputError(f"{root} is not a git checkout with a .git folder (git init it?)")
         self.root = root
         self.main = git.Repo.trusted(root, root / ".git")
+        self.guard: GitDirGuard | None = None
+
+    def protect(self, on_restore: Callable[[list[str]], None]) -> GitDirGuard:
+        """Watch the user's git dir from now on (`gitdir`): what a task changes there is put
+        back before each git command here; `on_restore` hears which paths were."""
+        self.guard = GitDirGuard(self.root / ".git", on_restore)
+        return self.guard
+
+    async def run(self, repo: git.Repo, *args: str, **options: Any) -> Completed:
+        """`git.run`, after the guard (if any) put the user's git dir back: every git command
+        of a job goes through here, so none reads a config, hook or attribute a task wrote."""
+        if self.guard is not None:
+            try:
+                self.guard.restore()
+            except (GitDirChanged, OSError) as exc:
+                raise GitError(
+                    f"the repository's .git cannot be put back: {one_line(exc)}"
+                ) from None
+        return await git.run(repo, *args, **options)
 
     async def git(self, *args: str, repo: git.Repo | None = None, timeout: float = 300) -> str:
         """`git args` (on the main repository unless `repo`); GitError with git's words."""
-        done = await git.run(repo or self.main, *args, config=AUTHOR, timeout=timeout)
+        done = await self.run(repo or self.main, *args, config=AUTHOR, timeout=timeout)
         if not done.ok:
             words = " ".join(done.output.strip().splitlines()[-3:]) or done.reason
             raise GitError(f"git {args[0]} failed: {words}")
@@ -95,14 +121,14 @@ class Repository:
         """The commit `ref` names (InputError when it names none)."""
         if ref.startswith("-"):
             raise InputError(f"{ref!r} is not a branch or commit")
-        done = await git.run(self.main, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        done = await self.run(self.main, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         if not done.ok:
             raise InputError(f"{ref!r} is not a branch or commit of {self.root}")
         return done.output.strip()
 
     async def current_branch(self) -> str:
         """The branch checked out in the user's tree (the default base), else its commit."""
-        done = await git.run(self.main, "symbolic-ref", "--quiet", "--short", "HEAD")
+        done = await self.run(self.main, "symbolic-ref", "--quiet", "--short", "HEAD")
         return done.output.strip() if done.ok else await self.commit_of("HEAD")
 
     async def add_worktree(self, path: Path, branch: str, start: str) -> Worktree:
@@ -111,26 +137,32 @@ class Repository:
         await self.remove_worktree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         await self.git("worktree", "add", "--quiet", "-B", branch, "--", str(path), start)
-        return Worktree(path, branch, self._admin_dir(path))
+        return self._watched(Worktree(path, branch, self._admin_dir(path)))
 
     async def open_worktree(self, path: Path, branch: str, start: str) -> Worktree:
         """The worktree at `path` on `branch` if it is there, else a new one from `start`
         (the branch is kept when it exists: the integration branch across resumes)."""
         if (path / ".git").is_file():
             try:
-                return Worktree(path, branch, self._admin_dir(path))
+                return self._watched(Worktree(path, branch, self._admin_dir(path)))
             except GitError:
                 pass
         await self.remove_worktree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        exists = await git.run(
+        exists = await self.run(
             self.main, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"
         )
         args = [str(path), branch] if exists.ok else ["-b", branch, "--", str(path), start]
         if exists.ok:
             args = ["--", *args]
         await self.git("worktree", "add", "--quiet", *args)
-        return Worktree(path, branch, self._admin_dir(path))
+        return self._watched(Worktree(path, branch, self._admin_dir(path)))
+
+    def _watched(self, tree: Worktree) -> Worktree:
+        """`tree`, its admin dir's files watched by the guard as git just made them."""
+        if self.guard is not None:
+            self.guard.watch_worktree(tree.admin)
+        return tree
 
     def _admin_dir(self, path: Path) -> Path:
         """The admin dir git made for the worktree at `path`, read from its `.git` file before
@@ -150,12 +182,12 @@ class Repository:
         that is not there and that git has no record of costs no git command (every new
         task's worktree: `git worktree prune` was ~70 ms of each, bench/orchestrator.py (c))."""
         if path.exists() or os.path.islink(path):
-            done = await git.run(self.main, "worktree", "remove", "--force", "--force", str(path))
+            done = await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
             if not done.ok:
                 shutil.rmtree(path, ignore_errors=True)
         elif not self._registered(path):
             return
-        await git.run(self.main, "worktree", "prune")
+        await self.run(self.main, "worktree", "prune")
 
     async def remove_worktrees(self, paths: list[Path]) -> None:
         """Remove the worktrees at `paths` (their branches stay) with one `git worktree prune`
@@ -172,7 +204,7 @@ class Repository:
                 continue
             pruned = True
         if pruned:
-            await git.run(self.main, "worktree", "prune")
+            await self.run(self.main, "worktree", "prune")
 
     def _registered(self, path: Path) -> bool:
         """Whether an admin dir under `.git/worktrees/` records `path` (a worktree whose folder
@@ -199,7 +231,7 @@ class Repository:
         base, n = safe_name(name), 1
         while True:
             candidate = base if n == 1 else f"{base[:60]}-{n}"
-            refs = await git.run(
+            refs = await self.run(
                 self.main,
                 "for-each-ref",
                 "--count=1",
@@ -221,8 +253,8 @@ class Repository:
         excepted); False when there was nothing."""
         await self.git("add", "-A", "--", ".", repo=tree.repo)
         if keep_out:  # the copied files (.env, ...) go back to what the branch holds
-            await git.run(tree.repo, "reset", "--quiet", "--", *keep_out)
-        done = await git.run(
+            await self.run(tree.repo, "reset", "--quiet", "--", *keep_out)
+        done = await self.run(
             tree.repo, "commit", "--quiet", "--no-verify", "-m", message, config=AUTHOR
         )
         if done.ok:
@@ -256,7 +288,7 @@ class Repository:
         the conflicting files are said (the branch is left as it is). `before`: `into`'s
         HEAD when the caller knows it (one git command fewer)."""
         before = before or await self.tip(into)
-        done = await git.run(
+        done = await self.run(
             into.repo,
             "merge",
             "--no-ff",
@@ -272,20 +304,20 @@ class Repository:
             after = await self.tip(into)
             return Merged("empty" if after == before else "merged", [], after, done.output)
         conflicts = await self.conflicts(into)
-        await git.run(into.repo, "merge", "--abort")
-        await git.run(into.repo, "reset", "--hard", "--quiet", before)
+        await self.run(into.repo, "merge", "--abort")
+        await self.run(into.repo, "reset", "--hard", "--quiet", before)
         if not conflicts:
             raise GitError(f"git merge failed: {done.output.strip()[-300:]}")
         return Merged("conflicted", conflicts, None, done.output)
 
     async def conflicts(self, tree: Worktree) -> list[str]:
-        done = await git.run(tree.repo, "diff", "--name-only", "-z", "--diff-filter=U")
+        done = await self.run(tree.repo, "diff", "--name-only", "-z", "--diff-filter=U")
         return [p for p in done.output.split("\0") if p.strip()] if done.ok else []
 
     async def start_merge(self, into: Worktree, branch: str, message: str) -> list[str]:
         """Start merging `branch` and leave its conflicts in the tree (for a worker to resolve);
         the conflicting files."""
-        await git.run(
+        await self.run(
             into.repo,
             "merge",
             "--no-ff",
@@ -302,18 +334,18 @@ class Repository:
     async def finish_merge(self, into: Worktree, message: str) -> str | None:
         """Commit a merge a worker resolved; None (and the merge aborted) when a conflict
         marker or an unmerged path is left."""
-        await git.run(into.repo, "add", "-A", "--", ".")
+        await self.run(into.repo, "add", "-A", "--", ".")
         left = await self.conflicts(into)
-        markers = await git.run(into.repo, "diff", "--cached", "--check")
+        markers = await self.run(into.repo, "diff", "--cached", "--check")
         if left or "conflict marker" in markers.output:
-            await git.run(into.repo, "merge", "--abort")
+            await self.run(into.repo, "merge", "--abort")
             return None
         await self.git("commit", "--quiet", "--no-verify", "-m", message, repo=into.repo)
         return await self.tip(into)
 
     async def reset_to(self, tree: Worktree, commit: str) -> None:
         """Put the worktree back at `commit` (a merge a killed run left half done is undone)."""
-        await git.run(tree.repo, "merge", "--abort")
+        await self.run(tree.repo, "merge", "--abort")
         await self.git("reset", "--hard", "--quiet", commit, repo=tree.repo)
 
 
