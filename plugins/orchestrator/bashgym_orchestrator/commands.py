@@ -104,6 +104,8 @@ def _repository(given: Path | None, spec_repo: Path | None) -> Path:
 def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
     """Plan `spec_file` with the planner model into a new job directory; the job."""
     from bashgym.contracts import Charged
+    from bashgym.engine import open_scrubbing
+    from bashgym_orchestrator.plan import redacted
     from bashgym_orchestrator.planning import Spend, make_plan, planner_model
     from bashgym_orchestrator.worktrees import Repository
 
@@ -123,12 +125,20 @@ def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
         err.print(f"planning {escape(spec.title)!r} with the planner model ...", highlight=False)
         started = time.monotonic()
         spend = Spend()
+        scrubbing = open_scrubbing(settings, host)  # before the model: no planning wasted
         with open_models(settings, host.registry, host.hook) as models:
             model = Charged(planner_model(models), spend.charge)
             plan = asyncio.run(make_plan(spec, spec.repository, model, cap_usd=spec.budget_usd))
         spend.duration_s = round(time.monotonic() - started, 3)
     except (InputError, SettingsError) as exc:
         raise fail(str(exc)) from None
+    if scrubbing.enabled and (clean := redacted(plan, scrubbing.text)) != plan:
+        plan = clean
+        err.print(
+            "the planner's answer held a secret: it is redacted in plan.json, and the workers "
+            "get the prompts as plan.json has them",
+            highlight=False,
+        )
     job.set_name(asyncio.run(repository.unused_job_name(job.dir.name)))
     job.save_spec(spec)
     job.save_plan(plan)

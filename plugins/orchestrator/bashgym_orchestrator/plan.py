@@ -17,7 +17,7 @@ import json
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -400,6 +400,16 @@ def read_plan(path: Path, *, cap_usd: float | None = None) -> Plan:
         raise PlanError(f"{path}: " + "; ".join(errors), errors)
     assert plan is not None
     return plan
+
+
+def redacted(plan: Plan, redact: Callable[[str], str]) -> Plan:
+    """`plan` with secrets redacted from every text of it (prompts, titles, checks), as a plain
+    run's seed rows are before any executor sees them: a secret the planner's answer carried
+    (or a hand edit added) never lands in plan.json or the run store, and a worker gets the
+    prompt as the job's files hold it. The redactor keeps JSON valid (the kernel's Scrubbing)."""
+    text = plan.model_dump_json()
+    clean = redact(text)
+    return plan if clean == text else Plan.model_validate_json(clean)
 
 
 def write_plan(plan: Plan, path: Path) -> None:

@@ -59,11 +59,13 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
     """Run the job's tasks to the end (see `dispatch`); its result, as job.json has it."""
     from bashgym_orchestrator.attempt import Workbench
     from bashgym_orchestrator.dispatch import Cancelled, JobRunner
+    from bashgym_orchestrator.plan import redacted
     from bashgym_orchestrator.remote import backend_of
     from bashgym_orchestrator.stream import SinkStream
     from bashgym_orchestrator.worktrees import Repository
 
-    spec, plan = job.spec(), job.plan()
+    spec = job.spec()
+    plan = redacted(job.plan(), run.redact)  # a hand edit's secret: not stored, not prompted
     if not plan.approved:
         raise InputError(
             f"the plan of {job.dir} is not approved: look at it, then `bashgym orchestrate "
