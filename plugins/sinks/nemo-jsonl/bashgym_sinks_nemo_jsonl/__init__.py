@@ -3,7 +3,9 @@ deterministic train/val split, so one run's output feeds NeMo Customizer, NeMo-R
 
 Public API (for sinks that write the same training lines in another container, as hf-hub
 does): `NemoJsonlOptions`, `training_lines(row, shape, options)` (the lines one row becomes, or
-`Invalid` with the drop reason) and `NEGATIVE` (the key that marks a failed trace's line)."""
+`Invalid` with the drop reason; with `negatives` on, also a `NoNegative` for a dropped trace
+whose negative line could not be made) and `NEGATIVE` (the key that marks a failed trace's
+line)."""
 
 from __future__ import annotations
 

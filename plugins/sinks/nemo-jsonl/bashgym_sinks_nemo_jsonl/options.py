@@ -65,7 +65,11 @@ class NemoJsonlOptions(Options):
     negatives: bool = Field(
         default=True,
         description="Write the lines of traces success_only drops to negatives.jsonl (not a "
-        "split: DPO rejected answers, failure analysis).",
+        "split: DPO rejected answers, failure analysis). A trace stopped mid-action (e.g. for "
+        "repetition) is cut after its last assistant turn, which may end on tool calls with no "
+        "result (manifest negatives.cut_short); one that no such cut makes a valid conversation "
+        "(an earlier break, or format=chat with no final text) writes no line and is counted "
+        "by reason (manifest negatives.not_written).",
     )
     mid_conversation_system: Literal["keep", "drop-line"] = Field(
         default="keep",

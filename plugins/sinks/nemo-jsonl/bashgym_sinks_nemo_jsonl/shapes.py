@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -30,10 +31,20 @@ Line = dict[str, Any]
 INFERRED = "__inferred_tools__"
 NEGATIVE = "__negative__"  # a line of a trace that did not succeed: the sink writes it apart
 SUBAGENT = "__subagent__"  # a subagent's own line (`include_subagents`): the manifest counts it
+CUT_SHORT = "__cut_short__"  # a negative ending on its last assistant turn: the manifest counts it
 
 
 class Invalid(ValueError):
     """A record that cannot become a valid training line; the message is the drop reason."""
+
+
+@dataclass(frozen=True)
+class NoNegative:
+    """A dropped trace whose negative line could not be made either, and why: not a second
+    drop (the trace is dropped once, for its failure), but a count, so the manifest's negatives
+    add up to the traces success_only dropped."""
+
+    reason: str
 
 
 # --- parsing what rows hold -------------------------------------------------------------------
@@ -139,11 +150,14 @@ def _tools(value: Any) -> list[dict[str, Any]]:
 # --- validation --------------------------------------------------------------------------------
 
 
-def validate(messages: list[dict[str, Any]], *, mid_system: bool = False) -> None:
+def validate(
+    messages: list[dict[str, Any]], *, mid_system: bool = False, open_end: bool = False
+) -> None:
     """Raise `Invalid` unless `messages` is a conversation a trainer can use: system first (and
     later only if `mid_system`), a user turn before any answer, every tool call answered by a
     following tool message (and every tool message answering one), and a non-empty assistant
-    turn last."""
+    turn last. `open_end`: the last assistant turn may be tool calls with no result yet (a
+    negative cut short: the agent's next action, as OpenAI's function-calling examples end)."""
     if not messages:
         raise Invalid("no messages")
     pending: set[str] = set()
@@ -170,12 +184,12 @@ def validate(messages: list[dict[str, Any]], *, mid_system: bool = False) -> Non
             if len(set(ids)) != len(ids):
                 raise Invalid("duplicate tool call id in one turn")
             pending = set(ids)
-    if pending:
-        raise Invalid("tool call has no tool result")
     last = messages[-1]
+    if pending and not (open_end and last["role"] == "assistant"):
+        raise Invalid("tool call has no tool result")
     if last["role"] != "assistant":
         raise Invalid("last message is not the assistant's")
-    if not last["content"].strip():
+    if not last["content"].strip() and not (open_end and last.get("tool_calls")):
         raise Invalid("final assistant message is empty")
 
 
@@ -218,9 +232,11 @@ def sft_line(
     system_prompt: str | None = None,
     with_tools: bool = True,
     agent: bool = False,
+    open_end: bool = False,
 ) -> Line:
     """A validated SFT line from messages (any OpenAI-ish shape) and a tools schema; `agent`:
-    the messages are an agent's work even if they call no tool (a trace)."""
+    the messages are an agent's work even if they call no tool (a trace); `open_end`: see
+    `validate`."""
     messages = [_message(m) for m in _pair_by_position(raw_messages)]
     own = messages[0]["role"] == "system" if messages else False
     if not own or not messages[0]["content"].strip():
@@ -231,7 +247,7 @@ def sft_line(
             messages.insert(0, {"role": "system", "content": system})
     if options.format == "chat":
         messages = to_chat(messages)
-    validate(messages, mid_system=options.mid_conversation_system == "keep")
+    validate(messages, mid_system=options.mid_conversation_system == "keep", open_end=open_end)
     line: Line = {"messages": messages}
     if options.format == "tool-use" and with_tools:
         line["tools"] = _complete_tools(tools, messages)
@@ -350,14 +366,17 @@ def _arguments_object(text: str) -> Any:
 
 def trace_lines(
     row: Mapping[str, Any], options: NemoJsonlOptions, failed: str | None = None
-) -> Iterator[Line | Invalid]:
+) -> Iterator[Line | Invalid | NoNegative]:
     """The line of the row's Trace (and its subagents' when asked); each one may be Invalid.
 
     A trace that did not succeed (`failed`: the executor's status, else the trace's own
     outcome) is no SFT target unless `success_only` is off: it is dropped with its reason,
     and its line comes back marked NEGATIVE when `negatives` is on (a DPO rejected answer).
-    An outcome that says nothing (`success` None) is not a failure. A subagent's line comes
-    back marked SUBAGENT: it is a line more than the rows given, which the counts must say."""
+    A failed trace is often no valid SFT line at all (stopped mid-action: a tool call with no
+    result, e.g. for repetition or at max_turns): its negative is then `cut_short`, or a
+    NoNegative saying why none could be made. An outcome that says nothing (`success` None) is
+    not a failure. A subagent's line comes back marked SUBAGENT: it is a line more than the
+    rows given, which the counts must say."""
     try:
         trace = trace_from_row(row)
     except (ValidationError, ValueError, TypeError):
@@ -374,6 +393,11 @@ def trace_lines(
             line = sft_line(current.openai_messages(), current.openai_tools(), options, agent=True)
         except Invalid as exc:  # a failed trace is dropped for its own cause, not its shape
             yield Invalid(why) if why is not None else exc
+            if why is not None and options.success_only and options.negatives:
+                line = cut_short(current, options)
+                if isinstance(line, dict) and current is not trace:
+                    line[SUBAGENT] = True
+                yield line
             continue
         if why is not None and options.success_only:
             yield Invalid(why)
@@ -383,6 +407,40 @@ def trace_lines(
         if current is not trace:
             line[SUBAGENT] = True
         yield line
+
+
+def cut_short(trace: Trace, options: NemoJsonlOptions) -> Line | NoNegative:
+    """The negative line of a failed trace that is no valid conversation as it stands: cut
+    after its last assistant turn that says or calls something, which may be tool calls with
+    no result (the action the agent was stopped at: what a DPO `rejected` answer or a failure
+    analysis wants most). Tool results and user turns after it go. One cut, not a search back
+    through the trace: a conversation broken earlier (a stray tool result, content that is no
+    text) is a NoNegative with that reason, and so is any chat-format line (`to_chat` keeps
+    only a final assistant text)."""
+    messages = trace.openai_messages()
+    last = next(
+        (i for i in range(len(messages) - 1, -1, -1) if _acts(messages[i])),
+        None,
+    )
+    if last is None:
+        return NoNegative("no assistant turn")
+    try:
+        line = sft_line(
+            messages[: last + 1], trace.openai_tools(), options, agent=True, open_end=True
+        )
+    except Invalid as exc:
+        return NoNegative(str(exc))
+    line[NEGATIVE] = line[CUT_SHORT] = True
+    return line
+
+
+def _acts(message: Mapping[str, Any]) -> bool:
+    """An assistant turn that says something or calls a tool (an empty one ends no line)."""
+    if message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    said = content.strip() if isinstance(content, str) else content  # (parts: `_text` reads)
+    return bool(message.get("tool_calls") or said)
 
 
 def chat_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:

@@ -29,11 +29,13 @@ from bashgym.records import TRACE_COLUMN
 from bashgym.text import plain
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.shapes import (
+    CUT_SHORT,
     INFERRED,
     NEGATIVE,
     SUBAGENT,
     Invalid,
     Line,
+    NoNegative,
     chat_line,
     dpo_line,
     rows_line,
@@ -91,7 +93,7 @@ def _guess(columns: list[str], options: NemoJsonlOptions) -> str:
 
 def lines_of(
     row: Mapping[str, Any], shape: str, options: NemoJsonlOptions
-) -> Iterator[Line | Invalid]:
+) -> Iterator[Line | Invalid | NoNegative]:
     """The training lines one row becomes (a trace may add its subagents), or why not."""
     if shape == "traces":
         status = row.get("status")  # an executor's row: a task that failed is no SFT target,
@@ -146,6 +148,7 @@ class NemoJsonlStream(SinkStream):
         self.key_from: Counter[str] = Counter()
         self.dropped: Counter[str] = Counter()
         self.examples: dict[str, list[str]] = defaultdict(list)
+        self.no_negative: Counter[str] = Counter()  # dropped traces with no negative line: why
         self.records: list[_Record] = []  # the records that wrote lines, for the split's repair
         self.rows_in = 0
         self.out = _Atomic(self.folder, [*FILES.values(), NEGATIVES]).__enter__()
@@ -162,6 +165,9 @@ class NemoJsonlStream(SinkStream):
             file = FILES[side]
             record = _Record(key, side, score(key, self.seed), out.lines[file])
             for item in lines_of(row, self.shape or "rows", options):
+                if isinstance(item, NoNegative):
+                    self.no_negative[item.reason] += 1
+                    continue
                 if isinstance(item, Invalid):
                     run.drop(str(item), by=BY, row_id=row_id(row, key))
                     reason = f"{BY}: {item}"  # as run.json keys it, so one greps the other
@@ -174,9 +180,11 @@ class NemoJsonlStream(SinkStream):
                 subagent = item.pop(SUBAGENT, False)
                 for name in options.keep_fields:
                     item[name] = plain(row.get(name))
+                cut = item.pop(CUT_SHORT, False)
                 if item.pop(NEGATIVE, False):
                     out.write(NEGATIVES, item)
                     self.counts["negatives"] += 1
+                    self.counts["negatives_cut_short"] += int(cut)
                     continue
                 out.write(file, item)
                 record.lines += 1
@@ -211,6 +219,8 @@ class NemoJsonlStream(SinkStream):
             run.count(f"{NAME}.tools_inferred", counts["tools_inferred"])
         if counts["negatives"]:
             run.count(f"{NAME}.negatives", counts["negatives"])
+        if self.no_negative:
+            run.count(f"{NAME}.negatives_not_written", self.no_negative.total())
         if counts["subagent_lines"]:
             run.count(f"{NAME}.subagent_lines", counts["subagent_lines"])
         present = {split: file for split, file in FILES.items() if out.lines[file]}
@@ -231,6 +241,10 @@ class NemoJsonlStream(SinkStream):
                 "lines": counts["negatives"],
                 "what": "lines of traces that did not succeed (not SFT targets): DPO rejected "
                 "answers or failure analysis",
+                # of `lines`: traces stopped mid-action, cut after their last assistant turn,
+                # which may end on tool calls with no result (the action they were stopped at)
+                "cut_short": counts["negatives_cut_short"],
+                "not_written": dict(self.no_negative),  # dropped traces with no line: why
             },
             "rows_in": self.rows_in,
             "records": len(records),  # rows that became train/val lines
