@@ -154,11 +154,15 @@ def _cost(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _success(final: list[dict[str, Any]], rows: list[dict[str, Any]], teacher: str | None) -> Any:
-    """Verified success of the routed run (each task's last attempt) against all-teacher."""
+    """Verified success of the routed run (each task's last attempt) against all-teacher (the
+    teacher's last attempt on each task it ran): both rates per task."""
     routed = _verified(final)
     out: dict[str, Any] = {"routed": routed["verified"], "checked": routed["checked"],
                            "routed_rate": routed["verified_rate"]}  # fmt: skip
-    by_teacher = [r for r in rows if teacher and r.get("executor") == teacher]
+    # per task, as `routed_rate` is: the teacher's last attempt on each task it ran (counted per
+    # attempt, a task it ran twice weighed double, and a routed run could "retain" 150%)
+    last = {r["task_id"]: r for r in rows if teacher and r.get("executor") == teacher}
+    by_teacher = list(last.values())
     mine = _verified(by_teacher)
     rate, covered = mine["verified_rate"], {r["task_id"] for r in by_teacher}
     if teacher is None or rate is None:

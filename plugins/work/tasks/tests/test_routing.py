@@ -217,6 +217,19 @@ def test_savings_are_unknown_when_the_teacher_ran_nothing_or_a_cost_is_unknown()
     assert report["cost"]["saved_pct"] == 0.0 and report["success"]["retained_pct"] == 100.0
 
 
+def test_the_teachers_rate_is_per_task_as_the_routed_rate_is():
+    """A task the teacher ran twice (failed, then passed on escalation) is one task it passed,
+    as the routed rate counts it: counted per attempt, a routed run "retained" 150%."""
+    rows = [
+        row("a", "t", "first", False, 0.2),
+        row("a", "t", "escalated", True, 0.2),
+        row("b", "s", "first", True, 0.1),
+    ]
+    success = routing_report(rows, "r", "t")["success"]
+    assert success["routed_rate"] == 1.0 and success["all_teacher_rate"] == 1.0
+    assert success["retained_pct"] == 100.0
+
+
 def test_a_run_file_names_a_router_like_any_role(tmp_path):
     from bashgym_cli.runs import apply_sets, load_run_file
 
