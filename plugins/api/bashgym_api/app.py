@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -46,6 +47,9 @@ from bashgym_api.specs import Plugins, describe_pipelines, pipeline_spec, run_sp
 from bashgym_api.tail import Hub, at_line_start, message
 
 PUSH_FILE, PUSH_LOG = "push.json", "push.log"  # a job's last push: pid, repo, exit code; output
+PUSH_KEYS = ("repo", "token_env", "private")
+PREVIEW_KEYS = ("num_records", "options", "source", "judges", "tables", "seed")  # pipeline_spec's
+VALIDATE_KEYS = ("pipeline", "config", "format", *PREVIEW_KEYS)
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -59,6 +63,7 @@ class ServerConfig:
     allow_plugin_files: bool = False
     cancel_grace_s: float = 10.0
     child_env: dict[str, str] | None = None
+    push_token_envs: list[str] = field(default_factory=lambda: ["HF_TOKEN"])
 
 
 @dataclass
@@ -107,6 +112,11 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def _bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors():
+            if err.get("type") == "json_invalid":  # loc is ("body", character offset)
+                at = err.get("loc", ("body", "?"))[-1]
+                why = (err.get("ctx") or {}).get("error") or err.get("msg")
+                problems.append(f"request body is not valid JSON (at character {at}): {why}")
+                continue
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
             problems.append(f"{where}: {err.get('msg')}")
         return JSONResponse({"detail": "; ".join(problems) or "bad request"}, status_code=422)
@@ -144,6 +154,7 @@ def _api_routes(app: FastAPI) -> None:
         """Generate a few rows with the pipeline (nothing written): JSON lines, one message
         each (`heartbeat`, `log`, `record`, `summary`, `error`), streamed as they come."""
         st, body = state(request), body or {}
+        known_keys(body, PREVIEW_KEYS, "a preview request")
         n = body.get("num_records", 5)
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 100:
             raise JobError(422, "num_records: a whole number from 1 to 100")
@@ -160,6 +171,7 @@ def _api_routes(app: FastAPI) -> None:
         DataDesigner config file's content (`{"config": TEXT, "format": "yaml"|"json"}`)
         without calling a model: `valid`, columns, and every problem on one line."""
         st, body = state(request), body or {}
+        known_keys(body, VALIDATE_KEYS, "a validate request")
         async with st.validate_lock:  # DataDesigner's validation redirects stdout: one at a time
             return await asyncio.to_thread(_validate, body, st.plugins)
 
@@ -227,11 +239,18 @@ def _api_routes(app: FastAPI) -> None:
         """Push the job's dataset to the Hugging Face Hub (`bashgym push RUN_DIR --repo ID`)."""
         st, body = state(request), body or {}
         job_dir = st.jobs.dir(job_id)
-        repo, token_env = body.get("repo"), body.get("token_env", "HF_TOKEN")
+        if "token" in body:
+            raise JobError(
+                422, "token: a push request never carries the token; the server reads it "
+                "from its env var named by 'token_env' (default HF_TOKEN)",
+            )  # fmt: skip
+        known_keys(body, PUSH_KEYS, "a push request")
+        repo = body.get("repo")
         if not isinstance(repo, str) or not REPO_ID.match(repo):
             raise JobError(422, "repo: the Hub dataset id to push to, e.g. 'user/name'")
-        if not isinstance(token_env, str) or not ENV_VAR_NAME.match(token_env):
-            raise JobError(422, "token_env: the NAME of the env var holding the Hub token")
+        if not isinstance(body.get("private", True), bool):
+            raise JobError(422, "private: true (the default) or false")
+        token_env = _push_token_env(body.get("token_env", "HF_TOKEN"), st.config)
         if st.jobs.status(job_dir) != "ok":
             raise JobError(409, f"job {job_id!r} has not finished with rows: nothing to push")
         if procs.alive(read_json(job_dir / PUSH_FILE).get("pid"), str(job_dir)):
@@ -278,25 +297,30 @@ def _api_routes(app: FastAPI) -> None:
         return JSONResponse(json.loads(text))
 
     @app.websocket("/ws/jobs/{job_id}")
-    async def job_events(websocket: WebSocket, job_id: str, offset: int = 0) -> None:
+    async def job_events(websocket: WebSocket, job_id: str, offset: str = "0") -> None:
         """Every event of the job after byte `offset`: first those already written, then live
         ones, as `{"offset": N, "events": [...]}` messages (reconnect with the last N); when
         the job's process is gone and all is sent: `{"end": true, "status": ..., "offset":
         N}`, then the socket closes."""
         st = state(websocket)
+        # accepted before any refusal: a close before accept() reaches the client as a bare
+        # HTTP 403 (the ASGI server's answer), its code and reason lost; after it, the client
+        # (a browser's CloseEvent too) reads 4404 or 4422 and the one-line reason
+        await websocket.accept()
         try:
             job_dir = st.jobs.dir(job_id)
         except JobError as exc:
-            await websocket.close(code=4404, reason=exc.message[:120])
+            await websocket.close(code=4404, reason=_close_reason(exc.message))
             return
         path = st.jobs.run_dir(job_dir) / EVENTS_FILE
-        if offset < 0 or not at_line_start(path, offset):
-            await websocket.close(code=4422, reason=f"offset {offset} is not a line start")
+        start = int(offset) if offset.isdecimal() else -1  # checked here, not by FastAPI: its
+        if start < 0 or not at_line_start(path, start):  # refusal would come before accept()
+            why = f"offset {offset[:40]!r} is not the start of a line of events.jsonl"
+            await websocket.close(code=4422, reason=_close_reason(why))
             return
-        await websocket.accept()
-        sent = offset
+        sent = start
         try:
-            async for batch in st.hub.stream(path, offset, lambda: not st.jobs.running(job_dir)):
+            async for batch in st.hub.stream(path, start, lambda: not st.jobs.running(job_dir)):
                 await websocket.send_text(batch.text)
                 sent = batch[-1][0]
             status = await asyncio.to_thread(st.jobs.status, job_dir)
@@ -312,6 +336,43 @@ def _api_routes(app: FastAPI) -> None:
         if not path.is_file():
             raise JobError(404, f"job {job_id!r} has no report.html (yet)")
         return FileResponse(path, media_type="text/html")
+
+
+def known_keys(body: dict[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    """A 422 naming a key the endpoint does not read: a typo (or a field sent to the wrong
+    endpoint) is said, not silently ignored, as a job spec's unknown key is."""
+    unknown = [key for key in body if key not in allowed]
+    if unknown:
+        raise JobError(
+            422, f"{unknown[0]}: unknown key in {what} (keys: {', '.join(allowed)})"
+        )  # fmt: skip
+
+
+def _push_token_env(name: Any, config: ServerConfig) -> str:
+    """The env var a push may read its Hub token from: one `[api] push_token_envs` names (a
+    caller must not have the server send any of its variables, PATH or a database password,
+    as a bearer token), set in the server's environment (said now, not as a failed push)."""
+    allowed = config.push_token_envs
+    if not isinstance(name, str) or not ENV_VAR_NAME.match(name):
+        raise JobError(422, "token_env: the NAME of the env var holding the Hub token")
+    if name not in allowed:
+        raise JobError(
+            422, f"token_env: {name!r} is not a variable this server lets a push read (allowed: "
+            f"{', '.join(allowed) or 'none'}; the [api] push_token_envs setting)",
+        )  # fmt: skip
+    env = config.child_env if config.child_env is not None else os.environ
+    if not env.get(name):
+        raise JobError(
+            422, f"token_env: ${name} is not set in the server's environment: set it to a Hub "
+            "token where the server starts, or send 'token_env' naming another allowed variable",
+        )  # fmt: skip
+    return name
+
+
+def _close_reason(text: str) -> str:
+    """`text` cut to what a WebSocket close frame carries (123 bytes of UTF-8)."""
+    data = text.encode()
+    return text if len(data) <= 123 else data[:120].decode(errors="ignore") + "..."
 
 
 def _run_file_doc(doc: dict[str, Any]) -> dict[str, Any]:

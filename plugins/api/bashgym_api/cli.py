@@ -71,7 +71,7 @@ def serve(
     config = ServerConfig(
         jobs_root=root, token=token, cors_origins=table.cors_origins,
         allow_plugin_files=table.allow_plugin_files, cancel_grace_s=table.cancel_grace_s,
-        child_env=env,
+        child_env=env, push_token_envs=table.push_token_envs,
     )  # fmt: skip
     app = create_app(config)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host

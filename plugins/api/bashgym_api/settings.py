@@ -41,10 +41,23 @@ class ApiSettings(SettingsTable):
     cancel_grace_s: float = Field(
         default=10.0, gt=0, le=600, description="Seconds between SIGTERM and SIGKILL of a job."
     )
+    push_token_envs: list[str] = Field(
+        default_factory=lambda: ["HF_TOKEN"],
+        description="Env vars a push request's `token_env` may name (the server sends that "
+        "variable's value to the Hub as the token): never any other of the server's variables.",
+    )
 
     @field_validator("token_env")
     @classmethod
     def _is_env_var_name(cls, value: str | None) -> str | None:
         if value is not None and not ENV_VAR_NAME.match(value):
             raise ValueError("must be the NAME of an environment variable, never the token")
+        return value
+
+    @field_validator("push_token_envs")
+    @classmethod
+    def _are_env_var_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not ENV_VAR_NAME.match(name):
+                raise ValueError(f"{name[:40]!r} is not the NAME of an environment variable")
         return value

@@ -9,7 +9,9 @@ the event loop.
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +19,15 @@ from typing import Any
 from bashgym_cli.runs import config_file_pipeline, spec_from_dict
 from pydantic import ValidationError
 
+from bashgym.contracts import InputError
+from bashgym.engine import with_run_overrides
 from bashgym.plugins import PluginHost, PluginLoadError, current_host
 from bashgym.registry import PluginConflictError
 from bashgym.runspec import ResolvedRun, RunConfigError, RunSpec, resolve
 from bashgym.settings import Settings, SettingsError, load_settings
 from bashgym_api.jobs import JobError
+
+REDACTED = re.compile(r"\[REDACTED:([^\]]+)\]")  # how the scrubbing marks what it redacted
 
 
 class Plugins:
@@ -57,7 +63,78 @@ class CheckedSpec:
 
 
 def run_spec(doc: Any, plugins: Plugins, *, allow_plugin_files: bool) -> CheckedSpec:
-    """A job's spec checked as `bashgym run` would check it; JobError 4xx naming the problem."""
+    """A job's spec checked as `bashgym run` would check it, and refused when it holds a
+    secret (`refuse_secrets`); JobError 4xx naming the problem (a value it quotes redacted)."""
+    try:
+        checked = _checked_spec(doc, plugins, allow_plugin_files=allow_plugin_files)
+    except JobError as exc:  # e.g. "categories: ... (got 'ghp_...')": the token never echoed
+        raise JobError(exc.status, _redacted(exc.message, plugins)) from None
+    host, settings = plugins.get()
+    if checked.resolved is not None:  # the job's own tables ([scrub] allow, ...) as its run's
+        try:
+            settings = with_run_overrides(settings, checked.resolved)
+        except InputError as exc:
+            raise JobError(422, str(exc)) from None
+    refuse_secrets(doc, host, settings, "the job's spec")
+    return checked
+
+
+def refuse_secrets(doc: Any, host: PluginHost, settings: Settings, what: str) -> None:
+    """A 422 naming every field of `doc` that the run's scrubbing would redact.
+
+    Why refuse rather than store it redacted: the job's child runs the spec written to the
+    job's folder (job.toml), and a resume runs it again, maybe from a restarted server; a
+    redacted copy would run a different job, and a raw one sits on disk and is returned by
+    `GET /api/jobs/ID`. A secret belongs in the server's environment, named by the option
+    that reads it (e.g. a model's `api_key_env`); what the scrubbing mistakes for one is
+    allowed with `[scrub] allow`. Detection is the run's own scrubbing, so what is refused
+    here is exactly what run.toml would have redacted."""
+    try:
+        scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
+    except InputError as exc:
+        raise JobError(422, str(exc)) from None
+    if scrubbing is None or not scrubbing.enabled:
+        return  # no scrubbing: the run itself refuses to start (or scrubbing is turned off)
+    found = []
+    for where, text in _strings(doc, ""):
+        scrubbed = scrubbing.text(text)
+        if scrubbed != text:
+            kinds = sorted(set(REDACTED.findall(scrubbed))) or ["secret"]
+            found.append(f"{where or 'the body'} ({', '.join(kinds)})")
+    if found:
+        raise JobError(
+            422, f"{what} holds a secret at {'; '.join(found)}: a job's spec is stored in its "
+            "folder and returned by the API, so it must hold none. Put the secret in an env "
+            "var of the server and name that variable in the option that reads it (e.g. "
+            "api_key_env), or let the value through with the [scrub] allow setting",
+        )  # fmt: skip
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string in a JSON document (keys too), with where it is: `pipeline.x[0]`."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            yield from _strings(str(key), f"{inner} (the key)")
+            yield from _strings(item, inner)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{where}[{i}]")
+
+
+def _redacted(message: str, plugins: Plugins) -> str:
+    """`message` as the server's scrubbing redacts it (as it is when none can open)."""
+    try:
+        host, settings = plugins.get()
+        scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
+    except Exception:  # noqa: BLE001 -- the error being answered matters more than redaction
+        return message
+    return scrubbing.text(message) if scrubbing is not None and scrubbing.enabled else message
+
+
+def _checked_spec(doc: Any, plugins: Plugins, *, allow_plugin_files: bool) -> CheckedSpec:
     if not isinstance(doc, dict):
         raise JobError(422, "a job's spec is a JSON object with the fields of a run file")
     if "out" in doc:

@@ -105,8 +105,11 @@ def test_jobs_stream_cancel_resume_and_survive_a_restart(
     assert rows["total"] == 5 and len(rows["rows"]) == 2
     assert set(rows["rows"][0]) == {"task_category", "difficulty"}
 
-    # a push to the Hub runs `bashgym push` as a child: offline and without a token, it fails
-    # with its one line in the push's log, and the job is untouched
+    # a push to the Hub runs `bashgym push` as a child: offline, it fails with its one line in
+    # the push's log, and the job is untouched (no token set: said at once, no child started)
+    pushed = served.client.post(f"/api/jobs/{quick}/push", json={"repo": "me/agent-sft"})
+    assert pushed.status_code == 422 and "$HF_TOKEN is not set" in pushed.text, pushed.text
+    monkeypatch.setenv("HF_TOKEN", "hf_x")
     pushed = served.client.post(f"/api/jobs/{quick}/push", json={"repo": "me/agent-sft"})
     assert pushed.status_code == 202, pushed.text
     assert served.client.post(f"/api/jobs/{quick}/push", json={"repo": "-x"}).status_code == 422
@@ -114,7 +117,7 @@ def test_jobs_stream_cancel_resume_and_survive_a_restart(
     while (push := served.client.get(f"/api/jobs/{quick}/push").json())["exit_code"] is None:
         assert time.monotonic() < deadline, push
         time.sleep(0.3)
-    assert push["exit_code"] == 2 and "HF_TOKEN" in push["log"], push  # no token: a user mistake
+    assert push["exit_code"] == 2 and "parquet" in push["log"], push  # a parquet-only run
 
     # a reconnect from the middle gets exactly the rest
     middle = events[len(events) // 2 - 1]["_offset"]

@@ -132,6 +132,11 @@ function setupJob() {
     };
     ws.onclose = (ev) => {
       if (ended) return;
+      if (ev.code === 4404 || ev.code === 4422) {  // refused (no such job, a bad offset): say why
+        ended = true;
+        $("#ws-state").textContent = "refused: " + ev.reason;
+        return;
+      }
       $("#ws-state").textContent = "reconnecting";
       setTimeout(connect, 1000);  // resumes from `offset`: nothing missed, nothing twice
     };
