@@ -69,8 +69,10 @@ RUN_HELP = (
     "backend."
     "\n\nOptions of the orchestrator source (--set source.KEY=VALUE), e.g. each worker's turns:"
     "\n\n  bashgym orchestrate run JOB --set source.executor_options.max_turns=20"
-    "\n\nExit 0 when it ran to the end (job.json says what merged), 130 when cancelled or "
-    "interrupted (`orchestrate resume JOB` goes on), 1 when it failed, 2 for a mistake here."
+    "\n\nExit 0 when it ran to the end and a task merged (job.json says which), 1 when it "
+    "failed or no task merged (every one failed, conflicted or was blocked: job.json's status "
+    "is `failed`), 130 when cancelled or interrupted (`orchestrate resume JOB` goes on), 2 for "
+    "a mistake here."
 )
 
 orchestrate = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
@@ -382,8 +384,9 @@ RETRY_HELP = (
     "JOB/spec.json. The failed attempt's branch is kept as `bashgym/<job>/<task>-attempt-<n>`."
     "\n\nA running job is refused (exit 1): `orchestrate cancel JOB` first, or wait. A retry "
     "is never queued: only the job's own process changes its run store."
-    "\n\nExit 0 when the job ran to the end, 1 when the task cannot be retried or the job "
-    "failed, 130 when interrupted (`orchestrate resume JOB` goes on), 2 for a mistake here."
+    "\n\nExit 0 when the job ran to the end and a task merged, 1 when the task cannot be "
+    "retried, the job failed or no task merged, 130 when interrupted (`orchestrate resume JOB` "
+    "goes on), 2 for a mistake here."
 )
 
 
@@ -468,7 +471,9 @@ def _print_result(job: Job, summary: dict[str, Any]) -> None:
     result = job.result() or {}
     counts = result.get("counts", {})
     said = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no tasks"
-    out.print(f"[green]done[/] {job.dir}: {said}", highlight=False)
+    failed = result.get("status") == "failed"  # no task merged (dispatch.JobRunner._ending)
+    word = "[red]failed[/] (no task merged)" if failed else "[green]done[/]"
+    out.print(f"{word} {job.dir}: {said}", highlight=False)
     verify = result.get("verify")
     if verify is not None:
         word = "[green]passed[/]" if verify["ok"] else f"[red]failed[/] ({verify['reason']})"
@@ -489,13 +494,25 @@ def _print_result(job: Job, summary: dict[str, Any]) -> None:
     if wall is not None:
         out.print(
             f"  integration branch: {result.get('integration_branch')}; cost "
-            f"${result.get('cost_usd', 0):.4f}; wall {wall:.1f}s against "
+            f"{cost_text(result)}; wall {wall:.1f}s against "
             f"{path:.1f}s on the critical path",
             highlight=False,
         )
     for name, paths in summary.get("outputs", {}).items():
         for p in paths:
             out.print(f"  {name}: {p}", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+def cost_text(result: dict[str, Any]) -> str:
+    """A job's cost as job.json has it: `$X`, or `unknown (no price for M)` where a model
+    without a price was used (`orchestrate plan` says "price unknown" the same way)."""
+    cost = result.get("cost_usd")
+    if cost is None:
+        models = ", ".join(result.get("cost_unknown_for") or []) or "a model"
+        return f"unknown (no price for {escape(models)})"
+    return f"${cost:.4f}"
 
 
 @orchestrate.command("status")

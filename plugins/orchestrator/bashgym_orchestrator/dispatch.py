@@ -52,6 +52,7 @@ from bashgym_orchestrator.job import write_json
 from bashgym_orchestrator.plan import Plan, PlannedTask, critical_path
 from bashgym_orchestrator.retry import fresh_from
 from bashgym_orchestrator.schedule import Scheduler, State
+from bashgym_orchestrator.status import attempts_cost
 from bashgym_orchestrator.stream import SinkStream
 from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch
 
@@ -83,6 +84,7 @@ class JobRunner:
     cap_usd: float | None
     stream: SinkStream | None = None  # the sinks written as the job goes (`stream`)
     planning_usd: float = 0.0  # what planning cost: spent from the job's budget
+    planning_priced: bool = True  # False: the planner's model has no price (its cost unknown)
     started: float = field(default_factory=time.monotonic)
     _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -174,7 +176,14 @@ class JobRunner:
             await self.stream.drain()
         verify = await self._verify()
         await self._clean_up(verify)
-        return self._snapshot("done", verify=verify)
+        return self._snapshot(self._ending(), verify=verify)
+
+    def _ending(self) -> str:
+        """job.json's last word: `failed` when no task merged (every one failed, conflicted or
+        was blocked: the integration branch holds nothing of the job), else `done`; a script
+        reads it from the exit code too (`commands`)."""
+        merged = [s for s in self.states().values() if s == "merged"]
+        return "done" if merged or not self.plan.tasks else "failed"
 
     async def _base(self) -> str:
         """The commit every task starts from: the spec's base branch as it was at the job's
@@ -567,6 +576,17 @@ class JobRunner:
                 out[tid] = str(state)
         return out
 
+    def _costs(self) -> dict[str, Any]:
+        """The job's cost and planning's: None where a model without a price was used (as
+        `orchestrate plan` says "price unknown"), with those models named; a known $0 is 0."""
+        tally = self.bench.run.tally
+        total = tally.task_cost_usd + self.planning_usd
+        return {
+            "cost_usd": None if tally.unpriced else round(total, 6),
+            "planning_cost_usd": round(self.planning_usd, 6) if self.planning_priced else None,
+            "cost_unknown_for": sorted(tally.unpriced),
+        }
+
     def _snapshot(self, status: str, verify: dict[str, Any] | None = None) -> dict[str, Any]:
         """job.json: the job as it stands (rewritten as tasks end, final at the end)."""
         states = self.states()
@@ -576,7 +596,7 @@ class JobRunner:
             entry: dict[str, Any] = {
                 "state": states.get(item.key, item.state),
                 "attempts": len(attempts),
-                "cost_usd": round(sum(a.get("cost_usd") or 0.0 for a in attempts), 6),
+                "cost_usd": attempts_cost(attempts),
                 "duration_s": round(sum(a["row"].get("duration_s") or 0.0 for a in attempts), 3),
             }
             if item.state == "done":
@@ -601,8 +621,7 @@ class JobRunner:
             "counts": counts,
             "tasks": tasks,
             "verify": verify,
-            "cost_usd": round(self.bench.run.tally.task_cost_usd + self.planning_usd, 6),
-            "planning_cost_usd": round(self.planning_usd, 6),
+            **self._costs(),
             "budget_usd": self.cap_usd,
             "environment": self.bench.environment_name,
             "wall_s": round(wall, 3),
@@ -611,7 +630,7 @@ class JobRunner:
             "kept_worktrees": sorted(
                 p.name for p in self.bench.job.worktrees.glob("*") if p.is_dir()
             )
-            if status == "done"
+            if status in ("done", "failed")
             else None,
         }
         write_json(self.bench.job.result_file, result)

@@ -122,6 +122,8 @@ class JobDisplay:
             )
         if self._tally is not None:
             table.caption = f"spent ${self._tally.cost_usd:.4f}"
+            if self._tally.unpriced:  # what the models without a price spent is not in it
+                table.caption += f" + unknown ({', '.join(sorted(self._tally.unpriced))})"
             if self._tally.kept is not None:  # the sinks written as the job goes
                 table.caption += f" · {self._tally.kept} rows in the sinks"
         return table
@@ -152,13 +154,16 @@ def status_table(status: dict[str, Any]) -> Table:
         style = STYLE.get(state, "")
         why = task.get("reason") or ", ".join(task.get("conflicts") or []) or task.get("branch")
         cost = task.get("cost_usd")
+        spent = "unknown" if "cost_usd" in task else ""  # attempts at no known price: not $0
+        if cost is not None:
+            spent = f"${cost:.4f}"
         table.add_row(
             escape(tid),
             f"[{style}]{state}[/]" if style else state,
             task.get("priority", ""),
             str(task.get("attempts", "")),
             escape(task.get("executor", "")),
-            "" if cost is None else f"${cost:.4f}",
+            spent,
             escape(str(why or "")),
         )
     verify = status.get("verify")

@@ -102,6 +102,7 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         cap_usd=options.budget_usd or spec.budget_usd,
         stream=SinkStream.of_run(job, run, options.stream_sinks),
         planning_usd=charge_planning(job, run),
+        planning_priced=planning_priced(job),
     )
     job.cancel_file.unlink(missing_ok=True)
     try:
@@ -135,6 +136,12 @@ def charge_planning(job: Job, run: RunContext) -> float:
         )
         store.complete(PLANNING_NAMESPACE, "planning", spend.as_json())
     return spend.cost_usd or 0.0
+
+
+def planning_priced(job: Job) -> bool:
+    """False when planning asked a model without a price (its cost is unknown, not $0)."""
+    spend = job.planning()
+    return spend is None or not spend.requests or spend.cost_usd is not None
 
 
 class Picker:

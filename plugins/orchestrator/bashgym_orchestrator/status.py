@@ -26,6 +26,21 @@ def alive(pid: Any) -> bool:
     return True
 
 
+def attempts_cost(attempts: list[dict[str, Any]]) -> float | None:
+    """What a task's attempts cost: None when one spent tokens at no known price (an attempt
+    that never reached a model, with no tokens, costs a known 0)."""
+    total = 0.0
+    for attempt in attempts:
+        cost = attempt.get("cost_usd")
+        if cost is None:
+            row = attempt.get("row") or {}
+            if (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0):
+                return None
+            continue
+        total += cost
+    return round(total, 6)
+
+
 def job_status(job: Job) -> dict[str, Any]:
     """The job's state: each task's, the counts, the run's status, cost and result."""
     plan = job.plan()
@@ -50,13 +65,17 @@ def job_status(job: Job) -> dict[str, Any]:
                     entry.update(state="blocked" if blocked else "failed", reason=error)
                 elif item.state == "running":
                     entry["state"] = "running" if running else "interrupted"
+            ended: dict[str, list[dict[str, Any]]] = {}
             for item in store.items(ATTEMPTS):
-                entry = states.get(item.key.rsplit("#", 1)[0])
+                tid = item.key.rsplit("#", 1)[0]
+                entry = states.get(tid)
                 if entry is None or item.key.endswith("#merge"):
                     continue
                 entry["attempts"] = max(entry.get("attempts", 0), int(item.key.rsplit("#")[1]))
-                cost = (item.result or {}).get("cost_usd") if item.state == "done" else None
-                entry["cost_usd"] = round(entry.get("cost_usd", 0.0) + (cost or 0.0), 6)
+                if item.state == "done" and isinstance(item.result, dict):
+                    ended.setdefault(tid, []).append(item.result)
+            for tid, records in ended.items():  # None: a model without a price (unknown)
+                states[tid]["cost_usd"] = attempts_cost(records)
         finally:
             store.close()
     executors = _executors(job)
@@ -83,7 +102,8 @@ def job_status(job: Job) -> dict[str, Any]:
         "approved": plan.approved,
         "counts": counts,
         "tasks": states,
-        "cost_usd": run.get("cost_usd"),
+        "cost_usd": None if run.get("cost_unknown_for") else run.get("cost_usd"),
+        "cost_unknown_for": run.get("cost_unknown_for", []),
         "verify": result.get("verify"),
         "wall_s": result.get("wall_s"),
         "critical_path": result.get("critical_path"),

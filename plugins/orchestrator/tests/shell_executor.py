@@ -1,6 +1,7 @@
 """A test executor plugin (loaded with --plugin): runs the ```sh block of its task's prompt in
 the task's environment session, a real process, and charges the `cost: X` the prompt names.
-Deterministic per task whatever order workers take tasks in, unlike a FIFO script."""
+`cost: unknown` charges tokens at no known price (a model without one). Deterministic per task
+whatever order workers take tasks in, unlike a FIFO script."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from bashgym.records import Message, Outcome, Provenance, Task, ToolCall, Trace,
 
 BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
 RESOLVE = re.compile(r"```resolve\n(.*?)```", re.DOTALL)  # run when asked to resolve a conflict
-COST = re.compile(r"^cost: ([0-9.]+)$", re.MULTILINE)
+COST = re.compile(r"^cost: ([0-9.]+|unknown)$", re.MULTILINE)  # unknown: a model with no price
 
 
 class ShellExecutor(Executor[NoOptions]):
@@ -25,7 +26,8 @@ class ShellExecutor(Executor[NoOptions]):
         found = block.search(task.prompt)
         command = found.group(1) if found else "true"
         done = await ctx.env.run(command, timeout=120)
-        cost = float(m.group(1)) if (m := COST.search(task.prompt)) else 0.0
+        said = m.group(1) if (m := COST.search(task.prompt)) else "0"
+        cost = None if said == "unknown" else float(said)
         usage = Usage(input_tokens=len(task.prompt.split()), output_tokens=5)
         ctx.charge(usage, cost, model="shell")
         call = ToolCall(id="call_1", name="Bash", arguments=json.dumps({"command": command}))

@@ -113,7 +113,8 @@ def test_plan_then_run_spec_with_yes(
         "--plugin", orch.shell_plugin, "--budget", f"{planning.cost_usd / 2:.8f}",
         "-k", "nemo-jsonl",
     )  # fmt: skip
-    assert capped.exit_code == 0, capped.output
+    assert capped.exit_code == 1, capped.output  # no task merged: the job failed
     job3 = Job.at(next(p for p in Path(scripted_models.settings().runs_dir).glob("*") if p != made))
     assert job3.result()["counts"] == {"blocked": 1}  # type: ignore[index]
+    assert job3.result()["status"] == "failed"  # type: ignore[index]
     assert "budget:" in job3.result()["tasks"]["hello"]["reason"]  # type: ignore[index]

@@ -249,9 +249,9 @@ def test_a_worker_that_changes_nothing_failed(
     done = bashgym_cli(
         "orchestrate", "run", job.dir, *RUN, "--plugin", orch.shell_plugin, "--retries", "1"
     )
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == 1, done.output  # no task merged: the job failed
     result = job.result()
-    assert result is not None
+    assert result is not None and result["status"] == "failed"
     assert result["tasks"]["idle"]["state"] == "failed"
     assert result["tasks"]["idle"]["attempts"] == 2
     assert "changed no file" in result["tasks"]["idle"]["reason"]
