@@ -316,7 +316,7 @@ def test_the_router_sees_the_plans_estimates_and_files(
         "orchestrate", "run", job.dir, "--router", "confidence", "-e", "local",
         "--plugin", orch.shell_plugin, "-k", "parquet",
         "--set", "source.router_options.student=shell",
-        "--set", "source.router_options.teacher=shell",
+        "--set", "source.router_options.teacher=shell-teacher",
     )  # fmt: skip
     assert done.exit_code == 0, done.output
     store = RunStore(job.dir / "state.db")
