@@ -12,6 +12,7 @@ is a 501 naming it.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import time
@@ -59,6 +60,7 @@ def routes(app: FastAPI) -> None:
             raise JobError(422, "spec: the text of a spec (Markdown, TOML or YAML)")
         if fmt not in SUFFIXES:
             raise JobError(422, f"format: one of {', '.join(sorted(SUFFIXES))}")
+        await asyncio.to_thread(_no_secrets, st, {"spec": text}, "the spec")
         st.commands.require(["orchestrate", "plan"])
         title = _title(text)
         job_dir = st.jobs.new_dir(title, "orchestration", {"spec_format": fmt})
@@ -86,6 +88,7 @@ def routes(app: FastAPI) -> None:
         problems = dag_problems(tasks)
         if problems:
             raise JobError(422, "; ".join(problems))
+        await asyncio.to_thread(_no_secrets, st, plan, "the plan")
         plan_file = job_dir / ORCHESTRATOR_DIR / PLAN_FILE
         write_json(plan_file, {**read_json(plan_file), **plan, "approved": False})
         return detail(st, job_id)
@@ -173,6 +176,15 @@ def _quote(text: str) -> str:
     import shlex
 
     return shlex.quote(text)
+
+
+def _no_secrets(st: State, doc: dict[str, Any], what: str) -> None:
+    """A 422 when the spec or plan holds a secret: it is stored in the job's folder (spec.md,
+    plan.json) and returned by the API, as a run job's spec is (`specs.refuse_secrets`)."""
+    from bashgym_api.specs import refuse_secrets
+
+    host, settings = st.plugins.get()
+    refuse_secrets(doc, host, settings, what)
 
 
 def _title(text: str) -> str:

@@ -103,8 +103,8 @@ def refuse_secrets(doc: Any, host: PluginHost, settings: Settings, what: str) ->
             found.append(f"{where or 'the body'} ({', '.join(kinds)})")
     if found:
         raise JobError(
-            422, f"{what} holds a secret at {'; '.join(found)}: a job's spec is stored in its "
-            "folder and returned by the API, so it must hold none. Put the secret in an env "
+            422, f"{what} holds a secret at {'; '.join(found)}: it would be stored in the "
+            "job's folder and returned by the API, so it must hold none. Put the secret in an env "
             "var of the server and name that variable in the option that reads it (e.g. "
             "api_key_env), or let the value through with the [scrub] allow setting",
         )  # fmt: skip

@@ -45,6 +45,16 @@ def test_plan_edit_approve_and_run(api, orchestration_spec):
     assert "cycle: core -> docs -> cli -> core" in r.json()["detail"]
     r = served.client.put(f"/api/orchestrations/{job_id}/plan", json={"tasks": "no"})
     assert r.status_code == 422
+    # a plan edited to hold a secret is refused, as a job's spec is: plan.json keeps nothing raw
+    planted = task("core")
+    planted["prompt"] = "Use ghp_9lroW68HZdtRFiarR2WR3xerXChODzLxn4a0 to push."
+    r = served.client.put(f"/api/orchestrations/{job_id}/plan", json={"tasks": [planted]})
+    assert r.status_code == 422, r.text
+    assert "the plan holds a secret at tasks[0].prompt (github-token)" in r.json()["detail"]
+    assert "ghp_9lroW68" not in r.text
+    assert [
+        t["id"] for t in served.client.get(f"/api/orchestrations/{job_id}").json()["tasks"]
+    ] == ["core", "cli", "docs"]
 
     approved = served.client.post(f"/api/orchestrations/{job_id}/approve")
     assert approved.status_code == 200, approved.text

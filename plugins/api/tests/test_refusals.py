@@ -49,6 +49,11 @@ def test_a_job_spec_holding_a_secret_is_refused_and_nothing_is_stored(api, jobs_
     assert "api_key_env" in detail and "[scrub] allow" in detail
     assert TOKEN not in detail and "\n" not in detail
     assert not jobs_root.exists() or not any(jobs_root.iterdir())  # no job folder, no file
+    # an orchestration's spec text and an edited plan are stored as a job's spec is
+    r = served.client.post("/api/orchestrations", json={"spec": f"# Fix\n\nUse {TOKEN}.\n"})
+    assert r.status_code == 422 and "the spec holds a secret at spec (github-token)" in r.text
+    assert TOKEN not in r.text
+    assert not jobs_root.exists() or not any(jobs_root.iterdir())
     # a bad value is answered with the value redacted (the spec is refused before it is kept)
     bad = {"pipeline": {"plugin": "samplers", "categories": TOKEN}, "sinks": ["parquet"]}
     r = served.client.post("/api/jobs", json=bad)
