@@ -41,5 +41,5 @@ def test_documents_become_grounded_qa_lines(scripted_models, bashgym_cli, tmp_pa
     ]  # fmt: skip
     for line in lines:
         assert line["chunk_id"] == f"{line['source_path']}#0"
-        assert [m["role"] for m in line["messages"]] == ["system", "user", "assistant"]
-        assert line["messages"][1]["content"].strip() and line["messages"][2]["content"].strip()
+        assert [m["role"] for m in line["messages"]] == ["user", "assistant"]  # Q&A: no agent
+        assert line["messages"][0]["content"].strip() and line["messages"][1]["content"].strip()

@@ -117,7 +117,7 @@ def test_grounded_questions_and_answers_from_chunks(scripted_models, tmp_path):
     out = tmp_path / "out"
     NemoJsonlSink().write(rows, NemoJsonlOptions(path=str(out), val_fraction=0), run, "rows")
     (line,) = [json.loads(x) for x in (out / "train.jsonl").read_text().splitlines()]
-    assert line["messages"][1:] == [
+    assert line["messages"] == [  # document Q&A: no coding-agent system prompt by default
         {"role": "user", "content": row["prompt"]},
         {"role": "assistant", "content": row["response"]},
     ]

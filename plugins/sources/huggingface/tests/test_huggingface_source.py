@@ -131,9 +131,13 @@ def test_bad_local_input_is_a_clear_error(run, data):
 
 
 @pytest.mark.parametrize("given", ["/missing/deep/dir", "~/missing-dataset", "./missing", "../x"])
-def test_a_path_that_can_only_be_local_and_is_not_there_is_refused_with_the_options(given):
+def test_a_path_that_can_only_be_local_and_is_not_there_is_refused_with_the_options(
+    given, tmp_path, monkeypatch
+):
     """Before a run folder exists (exit 2 through the CLI): no Hub id starts with `/`, `~` or
     a dot, or has two slashes."""
+    (tmp_path / "here").mkdir()  # a folder whose parent holds no `x` (`/tmp/x` may well exist)
+    monkeypatch.chdir(tmp_path / "here")
     with pytest.raises(ValueError, match="path\n  does not exist, and is not a Hub id like"):
         HuggingFaceOptions(path=given)
 

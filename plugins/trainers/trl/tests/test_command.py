@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,9 @@ def test_unknown_trainer_and_bad_option_are_one_line_errors(
     bad = bashgym_cli("train", run, "--trainer", "trll")
     assert bad.exit_code == 2 and "trl" in bad.stderr
     bad = bashgym_cli("train", run, "--set", "trainer.rank=0")
-    assert bad.exit_code == 2 and "trainer.rank" in bad.stderr
+    assert bad.exit_code == 2 and "trainer 'trl': rank:" in " ".join(bad.stderr.split())
     bad = bashgym_cli("train", run, "--set", "trainer.nope=1")
-    assert bad.exit_code == 2 and "trainer.nope" in bad.stderr
+    assert bad.exit_code == 2 and "nope: unknown option" in " ".join(bad.stderr.split())
     bad = bashgym_cli("train", run, "--set", "rank=4")
     assert bad.exit_code == 2 and "trainer.KEY=VALUE" in bad.stderr
 
@@ -33,8 +34,8 @@ def test_without_the_extra_the_error_names_it(bashgym_cli, tmp_path: Path, make_
 
 def test_options_are_listed_and_run_dir_is_required(bashgym_cli) -> None:
     listed = bashgym_cli("train", "--trainer", "trl", "--options")
-    assert listed.exit_code == 0 and "trainer.max_steps (" in listed.stdout
-    assert "trainer.url (str, required)" in bashgym_cli(
-        "train", "--trainer", "nemo-customizer", "--options").stdout  # fmt: skip
+    assert listed.exit_code == 0 and "trainer.max_steps" in listed.stdout
+    customizer = bashgym_cli("train", "--trainer", "nemo-customizer", "--options").stdout
+    assert re.search(r"trainer\.url\b.*?required", customizer, re.DOTALL), customizer
     missing = bashgym_cli("train")
     assert missing.exit_code == 2 and "RUN_DIR is missing" in missing.stderr
