@@ -57,9 +57,14 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:  # what Typer's eager --version prints, without Typer
         print(f"bashgym {__version__}")
         return
-    from bashgym_cli.index import lazy_app  # Typer and the index: not needed for --version
+    try:  # a stop before the command's own handling (its imports): one line, not a traceback
+        from bashgym_cli.index import lazy_app  # Typer and the index: not needed for --version
 
-    lazy_app()()
+        app = lazy_app()
+    except KeyboardInterrupt as exc:
+        print(f"interrupted ({exc or 'Ctrl-C'}) before the command started", file=sys.stderr)
+        raise SystemExit(130) from None
+    app()
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -44,3 +44,26 @@ def probe(*args: str) -> list[str]:
 def test_main_clears_the_dumpable_flag_and_hides_the_environment():
     assert probe("control") == ["1", "True", "False"]  # without main(): the key is readable
     assert probe() == ["0", "False", "True"]
+
+
+def test_a_stop_before_the_command_starts_is_one_line_exit_130():
+    """SIGTERM while the CLI still imports Typer and its command index (an API job cancelled at
+    once) printed a KeyboardInterrupt traceback into the job's log. The signal is sent from inside
+    the index loading here, so it lands there every time."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal, sys, bashgym_cli, bashgym_cli.index as index\n"
+        "real = index.lazy_app\n"
+        "def stopped():\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return real()\n"
+        "index.lazy_app = stopped\n"
+        "sys.argv = ['bashgym', '--help']\n"
+        "bashgym_cli.main()\n"
+    )
+    argv = [sys.executable, "-c", script]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip() == "interrupted (SIGTERM) before the command started"
