@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from bashgym_formats_atif import load_atif
 from bashgym_formats_atif.source import AtifInputError, AtifOptions, AtifSource
+from bashgym_testing.paths import options_with_path_gone
 
 from bashgym.contracts import RunContext
 from bashgym.records import Trace, trace_from_row
@@ -80,10 +81,7 @@ def test_nothing_valid_or_nothing_found_is_an_input_error(run, jobs, tmp_path):
         AtifOptions(path=str(tmp_path / "missing.json"))  # before a run folder exists
     with pytest.raises(ValueError, match="nothing matches this glob"):
         AtifOptions(path=str(tmp_path / "missing-*.json"))
-    gone = tmp_path / "gone.json"  # there when the run was resolved, gone when the source opens
-    gone.write_text("{}")
-    options = AtifOptions(path=str(gone))
-    gone.unlink()
+    options = options_with_path_gone(AtifOptions, tmp_path / "gone.json", "{}")
     with pytest.raises(AtifInputError, match="no files match"):
         list(AtifSource().open(options, run))
     with pytest.raises(AtifInputError, match=r"pattern \*\.atif"):

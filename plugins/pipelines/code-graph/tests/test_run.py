@@ -11,6 +11,7 @@ from bashgym_pipelines_code_graph import source as source_module
 from bashgym_pipelines_code_graph.options import CodeRepoOptions
 from bashgym_pipelines_code_graph.pairs import PAIR_COLUMNS
 from bashgym_pipelines_code_graph.source import NAMESPACE, CodeRepoSource
+from bashgym_testing.paths import options_with_path_gone
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError, RunContext
@@ -131,10 +132,7 @@ def test_each_repository_is_checkpointed_and_not_parsed_again(repo_factory, tmp_
 
 def test_no_readable_repository_is_an_input_error(tmp_path):
     run = RunContext(run_dir=tmp_path / "run", settings=Settings())
-    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
-    gone.mkdir()
-    options = CodeRepoOptions(path=str(gone))
-    gone.rmdir()
+    options = options_with_path_gone(CodeRepoOptions, tmp_path / "gone")
     with pytest.raises(InputError, match="no repository could be read"):
         CodeRepoSource().open(options, run)
 

@@ -17,6 +17,7 @@ from bashgym_sources_claude_code.source import (
     ClaudeCodeSource,
     slugify,
 )
+from bashgym_testing.paths import options_with_path_gone
 from pydantic import ValidationError
 
 TODO = "-home-dev-todo-api"
@@ -177,10 +178,7 @@ def test_since_skips_old_files_without_opening_them(read, projects, tmp_path, ru
 def test_bad_paths_and_options(read, tmp_path, run):
     with pytest.raises(ValueError, match="path\n  does not exist"):
         ClaudeCodeOptions(path=str(tmp_path / "missing"))  # before a run folder exists
-    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
-    gone.mkdir()
-    options = ClaudeCodeOptions(path=str(gone))
-    gone.rmdir()
+    options = options_with_path_gone(ClaudeCodeOptions, tmp_path / "gone")
     with pytest.raises(ClaudeCodeInputError, match="gone' does not exist"):
         ClaudeCodeSource().open(options, run)
     (tmp_path / "empty" / "sub").mkdir(parents=True)

@@ -22,6 +22,7 @@ import pytest
 from bashgym_formats_atif import atif_to_trace, trace_to_atif
 from bashgym_sources_codex.rollout import read_rollout
 from bashgym_sources_codex.source import CodexInputError, CodexOptions, CodexSource
+from bashgym_testing.paths import options_with_path_gone
 
 from bashgym.contracts import RunContext
 from bashgym.records import Trace, trace_from_row
@@ -197,10 +198,7 @@ def test_bad_paths_are_input_errors(run, tmp_path, monkeypatch):
         CodexOptions(path=str(tmp_path / "missing"))  # before a run folder exists
     with pytest.raises(ValueError, match="nothing matches this glob"):
         CodexOptions(path=str(tmp_path / "missing" / "rollout-*.jsonl"))
-    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
-    gone.mkdir()
-    options = CodexOptions(path=str(gone))
-    gone.rmdir()
+    options = options_with_path_gone(CodexOptions, tmp_path / "gone")
     with pytest.raises(CodexInputError, match=r"no rollout files in .*gone"):
         list(CodexSource().open(options, run))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "nothing"))

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from bashgym_sources_documents.chunking import TOKEN_RE, chunk_text, count_tokens
 from bashgym_sources_documents.source import DocumentsOptions, DocumentsSource
+from bashgym_testing.paths import options_with_path_gone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,10 +176,7 @@ def test_bad_options_and_missing_input_are_clear_errors(run, tmp_path):
         DocumentsOptions(path=str(tmp_path / "nothing-here"))  # before a run folder exists
     with pytest.raises(ValueError, match="nothing matches this glob"):
         DocumentsOptions(path=str(tmp_path / "nothing-here" / "*.md"))
-    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
-    gone.mkdir()
-    options = DocumentsOptions(path=str(gone))
-    gone.rmdir()
+    options = options_with_path_gone(DocumentsOptions, tmp_path / "gone")
     with pytest.raises(InputError, match="no readable documents"):
         DocumentsSource().open(options, run)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from bashgym_sources_files.source import FilesOptions, FilesSource, SourceInputError
+from bashgym_testing.paths import options_with_path_gone
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
@@ -78,10 +79,7 @@ def test_bad_input_is_a_clear_error(run, data, tmp_path):
         FilesOptions(path=str(tmp_path / "missing.csv"))  # before a run folder exists
     with pytest.raises(ValidationError, match="nothing matches this glob"):
         FilesOptions(path=str(tmp_path / "missing" / "*.csv"))
-    gone = data / "gone.csv"  # there when the run was resolved, gone when the source opens
-    gone.write_text("a\n1\n")
-    options = FilesOptions(path=str(gone))
-    gone.unlink()
+    options = options_with_path_gone(FilesOptions, data / "gone.csv", "a\n1\n")
     with pytest.raises(SourceInputError, match="nothing matches"):
         FilesSource().open(options, run)
     with pytest.raises(SourceInputError, match=r"column\(s\) \['nope'\] not found"):

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from bashgym_sources_huggingface.loader import DatasetInputError, HubUnavailableError
 from bashgym_sources_huggingface.source import HuggingFaceOptions, HuggingFaceSource
+from bashgym_testing.paths import options_with_path_gone
 from datasets import Dataset, DatasetDict
 
 from bashgym.contracts import RunContext
@@ -148,10 +149,7 @@ def test_a_hub_id_is_never_looked_for_on_disk_by_the_options(given):
 
 
 def test_a_local_path_gone_when_the_source_opens_is_the_same_error(run, tmp_path, monkeypatch):
-    gone = tmp_path / "gone"  # there when the run was resolved, gone when the source opens
-    gone.mkdir()
-    options = HuggingFaceOptions(path=str(gone))
-    gone.rmdir()
+    options = options_with_path_gone(HuggingFaceOptions, tmp_path / "gone")
     with pytest.raises(DatasetInputError, match="neither a local dataset folder or file nor a Hub"):
         HuggingFaceSource().open(options, run)
     # `../x` is local too (no Hub name starts with a dot): never asked of the Hub, gone or not

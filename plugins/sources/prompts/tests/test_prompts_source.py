@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from bashgym_sources_prompts.reader import PromptsInputError, split_sections
 from bashgym_sources_prompts.source import PromptsOptions, PromptsSource
+from bashgym_testing.paths import options_with_path_gone
 from pydantic import ValidationError
 
 from bashgym.contracts import RunContext
@@ -166,10 +167,7 @@ def test_empty_and_unsupported_input_are_clear_errors(run, tmp_path):
         PromptsOptions(path=str(tmp_path / "missing.txt"))  # before a run folder exists
     with pytest.raises(ValidationError, match="nothing matches this glob"):
         PromptsOptions(path=str(tmp_path / "missing-*.txt"))
-    gone = tmp_path / "gone.txt"  # there when the run was resolved, gone when the source opens
-    gone.write_text("hi\n")
-    options = PromptsOptions(path=str(gone))
-    gone.unlink()
+    options = options_with_path_gone(PromptsOptions, tmp_path / "gone.txt", "hi\n")
     with pytest.raises(PromptsInputError, match="nothing matches"):
         PromptsSource().open(options, run)
     folder = tmp_path / "folder"
