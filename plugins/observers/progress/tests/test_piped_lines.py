@@ -8,6 +8,7 @@ real `bashgym` executable with stdout and stderr on pipes and COLUMNS=80, as `| 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -80,6 +81,8 @@ def test_an_interrupted_and_resumed_run_keeps_every_line_whole_when_piped(
     # the step Ctrl-C stopped says so (it said `failed in`), with its count, and only it
     ended = [line for line in first if re.search(r"\] pipeline: (failed|interrupted|done) ", line)]
     assert len(ended) == 1 and re.search(r"interrupted after \d+\.\ds \(\d+ done\)$", ended[0])
+    summary = json.loads((out / "run.json").read_text())  # what was asked is known: said
+    assert summary["status"] == "interrupted" and summary["counts"]["requested"] == 60
 
     scripted_models.server.latency = 0.0
     code, second = run_piped(args, bashgym_env.workdir, stop_when=None)

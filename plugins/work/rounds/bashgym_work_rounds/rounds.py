@@ -66,8 +66,8 @@ def generate_in_rounds(
         part = rotated(seed, asked) if seed is not None and len(seed) else seed
         try:
             out = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
-        except Exception:  # a stopped model: the runner counted its round's rows, these the rest
-            _count(run, target, rounds)
+        except BaseException:  # a stopped model (the runner counted its round's rows) or a
+            _count(run, target, rounds)  # Ctrl-C: what was asked and the finished rounds
             raise
         summary.update(out.summary)
         dropped.extend(out.dropped)
