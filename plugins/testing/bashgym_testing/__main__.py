@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import signal
 import sys
@@ -48,6 +49,34 @@ def load(server: ScriptedModelServer, script: dict[str, Any]) -> None:
         server.add_rule(rule["match"], turn(rule["reply"]))
 
 
+def bind(server: ScriptedModelServer) -> str | None:
+    """Start the server, or say in one line why its port could not be taken.
+
+    A busy or forbidden `--port` is a mistake on the command line, not a bug, so it gets a
+    sentence and exit 2 instead of an `OSError` traceback.
+    """
+    port = server.port
+    try:
+        server.start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return f"port {port} is in use: choose another or leave --port out for a free one"
+        reason = exc.strerror or str(exc)
+        return f"port {port} cannot be used ({reason}): choose another or leave --port out"
+    return None
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a port is 0 (any free one) to 65535, said before binding is tried."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0 to 65535)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bashgym_testing",
@@ -55,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "127.0.0.1 until Ctrl-C.",
     )
     parser.add_argument("script", nargs="?", type=Path, help="JSON script (see the module doc)")
-    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--port", type=port_number, default=0, help="port (default: a free one)")
     args = parser.parse_args(argv)
     server = ScriptedModelServer(port=args.port)
     try:
@@ -63,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
             load(server, json.loads(args.script.read_text()))
     except (OSError, ValueError, TypeError, KeyError) as exc:
         print(f"error: {args.script}: {exc}", file=sys.stderr)
+        return 2
+    problem = bind(server)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 
@@ -53,3 +54,34 @@ def test_a_bad_script_is_one_line_and_exit_2(tmp_path):
         [sys.executable, "-m", "bashgym_testing", str(script)], capture_output=True, text=True
     )
     assert done.returncode == 2 and "unknown keys in the script: turn" in done.stderr
+
+
+def test_a_busy_port_is_one_line_and_exit_2():
+    """A port another process holds is a command-line mistake: one line naming the port and
+    what to do, exit 2, no OSError traceback."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "bashgym_testing", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"error: port {port} is in use: choose another or leave --port out for a free one"
+    )
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_port_out_of_range_is_refused_before_binding():
+    done = subprocess.run(
+        [sys.executable, "-m", "bashgym_testing", "--port", "70000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "70000 is not a port (0 to 65535)" in done.stderr
