@@ -14,6 +14,7 @@ from bashgym.contracts import Options, PipelineOptions
 from bashgym_pipelines_csv_triangulation.matching import MatchOptions, nested_schema
 
 KINDS = ("aggregation", "filtering", "group-by", "statistics")
+CSV_REQUIRED = "required: set pipeline.csv=PATH to a CSV file"
 
 
 class SandboxOptions(Options):
@@ -131,6 +132,25 @@ class CsvTriangulationOptions(PipelineOptions):
         description="Also write every episode, verified or not, to "
         "RUN_DIR/csv-triangulation/episodes.jsonl (scrubbed like the sinks' rows).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _csv_missing_reaches_its_check(cls, data: Any) -> Any:
+        """Pydantic's own "Field required" does not say how to set the option, and a missing
+        field never reaches a field validator: so an absent `csv` goes on as None, for
+        `_csv_given` to word. The field stays required (no default) for `bashgym options`."""
+        if isinstance(data, dict) and "csv" not in data:
+            return {**data, "csv": None}
+        return data
+
+    @field_validator("csv", mode="before")
+    @classmethod
+    def _csv_given(cls, value: Any) -> Any:
+        """`csv: required: set pipeline.csv=PATH ...` wherever the options are checked
+        (validate, run, export, `pipeline list`, the API), as the bad-path error says it."""
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ValueError(CSV_REQUIRED)
+        return value
 
     @field_validator("kinds")
     @classmethod
