@@ -96,6 +96,15 @@ def check_seed(seed: pd.DataFrame | None) -> pd.DataFrame:
     return seed
 
 
+def designer_rows(options: CodeGraphPairsOptions, frame: pd.DataFrame) -> int:
+    """How many rows the runner asks DataDesigner for in the first round: -n, else one per
+    graph node (bashgym-work-rounds' `requested_records`). The seed `build` hands DataDesigner
+    has exactly that many, so every question slot is reached once: fewer seed rows than
+    asked for would make DataDesigner go round the seed and ask questions twice, more would
+    leave the slots past -n unasked."""
+    return options.num_records or len(frame)
+
+
 def qa_seed(rows: int, slots: list[tuple[str, str, str, str]]) -> pd.DataFrame:
     """`rows` seed rows: the question slots (node, repo, category, context) spread evenly,
     placeholders between them."""
@@ -234,7 +243,14 @@ class CodeGraphPairsPipeline(Pipeline[CodeGraphPairsOptions]):
                     graph, run.seed, options.questions_per_repo, options.categories
                 ):
                     slots.append((node, repo, category, context(graph, node)))
-        rows = qa_seed(len(frame), slots)
+        rows = designer_rows(options, frame)
+        if len(slots) > rows:
+            why = f"-n {rows}" if options.num_records else f"{rows} graph nodes"
+            run.note(
+                f"{NAME}: {why} leaves room for {rows} of the {len(slots)} questions "
+                "(each accepted one gives at least one triplet)"
+            )
+        rows = qa_seed(rows, slots[:rows])
         if not options.qa:
             builder = dd.DataDesignerConfigBuilder()
             builder.with_seed_dataset(

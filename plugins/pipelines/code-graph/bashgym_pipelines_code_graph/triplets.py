@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 NAME = "code-graph-pairs"
 CO_RELEVANT_WEIGHT = 0.7
+QA_TYPES = ("qa", "co_relevant")
 
 
 @dataclass
@@ -140,8 +141,39 @@ def to_triplets(
             f"{NAME}: budget_usd cannot count {', '.join(sorted(spend.unpriced))} (no known "
             "price); set budget_tokens to cap them"
         )
-    for kind, n in sorted(out.counts().items()):
-        run.count(f"pairs.{kind}", n)
     for reason, n in sorted(out.unpaired.items()):
         run.drop(reason, n, by=NAME)
-    return pd.DataFrame({c: out.columns[c] for c in PAIR_COLUMNS})
+    made = pd.DataFrame({c: out.columns[c] for c in PAIR_COLUMNS})
+    written = capped(made, options.num_records, run)
+    for kind, n in sorted(written["pair_type"].value_counts().items()):
+        run.count(f"pairs.{kind}", int(n))
+    if len(written) != len(dataset):  # else kept > generated would go unexplained
+        run.note(
+            f"{NAME}: {len(written)} triplets from the {len(dataset)} rows DataDesigner "
+            "generated (the count 'generated': one per graph node, or -n): a triplet is a "
+            "graph edge or a cited node of an accepted answer, not a row (pairs.* count them "
+            "by type)"
+        )
+    return written
+
+
+def capped(made: pd.DataFrame, limit: int | None, run: RunContext) -> pd.DataFrame:
+    """At most `limit` (-n) triplets: the Q&A ones first (each was paid for), then structural
+    pairs spread evenly over their list, which runs type by type and file by file (its head
+    would be all `contains`). The rest are counted (`pairs.left_out`) and said in a note: -n
+    is "rows to generate", and this pipeline's rows are triplets."""
+    if limit is None or len(made) <= limit:
+        return made
+    is_qa = made["pair_type"].isin(QA_TYPES).to_numpy()
+    qa = [i for i, q in enumerate(is_qa) if q][:limit]
+    rest = [i for i, q in enumerate(is_qa) if not q]
+    room = limit - len(qa)
+    chosen = sorted(qa + [rest[i * len(rest) // room] for i in range(room)])
+    left = len(made) - len(chosen)
+    run.count("pairs.left_out", left)
+    run.note(
+        f"{NAME}: -n {limit} wrote {len(chosen)} of the {len(made)} triplets made ({left} left "
+        "out: Q&A triplets first, then structural pairs spread over the types; without -n all "
+        "are written)"
+    )
+    return made.iloc[chosen].reset_index(drop=True)

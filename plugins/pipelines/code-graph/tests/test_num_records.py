@@ -1,0 +1,98 @@
+"""-n (num_records, "rows to generate") for code-graph-pairs: at most N triplets are written,
+and the terminal's counts say what happened (kept never exceeds generated unexplained), through
+the real CLI on the sample repository (27 graph nodes)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pyarrow.parquet as pq
+from bashgym_testing.server import Reply
+
+NODES = 27
+FOCUS = re.compile(r"Focus node: (\S+)")
+
+
+def is_question(request) -> bool:
+    return request.last_user_text.startswith("You write questions")
+
+
+def script(server) -> None:
+    """Each question names its focus node; the answer cites it; the judge gives 5."""
+
+    def ask(request) -> Reply:
+        node = FOCUS.search(request.last_user_text).group(1)
+        return Reply(json.dumps({"question": f"What does {node} do?", "nodes": [node]}))
+
+    def answer(request) -> Reply:
+        node = FOCUS.search(request.last_user_text).group(1)
+        return Reply(json.dumps({"answer": f"{node} does its job.", "cited_nodes": [node]}))
+
+    def judge(request) -> Reply:
+        return Reply(json.dumps({"relevance": {"reasoning": "scripted", "score": 5}}))
+
+    server.add_rule(is_question, ask)
+    server.add_rule(lambda r: r.last_user_text.startswith("Answer the question"), answer)
+    server.add_rule(lambda r: r.last_user_text.startswith("You review question"), judge)
+
+
+def structural(bashgym_cli, repo, out, *extra):
+    result = bashgym_cli(
+        "run", "-s", "code-repo", "--set", f"source.path={repo}", "-p", "code-graph-pairs",
+        "--set", "pipeline.qa=false", *extra, "-k", "parquet", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result.output, json.loads((out / "run.json").read_text())
+
+
+def test_n_caps_the_triplets_and_says_how_many_were_left_out(bashgym_cli, sample_repo, tmp_path):
+    output, summary = structural(bashgym_cli, sample_repo, tmp_path / "run", "-n", "5")
+    counts = summary["counts"]
+    frame = pq.read_table(tmp_path / "run" / "data.parquet").to_pandas()
+    assert len(frame) == counts["kept"] == 5 == counts["requested"] == counts["generated"]
+    assert "5 generated, 5 kept" in output
+    made = 5 + counts["pairs.left_out"]
+    assert counts["pairs.left_out"] > 30  # the sample has 35 edges alone
+    assert sum(counts[f"pairs.{k}"] for k in frame["pair_type"].unique()) == 5
+    assert frame["pair_type"].nunique() > 1  # spread over the types, not the list's head
+    said = f"-n 5 wrote 5 of the {made} triplets made ({made - 5} left out"
+    assert any(said in note for note in summary["notes"]), summary["notes"]
+    assert said in output
+
+
+def test_without_n_every_triplet_is_written_and_the_counts_are_explained(
+    bashgym_cli, sample_repo, tmp_path
+):
+    output, summary = structural(bashgym_cli, sample_repo, tmp_path / "run")
+    counts = summary["counts"]
+    assert counts["generated"] == NODES and "pairs.left_out" not in counts
+    assert counts["kept"] > NODES
+    said = f"{counts['kept']} triplets from the {NODES} rows DataDesigner generated"
+    assert any(said in note for note in summary["notes"]), summary["notes"]
+    assert f"{NODES} generated, {counts['kept']} kept" in output and said in output
+
+
+def test_n_reaches_every_question_once(scripted_models, bashgym_cli, sample_repo, tmp_path):
+    """DataDesigner's seed is as long as the rows asked of it: with -n below the graph's
+    nodes, every question still fits (they were spread over one row per node, and those past
+    -n were never asked); with -n above, none is asked twice."""
+    server = scripted_models.server
+    for n, asked in (("2", 2), ("40", 4)):
+        server.reset()
+        script(server)
+        out = tmp_path / f"run{n}"
+        result = bashgym_cli(
+            "run", "-s", "code-repo", "--set", f"source.path={sample_repo}",
+            "-p", "code-graph-pairs", "--set", "pipeline.questions_per_repo=4", "-n", n,
+            "-k", "parquet", "--out", out,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        questions = [r for r in server.completions if is_question(r)]
+        assert len(questions) == asked, (n, len(questions))
+        assert len({r.last_user_text for r in questions}) == asked  # none asked twice
+        counts = json.loads((out / "run.json").read_text())["counts"]
+        assert counts["kept"] <= int(n)
+        frame = pq.read_table(out / "data.parquet").to_pandas()
+        if n == "2":  # the answers were paid for: their triplets come first under the cap
+            assert set(frame["pair_type"]) <= {"qa", "co_relevant"}
