@@ -258,7 +258,10 @@ def test_starting_over_in_a_run_dir_reuses_nothing_of_the_old_run(
 @pytest.mark.parametrize(
     ("setting", "expected"),
     [
-        ("workspace.template={missing}", "workspace.template '{missing}' is not a folder"),
+        (
+            "workspace.template={missing}",  # refused with the settings, before any folder
+            "the run's [workspace] table: template: does not exist (got '{missing}')",
+        ),
         ("workspace.repo={missing}", "workspace.repo '{missing}' cannot be read by git: "),
         ("workspace.ref=v1", "workspace.ref 'v1' needs workspace.repo"),
     ],

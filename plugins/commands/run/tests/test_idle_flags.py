@@ -79,13 +79,15 @@ def test_the_tasks_and_workspace_tables_are_accepted_where_an_executor_runs(bash
             tables=tables,
             **{role: StepSpec(plugin="student" if role == "executor" else "confidence")},
         )
-        sets = ["router.student=student", "router.teacher=student"] if role == "router" else []
+        pair = ["router.student=student", "router.teacher=claude-cli"]  # (it calls out)
+        sets = [*pair, "environment.network=true"] if role == "router" else []
         _, _, resolved = resolve_spec(lambda spec=spec: spec, sets=sets)
         assert idle_setting(resolved, Origins({}, spec, None)) is None, role
 
 
 def test_the_same_settings_from_a_run_file_are_named_as_the_files(bashgym_cli, rows):
     run_file = bashgym_cli.env.workdir / "run.toml"
+    (bashgym_cli.env.workdir / "tpl").mkdir()  # a template that is there: refused as idle only
     for text, says in (
         ("top_up = true\n", "top_up = true in run.toml needs a pipeline"),
         ("[environment]\nplugin = 'local'\n", "[environment] in run.toml needs an executor"),
