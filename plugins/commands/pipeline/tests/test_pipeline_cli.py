@@ -446,9 +446,12 @@ def test_every_installed_pipeline_lists_and_validates_without_a_model(bashgym_cl
     assert "samplers" in names and required["datadesigner-config"] == ["path"]
     listed = json.loads(bashgym_cli("pipeline", "list", "--json").stdout)
     errors = {r["name"]: r["error"] for r in listed}
-    for name, fields in required.items():
-        expected = f"needs options: {fields[0]}: Field required" if fields else None
-        assert errors[name] == expected, name
+    for name, fields in required.items():  # (pydantic's "Field required", or the plugin's words)
+        if not fields:
+            assert errors[name] is None, name
+            continue
+        assert errors[name].startswith(f"needs options: {fields[0]}: "), (name, errors[name])
+        assert "required" in errors[name], (name, errors[name])
     for name in names:
         result = bashgym_cli("validate", name)
         assert result.exit_code == 0, (name, result.output)
