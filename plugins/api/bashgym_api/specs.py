@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bashgym_cli.runs import config_file_pipeline, spec_from_dict
+from bashgym_cli.runs import config_file_pipeline, redacted, spec_from_dict
 from pydantic import ValidationError
 
 from bashgym.contracts import InputError
@@ -125,13 +125,13 @@ def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
 
 
 def _redacted(message: str, plugins: Plugins) -> str:
-    """`message` as the server's scrubbing redacts it (as it is when none can open)."""
+    """`message` as the server's scrubbing redacts it (as it is when none can open), the way
+    the CLI redacts a refused run's error line (`bashgym_cli.runs.redacted`)."""
     try:
         host, settings = plugins.get()
-        scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
     except Exception:  # noqa: BLE001 -- the error being answered matters more than redaction
         return message
-    return scrubbing.text(message) if scrubbing is not None and scrubbing.enabled else message
+    return redacted(message, host, settings)
 
 
 def _checked_spec(doc: Any, plugins: Plugins, *, allow_plugin_files: bool) -> CheckedSpec:

@@ -352,9 +352,8 @@ def redacted(text: str, host: PluginHost | None, settings: Settings | None) -> s
     (`path: does not exist (got '/tmp/ghp_…')`), which may be a token typed into --set or a run
     file. As it is only when no scrubbing can open (none installed, or settings unreadable)."""
     try:
-        scrubbing = (host or current_host()).hook.open_scrubbing(
-            settings=settings or Settings(), registry=(host or current_host()).registry
-        )
+        host, settings = host or current_host(), settings or Settings()
+        scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
     except Exception:  # noqa: BLE001 -- the error being reported matters more than its redaction
         return text
     return scrubbing.text(text) if scrubbing is not None and scrubbing.enabled else text
