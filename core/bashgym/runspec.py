@@ -151,7 +151,7 @@ def resolve(
             near = did_you_mean(name, (*ROLE_KEYS, *registry.settings_tables))
             raise RunConfigError(f"unknown table [{name}] in the run{near} (tables: {known})")
         try:
-            model.model_validate(table)
+            model.model_validate(table, context={"run": True})  # (a check of the machine: here)
         except ValidationError as exc:
             why = explain_validation(exc, known=model.model_fields)
             raise RunConfigError(f"the run's [{name}] table: {why}") from None

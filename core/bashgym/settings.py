@@ -65,8 +65,8 @@ class ModelAlias(BaseModel):
 
 class SettingsTable(BaseModel):
     """Base of a plugin's settings table (`[designer]`, `BASHGYM_DESIGNER__*`), registered with
-    `register_settings`, read with `settings.table(DesignerSettings)`. `resume_keys`: fields a
-    resumed run must keep (part of the run's identity)."""
+    `register_settings`. `resume_keys`: fields a resumed run must keep. A run's own table is also
+    validated with context {"run": True}: check the machine (a path is there) only then."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     table: ClassVar[str]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from bashgym.records import Limit
@@ -34,13 +34,14 @@ class WorkspaceSettings(SettingsTable):
 
     @field_validator("template")
     @classmethod
-    def _template_is_a_folder(cls, value: Path | None) -> Path | None:
-        """A template that is no folder fails every task: said where the run's settings are
-        checked (resolve, before a run folder or a model request exists), as a source's missing
-        path is. Only a first look: the run checks again before its first task (a folder can
-        vanish in between)."""
-        if value is None:
-            return None
+    def _template_is_a_folder(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """A template that is no folder fails every task: said where the run's own tables are
+        checked (resolve, before a run folder or a model request exists, passes the context
+        `run`), as a source's missing path is. Not where settings load: a default template in
+        bashgym.toml that moved must not stop a run or command that runs no task. Only a first
+        look: the run checks again before its first task (a folder can vanish in between)."""
+        if value is None or not (info.context or {}).get("run"):
+            return value
         path = value.expanduser()
         if not path.is_dir():
             why = "is not a folder" if path.exists() else "does not exist"

@@ -53,3 +53,15 @@ def test_the_run_checks_the_template_again_before_its_first_task(tmp_path: Path)
     template.rmdir()
     with pytest.raises(InputError, match="is not a folder"):
         asyncio.run(check_workspace(spec))
+
+
+def test_a_default_template_that_moved_stops_no_run_without_tasks(
+    bashgym_cli: Any, bashgym_env: Any, tmp_path: Path
+) -> None:
+    """bashgym.toml's [workspace] is a default for runs with tasks: a template there that moved
+    is said when a run with tasks starts (before its first task), never by a run that has none."""
+    gone = tmp_path / "gone"
+    (bashgym_env.workdir / "bashgym.toml").write_text(f'[workspace]\ntemplate = "{gone}"\n')
+    result = bashgym_cli("run", "-p", "samplers", "-n", "2", "-k", "parquet", "-o", "out")
+    assert result.exit_code == 0, result.output
+    assert (bashgym_env.workdir / "out" / "data.parquet").is_file()
