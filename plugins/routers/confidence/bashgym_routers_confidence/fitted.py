@@ -27,7 +27,7 @@ import sklearn
 from bashgym.contracts import InputError
 from bashgym_routers_confidence.features import BASE_FEATURES, PROBE_FEATURE, vector
 from bashgym_routers_confidence.model import FitError, StudentModel, fit_student
-from bashgym_routers_confidence.outcomes import Outcome, left_out
+from bashgym_routers_confidence.outcomes import DEFAULT_NAMES, Outcome, left_out
 from bashgym_routers_confidence.thresholds import Estimate, Target, choose
 
 FORMAT = "bashgym-router/1"
@@ -81,8 +81,8 @@ class FittedRouter:
     model: StudentModel
     threshold: float
     target: str | None = None  # e.g. "teacher-share=0.3"; None: the prior
-    student: str = "student"
-    teacher: str = "claude-cli"
+    student: str = DEFAULT_NAMES["student"]
+    teacher: str = DEFAULT_NAMES["teacher"]
     expected: dict[str, Any] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
     calibration: dict[str, Any] = field(default_factory=dict)
@@ -167,8 +167,8 @@ def load(path: Path) -> FittedRouter:
         model,
         threshold,
         target=data.get("target"),
-        student=str(data.get("student", "student")),
-        teacher=str(data.get("teacher", "claude-cli")),
+        student=str(data.get("student", DEFAULT_NAMES["student"])),
+        teacher=str(data.get("teacher", DEFAULT_NAMES["teacher"])),
         expected=data.get("expected") or {},
         training=data.get("training") or {},
         calibration=data.get("calibration") or {},
@@ -181,8 +181,8 @@ def fit(
     outcomes: Sequence[Outcome],
     target: Target,
     *,
-    student: str = "student",
-    teacher: str = "claude-cli",
+    student: str = DEFAULT_NAMES["student"],
+    teacher: str = DEFAULT_NAMES["teacher"],
     teacher_success: float | None = None,
     runs: Sequence[str] = (),
     skipped: dict[str, int] | None = None,

@@ -40,11 +40,12 @@ from typing import Any
 
 from bashgym.contracts import InputError
 from bashgym.records import Task
+from bashgym.resume import read_status
 from bashgym.store import RunStore
 from bashgym_routers_confidence.features import FEATURES_NAMESPACE, task_features
 
 TASKS_NAMESPACE = "tasks"  # where bashgym-work-tasks keeps each task and its row
-DEFAULT_NAMES = {"student": "student", "teacher": "claude-cli"}  # when no run recorded a name
+DEFAULT_NAMES = {"student": "student", "teacher": "claude-cli"}  # the router's and fit's defaults
 
 # why an attempt is left out: each reads after "N attempt(s) left out: "
 NO_CHECK = "its task has no check"
@@ -198,10 +199,7 @@ def recorded_roles(run_dir: Path) -> dict[str, str]:
         for role in ("student", "teacher"):
             if isinstance(router.get(role), str) and router[role]:
                 out[role] = router[role]
-    try:
-        routing = json.loads((run_dir / "run.json").read_text()).get("routing")
-    except (OSError, ValueError, AttributeError):
-        routing = None
+    routing = read_status(run_dir).get("routing")
     if isinstance(routing, Mapping) and isinstance(routing.get("teacher"), str):
         out["teacher"] = routing["teacher"]
     return out

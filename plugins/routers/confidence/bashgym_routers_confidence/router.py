@@ -21,6 +21,7 @@ from bashgym.records import Task
 from bashgym.text import one_line
 from bashgym_routers_confidence.features import FEATURES_NAMESPACE, PROBE_FEATURE, task_features
 from bashgym_routers_confidence.fitted import FittedRouter, load, prior
+from bashgym_routers_confidence.outcomes import DEFAULT_NAMES
 
 PROBE_PROMPT = (
     "A small coding model will be given the task below. Estimate the chance, from 0 to 100, "
@@ -30,8 +31,8 @@ PROBE_CHARS = 4000  # the start of a long prompt is enough to judge it, and keep
 
 
 class ConfidenceOptions(Options):
-    student: str = Field(default="student", description="The executor tried first (cheap).")
-    teacher: str = Field(default="claude-cli", description="The executor for hard tasks.")
+    student: str = Field(DEFAULT_NAMES["student"], description="The executor tried first (cheap).")
+    teacher: str = Field(DEFAULT_NAMES["teacher"], description="The executor for hard tasks.")
     model: Path | None = Field(
         default=None,
         description="A router file from `bashgym router fit`; none: the prior (hand-set, "
