@@ -161,10 +161,8 @@ def _success(final: list[dict[str, Any]], rows: list[dict[str, Any]], teacher: s
                            "routed_rate": routed["verified_rate"]}  # fmt: skip
     # per task, as `routed_rate` is: the teacher's last attempt on each task it ran (counted per
     # attempt, a task it ran twice weighed double, and a routed run could "retain" 150%)
-    last = {r["task_id"]: r for r in rows if teacher and r.get("executor") == teacher}
-    by_teacher = list(last.values())
-    mine = _verified(by_teacher)
-    rate, covered = mine["verified_rate"], {r["task_id"] for r in by_teacher}
+    last = _teacher_by_task(rows, teacher)
+    rate, covered = _verified(list(last.values()))["verified_rate"], set(last)
     if teacher is None or rate is None:
         out.update(all_teacher_rate=None, retained_pct=None, basis="unknown: " + (
             "no teacher is known" if teacher is None
@@ -181,13 +179,16 @@ def _success(final: list[dict[str, Any]], rows: list[dict[str, Any]], teacher: s
     return out
 
 
+def _teacher_by_task(rows: list[dict[str, Any]], teacher: str | None) -> dict[str, Any]:
+    """The teacher's last attempt on each task it ran, by task id (none without a teacher)."""
+    return {r["task_id"]: r for r in rows if teacher and r.get("executor") == teacher}
+
+
 def _savings(rows: list[dict[str, Any]], tasks: int, teacher: str | None) -> dict[str, Any]:
     """The routed run's cost against all-teacher: measured on the tasks the teacher ran, its
     mean per task there for the rest; unknown when a cost is unknown or it ran none."""
     routed = _cost(rows)["cost_usd"]
-    by_task = {
-        r["task_id"]: r.get("cost_usd") for r in rows if teacher and r.get("executor") == teacher
-    }
+    by_task = {task: r.get("cost_usd") for task, r in _teacher_by_task(rows, teacher).items()}
     out: dict[str, Any] = {"routed_usd": routed, "all_teacher_usd": None, "saved_pct": None}
     if teacher is None or not by_task or None in by_task.values():
         why = ("no teacher is known" if teacher is None else f"{teacher} ran no task" if not by_task
