@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -149,8 +149,7 @@ class RunProgress:
             if self._bar is not None and ended.step in self._tasks:
                 self._bar.update(self._tasks[ended.step], description=f"{ended.step} ({how})")
             elif self._bar is None:
-                ended = Ended(ended.step, how, ended.duration_s, ended.done, ended.elapsed)
-                self._line(ended.text(), at=ended.elapsed)
+                self._line(replace(ended, how=how).text(), at=ended.elapsed)
 
     def _parent(self, step: str) -> str | None:
         """The running step `step` is a part of (`pipeline` for `pipeline column x`), if any."""
