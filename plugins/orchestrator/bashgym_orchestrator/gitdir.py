@@ -98,7 +98,7 @@ def _read(path: Path) -> Entry:
 def _walk(folder: Path) -> list[Path]:
     """Every path under `folder` (links not followed), parents before children."""
     found: list[Path] = []
-    if not stat.S_ISDIR(_mode(folder)):
+    if not _real_dir(folder):
         return found
     for root, dirs, files in os.walk(folder):
         found += [Path(root, name) for name in sorted(dirs + files)]
@@ -217,8 +217,7 @@ class GitDirGuard:
         added hook); parents before children."""
         paths = set(self.saved)
         for folder in self.folders:
-            if stat.S_ISDIR(_mode(folder)):
-                paths.update(_walk(folder))
+            paths.update(_walk(folder))  # (none under a folder gone or made a link)
         return sorted(paths, key=lambda p: (len(p.parts), str(p)))
 
     def _restore_one(self, path: Path) -> bool:
