@@ -43,12 +43,12 @@ from bashgym_api.jobs import (
     read_json,
     write_json,
 )
-from bashgym_api.specs import Plugins, describe_pipelines, pipeline_spec, run_spec
+from bashgym_api.specs import PIPELINE_KEYS, Plugins, describe_pipelines, pipeline_spec, run_spec
 from bashgym_api.tail import Hub, at_line_start, message
 
 PUSH_FILE, PUSH_LOG = "push.json", "push.log"  # a job's last push: pid, repo, exit code; output
 PUSH_KEYS = ("repo", "token_env", "private")
-PREVIEW_KEYS = ("num_records", "options", "source", "judges", "tables", "seed")  # pipeline_spec's
+PREVIEW_KEYS = ("options", *PIPELINE_KEYS)  # what pipeline_spec reads
 VALIDATE_KEYS = ("pipeline", "config", "format", *PREVIEW_KEYS)
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 

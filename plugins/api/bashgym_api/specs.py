@@ -161,6 +161,9 @@ def _checked_spec(doc: Any, plugins: Plugins, *, allow_plugin_files: bool) -> Ch
         raise JobError(422, str(exc)) from None
 
 
+PIPELINE_KEYS = ("source", "judges", "tables", "seed", "num_records")  # beside its options
+
+
 def pipeline_spec(name: str, body: dict[str, Any], plugins: Plugins) -> ResolvedRun:
     """A pipeline with options (and an optional source, judges, tables), resolved as the
     `validate` and `preview` commands resolve it: no sink needed, the example seed allowed."""
@@ -172,7 +175,7 @@ def pipeline_spec(name: str, body: dict[str, Any], plugins: Plugins) -> Resolved
     if not isinstance(options, dict):
         raise JobError(422, "'options' is a JSON object of the pipeline's options")
     doc: dict[str, Any] = {"pipeline": {"plugin": name, **options}}
-    for key in ("source", "judges", "tables", "seed", "num_records"):
+    for key in PIPELINE_KEYS:
         if body.get(key) is not None:
             doc[key] = body[key]
     try:
