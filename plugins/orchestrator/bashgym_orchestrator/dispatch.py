@@ -83,8 +83,7 @@ class JobRunner:
     workers: int
     cap_usd: float | None
     stream: SinkStream | None = None  # the sinks written as the job goes (`stream`)
-    planning_usd: float = 0.0  # what planning cost: spent from the job's budget
-    planning_priced: bool = True  # False: the planner's model has no price (its cost unknown)
+    planning_usd: float | None = 0.0  # what planning cost, spent from the budget; None: no price
     started: float = field(default_factory=time.monotonic)
     _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -125,7 +124,7 @@ class JobRunner:
         await repo.reset_to(self.integration, self.tip)
         self.schedule = Scheduler(self.plan.tasks)
         self._restore_states()
-        spent = run.tally.task_cost_usd + self.planning_usd
+        spent = run.tally.task_cost_usd + (self.planning_usd or 0.0)
         self.budget = Budget(self.cap_usd, spent_usd=spent)
         free_slots = list(range(self.workers))
         try:
@@ -580,10 +579,10 @@ class JobRunner:
         """The job's cost and planning's: None where a model without a price was used (as
         `orchestrate plan` says "price unknown"), with those models named; a known $0 is 0."""
         tally = self.bench.run.tally
-        total = tally.task_cost_usd + self.planning_usd
+        total = tally.task_cost_usd + (self.planning_usd or 0.0)
         return {
             "cost_usd": None if tally.unpriced else round(total, 6),
-            "planning_cost_usd": round(self.planning_usd, 6) if self.planning_priced else None,
+            "planning_cost_usd": None if self.planning_usd is None else round(self.planning_usd, 6),
             "cost_unknown_for": sorted(tally.unpriced),
         }
 

@@ -102,7 +102,6 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         cap_usd=options.budget_usd or spec.budget_usd,
         stream=SinkStream.of_run(job, run, options.stream_sinks),
         planning_usd=charge_planning(job, run),
-        planning_priced=planning_priced(job),
     )
     job.cancel_file.unlink(missing_ok=True)
     try:
@@ -113,10 +112,11 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         raise JobCancelled(str(exc)) from None
 
 
-def charge_planning(job: Job, run: RunContext) -> float:
+def charge_planning(job: Job, run: RunContext) -> float | None:
     """Charge what planning cost (`orchestrate plan` saved it) to the run, once whatever the
     resumes (a run-store item says it was done; a resumed run's tally reads the charge back
-    from events.jsonl); the USD it cost, which the job's budget counts as spent."""
+    from events.jsonl); the USD it cost, which the job's budget counts as spent, None when
+    its model has no price (unknown, not $0)."""
     from bashgym.events import UsageCharged
 
     spend = job.planning()
@@ -135,13 +135,7 @@ def charge_planning(job: Job, run: RunContext) -> float:
             )
         )
         store.complete(PLANNING_NAMESPACE, "planning", spend.as_json())
-    return spend.cost_usd or 0.0
-
-
-def planning_priced(job: Job) -> bool:
-    """False when planning asked a model without a price (its cost is unknown, not $0)."""
-    spend = job.planning()
-    return spend is None or not spend.requests or spend.cost_usd is not None
+    return spend.cost_usd
 
 
 class Picker:
