@@ -187,7 +187,7 @@ def _schema_types(prop: dict[str, Any], defs: dict[str, Any]) -> list[str]:
 
 def _schema_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     """A JSON-schema property as a short type: `"a" | "b"` for a Literal or enum, each
-    alternative once (bashgym-commands-train's committed --options listing imports it)."""
+    alternative once."""
     return " | ".join(dict.fromkeys(_schema_types(prop, defs)))
 
 
