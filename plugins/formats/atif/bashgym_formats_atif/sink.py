@@ -23,6 +23,7 @@ from pydantic import Field
 from bashgym.contracts import Options, RunContext, Sink, Written
 from bashgym.records import TRACE_COLUMN, Trace, trace_from_row
 from bashgym_formats_atif.convert import refer_subagents, trace_to_atif
+from bashgym_formats_atif.source import MANIFEST
 
 
 class AtifSinkOptions(Options):
@@ -74,7 +75,7 @@ class AtifSink(Sink[AtifSinkOptions]):
             if inline:
                 run.count("atif.inline_subagents", inline)
             nested += self._referenced(trace, folder, used, run)
-        manifest = folder / "manifest.json"
+        manifest = folder / MANIFEST
         listing: dict[str, list[str]] = {"files": [p.name for p in paths]}
         if nested:
             listing["subagent_files"] = [str(p.relative_to(folder)) for p in nested]
