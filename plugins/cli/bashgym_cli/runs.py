@@ -316,16 +316,19 @@ def resolve_spec(
     sets: list[str] | None = None,
     maps: list[str] | None = None,
     resolver: Callable[[RunSpec, Registry], ResolvedRun] = resolve,
+    on_error: Callable[[str], BaseException] = fail,
 ) -> tuple[PluginHost, Settings, ResolvedRun]:
     """What every command that runs or inspects a RunSpec does first: settings, the spec
     (`build`, then `--map NEW=OLD` and `--set` on it), the plugins it uses loaded (`run_host`)
     with its `--plugin`s, every name and option checked by `resolver`. A mistake in any of them
-    is one red line and exit 2; plugins that failed to load are warned about and the command
-    goes on without them."""
+    is one red line and exit 2 (`on_error` says it: a command's `--json` says it as JSON);
+    plugins that failed to load are warned about and the command goes on without them."""
     for pair in maps or []:
         new, eq, old = pair.partition("=")
         if not (new.strip() and eq and old.strip()):
-            raise fail(f"--map {pair!r}: write NEW=OLD, both names given (--map prompt=question)")
+            raise on_error(
+                f"--map {pair!r}: write NEW=OLD, both names given (--map prompt=question)"
+            )
     host: PluginHost | None = None
     settings: Settings | None = None
     try:
@@ -340,9 +343,9 @@ def resolve_spec(
         )
         resolved = _resolved(resolver, spec, host)
     except ValidationError as exc:  # a flag's value the run spec refuses (e.g. -n 10**23)
-        raise fail(redacted(f"the run: {explain_validation(exc)}", host, settings)) from None
+        raise on_error(redacted(f"the run: {explain_validation(exc)}", host, settings)) from None
     except (RunConfigError, SettingsError, PluginLoadError, PluginConflictError) as exc:
-        raise fail(redacted(str(exc), host, settings)) from None
+        raise on_error(redacted(str(exc), host, settings)) from None
     report_broken_plugins(host)
     return host, settings, resolved
 

@@ -70,8 +70,11 @@ def _pipeline_spec(
     sets: list[str] | None,
     maps: list[str] | None,
     plugin: list[str] | None,
+    on_error: Callable[[str], BaseException] = fail,
 ) -> tuple[PluginHost, Any, Any]:
-    """Settings, host and the resolved spec, through the same `--set`/`--plugin` path as `run`."""
+    """Settings, host and the resolved spec, through the same `--set`/`--plugin` path as `run`;
+    a mistake (a bad --set, an unknown name) is said by `on_error` (with --json: as JSON on
+    stdout, so a script reading it gets JSON whatever happened)."""
 
     def build() -> RunSpec:
         return RunSpec(
@@ -81,35 +84,7 @@ def _pipeline_spec(
             plugins=list(plugin or []),
         )
 
-    return resolve_spec(build, sets=sets, maps=maps, resolver=resolve_pipeline)
-
-
-def _spec_for(
-    as_json: bool,
-    failed: Callable[[str], dict[str, Any]],
-    *args: Any,
-) -> tuple[PluginHost, Any, Any]:
-    """`_pipeline_spec`, whose mistakes (a bad --set, an unknown name) `resolve_spec` prints as
-    an `error:` line itself; with --json that line becomes the command's JSON error instead, so
-    a script reading stdout gets JSON whatever happened. Other lines (warnings) stay on stderr."""
-    if not as_json:
-        return _pipeline_spec(*args)
-    stopped: typer.Exit | None = None
-    with err.capture() as captured:
-        try:
-            spec = _pipeline_spec(*args)
-        except typer.Exit as exc:
-            stopped = exc
-    lines = [Text.from_ansi(line) for line in captured.get().splitlines()]
-    errors = [ln.plain.removeprefix("error: ") for ln in lines if ln.plain.startswith("error: ")]
-    for line in lines:
-        if not line.plain.startswith("error: "):
-            err.print(line, highlight=False, soft_wrap=True)
-    if stopped is None:
-        return spec
-    if not errors or not stopped.exit_code:
-        raise stopped
-    raise _failed(" ".join(errors), as_json, failed, code=stopped.exit_code)
+    return resolve_spec(build, sets=sets, maps=maps, resolver=resolve_pipeline, on_error=on_error)
 
 
 def _failed(
@@ -197,7 +172,9 @@ def validate_command(
       bashgym validate coding-agent-sft -s files --set source.path=examples/tasks.csv -j llm-rubric
     """
     spec = (pipeline, source, judge, sets, maps, plugin)
-    host, settings, resolved = _spec_for(as_json, _invalid_doc, *spec)
+    host, settings, resolved = _pipeline_spec(
+        *spec, on_error=lambda message: _failed(message, as_json, _invalid_doc)
+    )
     try:
         with prepare(resolved, host, settings, serve=False, console=err) as prepared:
             result = validate(prepared)
@@ -263,7 +240,9 @@ def preview_command(
       bashgym preview tool-use-sft --json | jq '.records[0]'
     """
     spec = (pipeline, source, judge, sets, maps, plugin)
-    host, settings, resolved = _spec_for(as_json, _error_doc, *spec)
+    host, settings, resolved = _pipeline_spec(
+        *spec, on_error=lambda message: _failed(message, as_json, _error_doc)
+    )
     try:
         with prepare(resolved, host, settings, serve=True, console=err) as prepared:
             result = preview(prepared, num_records)
