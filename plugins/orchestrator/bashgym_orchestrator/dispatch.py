@@ -484,12 +484,11 @@ class JobRunner:
         chosen = await asyncio.to_thread(self.choose, task, 0, [])
         work = Task(id=tid, prompt=prompt, metadata={"job": bench.job.name, "merge": branch})
         folder, opts = self.integration.path, env_options(bench, slot)
-        if bench.backend is not None:  # the worker where the backend puts it (a shared fs)
-            with self._acts(f"task {tid} (merge resolution)"):
+        with self._acts(f"task {tid} (merge resolution)"):
+            if bench.backend is not None:  # the worker where the backend puts it (a shared fs)
                 result = await remote_worker(bench, work, chosen, opts, folder, budget)
-        else:
-            env = in_environment(bench.run, bench.environment_name, opts, folder, budget, None)
-            with self._acts(f"task {tid} (merge resolution)"):
+            else:
+                env = in_environment(bench.run, bench.environment_name, opts, folder, budget, None)
                 async with env as ctx:
                     result = await run_task(
                         chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
