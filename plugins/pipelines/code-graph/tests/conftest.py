@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from bashgym_testing.server import Reply
 
 SAMPLE = Path(__file__).resolve().parent / "fixtures" / "sample_repo"
 # Files that must fail to parse; written by the fixture so that no linter trips on them.
@@ -53,3 +57,59 @@ def git_cmd():
 def repo_factory():
     """`repo_factory(target, broken=True)`: the sample repository, committed, at `target`."""
     return make_repo
+
+
+# The Q&A stage's scripted model (test_qa, test_num_records): one script, shared as a fixture
+# (tests are imported by path, not as a package, so they cannot import each other).
+FOCUS = re.compile(r"Focus node: (\S+)")
+BOGUS = "shop.cart.Cart.nonexistent"
+
+
+def focus(request) -> str:
+    return FOCUS.search(request.last_user_text).group(1)
+
+
+def is_question(request) -> bool:
+    return request.last_user_text.startswith("You write questions")
+
+
+def is_answer(request) -> bool:
+    return request.last_user_text.startswith("Answer the question about this code")
+
+
+def is_judge(request) -> bool:
+    return request.last_user_text.startswith("You review question/answer pairs")
+
+
+def script(server, *, bad=(), low=(), four=(), pairs=None) -> None:
+    """Questions name their focus node; answers cite it (plus `pairs[focus]` when given, plus
+    a node that does not exist for `bad` foci); the judge scores `low` foci 2, `four` foci 4
+    and the others 5."""
+    pairs = pairs or {}
+
+    def ask(request) -> Reply:
+        node = focus(request)
+        return Reply(json.dumps({"question": f"What does {node} do?", "nodes": [node]}))
+
+    def answer(request) -> Reply:
+        node = focus(request)
+        cited = [node, *pairs.get(node, []), *([BOGUS] if node in bad else [])]
+        return Reply(json.dumps({"answer": f"{node} does its job.", "cited_nodes": cited}))
+
+    def judge(request) -> Reply:
+        node = re.search(r"What does (\S+) do\?", request.last_user_text).group(1)
+        score = 2 if node in low else 4 if node in four else 5
+        return Reply(json.dumps({"relevance": {"reasoning": "scripted", "score": score}}))
+
+    server.add_rule(is_question, ask)
+    server.add_rule(is_answer, answer)
+    server.add_rule(is_judge, judge)
+
+
+@pytest.fixture
+def qa_model() -> SimpleNamespace:
+    """The scripted Q&A model: `script(server, ...)`, `focus(request)`, which requests are
+    questions and judgements, and the cited node that does not exist, `BOGUS`."""
+    return SimpleNamespace(
+        script=script, focus=focus, is_question=is_question, is_judge=is_judge, BOGUS=BOGUS
+    )

@@ -5,36 +5,10 @@ the real CLI on the sample repository (27 graph nodes)."""
 from __future__ import annotations
 
 import json
-import re
 
 import pyarrow.parquet as pq
-from bashgym_testing.server import Reply
 
 NODES = 27
-FOCUS = re.compile(r"Focus node: (\S+)")
-
-
-def is_question(request) -> bool:
-    return request.last_user_text.startswith("You write questions")
-
-
-def script(server) -> None:
-    """Each question names its focus node; the answer cites it; the judge gives 5."""
-
-    def ask(request) -> Reply:
-        node = FOCUS.search(request.last_user_text).group(1)
-        return Reply(json.dumps({"question": f"What does {node} do?", "nodes": [node]}))
-
-    def answer(request) -> Reply:
-        node = FOCUS.search(request.last_user_text).group(1)
-        return Reply(json.dumps({"answer": f"{node} does its job.", "cited_nodes": [node]}))
-
-    def judge(request) -> Reply:
-        return Reply(json.dumps({"relevance": {"reasoning": "scripted", "score": 5}}))
-
-    server.add_rule(is_question, ask)
-    server.add_rule(lambda r: r.last_user_text.startswith("Answer the question"), answer)
-    server.add_rule(lambda r: r.last_user_text.startswith("You review question"), judge)
 
 
 def structural(bashgym_cli, repo, out, *extra):
@@ -73,14 +47,16 @@ def test_without_n_every_triplet_is_written_and_the_counts_are_explained(
     assert f"{NODES} generated, {counts['kept']} kept" in output and said in output
 
 
-def test_n_reaches_every_question_once(scripted_models, bashgym_cli, sample_repo, tmp_path):
+def test_n_reaches_every_question_once(
+    scripted_models, bashgym_cli, sample_repo, tmp_path, qa_model
+):
     """DataDesigner's seed is as long as the rows asked of it: with -n below the graph's
     nodes, every question still fits (they were spread over one row per node, and those past
     -n were never asked); with -n above, none is asked twice."""
     server = scripted_models.server
     for n, asked in (("2", 2), ("40", 4)):
         server.reset()
-        script(server)
+        qa_model.script(server)
         out = tmp_path / f"run{n}"
         result = bashgym_cli(
             "run", "-s", "code-repo", "--set", f"source.path={sample_repo}",
@@ -88,7 +64,7 @@ def test_n_reaches_every_question_once(scripted_models, bashgym_cli, sample_repo
             "-k", "parquet", "--out", out,
         )  # fmt: skip
         assert result.exit_code == 0, result.output
-        questions = [r for r in server.completions if is_question(r)]
+        questions = [r for r in server.completions if qa_model.is_question(r)]
         assert len(questions) == asked, (n, len(questions))
         assert len({r.last_user_text for r in questions}) == asked  # none asked twice
         counts = json.loads((out / "run.json").read_text())["counts"]

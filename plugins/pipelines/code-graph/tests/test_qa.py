@@ -7,51 +7,6 @@ import re
 
 import pyarrow.parquet as pq
 import pytest
-from bashgym_testing.server import Reply
-
-FOCUS = re.compile(r"Focus node: (\S+)")
-BOGUS = "shop.cart.Cart.nonexistent"
-
-
-def focus(request) -> str:
-    return FOCUS.search(request.last_user_text).group(1)
-
-
-def is_question(request) -> bool:
-    return request.last_user_text.startswith("You write questions")
-
-
-def is_answer(request) -> bool:
-    return request.last_user_text.startswith("Answer the question about this code")
-
-
-def is_judge(request) -> bool:
-    return request.last_user_text.startswith("You review question/answer pairs")
-
-
-def script(server, *, bad=(), low=(), four=(), pairs=None) -> None:
-    """Questions name their focus node; answers cite it (plus `pairs[focus]` when given, plus
-    a node that does not exist for `bad` foci); the judge scores `low` foci 2, `four` foci 4
-    and the others 5."""
-    pairs = pairs or {}
-
-    def ask(request) -> Reply:
-        node = focus(request)
-        return Reply(json.dumps({"question": f"What does {node} do?", "nodes": [node]}))
-
-    def answer(request) -> Reply:
-        node = focus(request)
-        cited = [node, *pairs.get(node, []), *([BOGUS] if node in bad else [])]
-        return Reply(json.dumps({"answer": f"{node} does its job.", "cited_nodes": cited}))
-
-    def judge(request) -> Reply:
-        node = re.search(r"What does (\S+) do\?", request.last_user_text).group(1)
-        score = 2 if node in low else 4 if node in four else 5
-        return Reply(json.dumps({"relevance": {"reasoning": "scripted", "score": score}}))
-
-    server.add_rule(is_question, ask)
-    server.add_rule(is_answer, answer)
-    server.add_rule(is_judge, judge)
 
 
 def run_qa(bashgym_cli, repo, out, *extra):
@@ -63,21 +18,21 @@ def run_qa(bashgym_cli, repo, out, *extra):
     return json.loads((out / "run.json").read_text())
 
 
-def judged(server) -> list[str]:
+def judged(server, qa_model) -> list[str]:
     return [
         re.search(r"What does (\S+) do\?", r.last_user_text).group(1)
         for r in server.completions
-        if is_judge(r)
+        if qa_model.is_judge(r)
     ]
 
 
 @pytest.mark.slow
 def test_answers_citing_nonexistent_nodes_are_rejected(
-    scripted_models, bashgym_cli, sample_repo, tmp_path
+    scripted_models, bashgym_cli, sample_repo, tmp_path, qa_model
 ):
     server = scripted_models.server
     checkout, tax = "shop.cart.Cart.checkout", "shop.pricing.apply_tax"
-    script(
+    qa_model.script(
         server,
         bad={"shop.cart.Cart"},
         low={"shop.cart.make_cart"},
@@ -86,11 +41,11 @@ def test_answers_citing_nonexistent_nodes_are_rejected(
     )
     out = tmp_path / "run"
     summary = run_qa(bashgym_cli, sample_repo, out)
-    asked = sorted(focus(r) for r in server.completions if is_question(r))
+    asked = sorted(qa_model.focus(r) for r in server.completions if qa_model.is_question(r))
     assert len(asked) == 19 and len(set(asked)) == 19  # every node with 2+ neighbours, once
     # checked in code first: the judge never reads the answer citing a nonexistent node
-    assert "shop.cart.Cart" not in judged(server)
-    assert sorted(judged(server)) == sorted(a for a in asked if a != "shop.cart.Cart")
+    assert "shop.cart.Cart" not in judged(server, qa_model)
+    assert sorted(judged(server, qa_model)) == sorted(a for a in asked if a != "shop.cart.Cart")
     counts = summary["counts"]
     assert counts["dropped"] == {
         "filter code-graph-qa: code-qa: cites nodes that do not exist in the graph": 1,
@@ -105,7 +60,7 @@ def test_answers_citing_nonexistent_nodes_are_rejected(
     frame = pq.read_table(out / "data.parquet").to_pandas()
     qa = frame[frame["pair_type"] == "qa"]
     assert len(qa) == 18 == counts["pairs.qa"]  # 17 answers, one citing two nodes
-    assert BOGUS not in set(frame["positive_id"]) | set(frame["negative_id"])
+    assert qa_model.BOGUS not in set(frame["positive_id"]) | set(frame["negative_id"])
     assert not set(qa["positive_id"]) & {"shop.cart.Cart", "shop.cart.make_cart"}
     about = qa[qa["anchor"] == f"What does {checkout} do?"]
     assert sorted(about["positive_id"]) == sorted([checkout, tax])
@@ -123,15 +78,17 @@ def test_answers_citing_nonexistent_nodes_are_rejected(
     assert stats["tokens"]["input"] > 0 and stats["pairs_by_type"]["qa"] == 18
 
 
-def test_the_budget_stops_the_llm_stage(scripted_models, bashgym_cli, sample_repo, tmp_path):
+def test_the_budget_stops_the_llm_stage(
+    scripted_models, bashgym_cli, sample_repo, tmp_path, qa_model
+):
     server = scripted_models.server
-    script(server)
+    qa_model.script(server)
     summary = run_qa(
         bashgym_cli, sample_repo, tmp_path / "run",
         "--set", "pipeline.budget_tokens=1",
         "--set", "designer.buffer_size=1", "--set", "designer.max_concurrent_row_groups=1",
     )  # fmt: skip
-    asked = [focus(r) for r in server.completions if is_question(r)]
+    asked = [qa_model.focus(r) for r in server.completions if qa_model.is_question(r)]
     counts = summary["counts"]
     assert 1 <= len(asked) < 19
     assert counts["qa.skipped_budget"] == 19 - len(asked)
@@ -141,19 +98,19 @@ def test_the_budget_stops_the_llm_stage(scripted_models, bashgym_cli, sample_rep
 
 
 def test_a_dollar_budget_prices_tokens_with_the_models_list_price(
-    scripted_models, bashgym_cli, sample_repo, tmp_path, monkeypatch
+    scripted_models, bashgym_cli, sample_repo, tmp_path, monkeypatch, qa_model
 ):
     # the scripted server answers any model id: name one litellm has a price for
     monkeypatch.setenv("BASHGYM_MODELS__DEFAULT__MODEL", "gpt-4o-mini")
     monkeypatch.setenv("BASHGYM_MODELS__JUDGE__MODEL", "gpt-4o-mini")
-    script(scripted_models.server)
+    qa_model.script(scripted_models.server)
     summary = run_qa(
         bashgym_cli, sample_repo, tmp_path / "run",
         "--set", "pipeline.budget_usd=0.0000001",
         "--set", "designer.buffer_size=1", "--set", "designer.max_concurrent_row_groups=1",
     )  # fmt: skip
     counts = summary["counts"]
-    asked = [r for r in scripted_models.server.completions if is_question(r)]
+    asked = [r for r in scripted_models.server.completions if qa_model.is_question(r)]
     assert {r.model for r in asked} == {"gpt-4o-mini"}
     assert 1 <= len(asked) < 19 and counts["qa.skipped_budget"] == 19 - len(asked)
     assert summary["cost_usd"] > 0
