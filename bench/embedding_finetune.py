@@ -110,6 +110,9 @@ def search_scores(model, queries: list[str], docs: list[str]) -> dict[str, float
 
 
 def main() -> None:
+    from _bytecode import cache_compiled_modules
+
+    cache_compiled_modules()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", nargs="*", default=list(TRAIN),
                         help="stdlib packages (or folders) to take triplets from")  # fmt: skip

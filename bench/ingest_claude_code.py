@@ -213,6 +213,9 @@ def run_child(method: str, root: Path, args: argparse.Namespace) -> dict[str, An
 
 
 def main() -> None:
+    from _bytecode import cache_compiled_modules
+
+    cache_compiled_modules()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="50,250", help="Corpus sizes in MB (comma-separated).")
     parser.add_argument("--repeat", type=int, default=3, help="Runs per method; best is shown.")

@@ -338,6 +338,9 @@ def merged_run(folder: Path, runs: list[Path]) -> Path:
 
 
 def main() -> None:
+    from _bytecode import cache_compiled_modules
+
+    cache_compiled_modules()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument(
         "--tasks",

@@ -42,6 +42,9 @@ def one_run(config: Path, out: Path) -> dict:
 
 
 def main() -> None:
+    from _bytecode import cache_compiled_modules
+
+    cache_compiled_modules()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--config", type=Path, default=REPO / "examples" / "main.toml")

@@ -400,6 +400,9 @@ def print_table(rows: list[dict[str, Any]], methods: list[str]) -> None:
 
 
 def main() -> None:
+    from _bytecode import cache_compiled_modules
+
+    cache_compiled_modules()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--parallel", default="4,16,64", help="max_parallel_requests values.")
     parser.add_argument("--latency", type=float, default=0.05, help="Server latency, seconds.")

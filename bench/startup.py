@@ -77,6 +77,9 @@ def timed(argv: list[str], env: dict[str, str], expect: int = 0) -> float:
 
 
 def main(rounds: int) -> None:
+    from _bytecode import cache_compiled_modules
+
+    cache_compiled_modules()
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "XDG_CACHE_HOME": cache}
         env.pop("BASHGYM_LOAD_PLUGINS", None)
