@@ -143,11 +143,12 @@ def _lay_out(
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     rows: dict[str, int] = {}
+    path_columns: set[str] = set()
     for key, split in NEMO_SPLITS.items():
         name = (manifest.get("files") or {}).get(key)
         if name and (manifest_path.parent / name).is_file():
             target = data / f"{split}-00000-of-00001.jsonl"
-            _copy_shortened(manifest_path.parent / name, target)
+            path_columns |= _copy_shortened(manifest_path.parent / name, target)
             rows[split] = _count([target])
     if not rows:
         raise PushInputError(f"{manifest_path.parent} holds no written lines to publish")
@@ -168,6 +169,7 @@ def _lay_out(
         {s: f"data/{s}-*.jsonl" for s in rows},
         split_info.get("key") or {},
         run.seed,
+        shortened=shortened(list(path_columns)),  # the card says so, as the sink's card does
     )
     (folder / "README.md").write_text(card, encoding="utf-8")
     return rows
@@ -189,15 +191,19 @@ def _card_context(run_dir: Path, seed: int) -> RunContext:
     return RunContext(run_dir=run_dir, settings=settings, seed=seed, scrubbing=scrubbing)
 
 
-def _copy_shortened(source: Path, target: Path) -> None:
+def _copy_shortened(source: Path, target: Path) -> set[str]:
     """The split file's lines, a line with a local path column (a `source_file` kept with
-    `sink.keep_fields`) shortened as the hf-hub sink's rows are; other lines byte for byte."""
+    `sink.keep_fields`) shortened as the hf-hub sink's rows are; other lines byte for byte.
+    Returns the path columns the lines had, which the card names (card.render)."""
+    found: set[str] = set()
     with source.open(encoding="utf-8") as lines, target.open("w", encoding="utf-8") as out:
         for line in lines:
             row = json.loads(line) if line.strip() else None
-            if isinstance(row, dict) and shortened(list(row)):
+            if isinstance(row, dict) and (columns := shortened(list(row))):
+                found.update(columns)
                 line = json.dumps(shorten_row(row), ensure_ascii=False) + "\n"
             out.write(line)
+    return found
 
 
 def push(run_dir: Path, repo: str, *, private: bool, token_env: str) -> Published:

@@ -214,3 +214,28 @@ def test_push_of_nemo_jsonl_lines_shortens_a_kept_local_path(bashgym_cli, bashgy
     ds = datasets.load_dataset(str(folder), cache_dir=str(bashgym_env.cache_dir / "qa"))
     rows = [row for split in ds.values() for row in split]
     assert len(rows) == 2 and {row["source_file"] for row in rows} == {".../qa.csv"}
+    # the card says so, in the words of the hf-hub sink's own card (one card.render for both)
+    card = (folder / "README.md").read_text()
+    assert "Local paths in `source_file` are shortened to their last part (`.../name`)." in card
+    assert str(home) not in card
+
+
+def test_push_card_names_no_shortened_paths_when_the_lines_have_none(
+    bashgym_cli, bashgym_env, monkeypatch
+):
+    """Lines without a path column (nemo-jsonl's default): nothing was shortened, and the card
+    does not say anything was, as the sink's card does not for rows without one."""
+    source = bashgym_env.workdir / "qa.csv"
+    pd.DataFrame({"prompt": ["What is 2+2?"], "response": ["4"]}).to_csv(source, index=False)
+    out = bashgym_env.workdir / "run-plain"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={source}", "-k", "nemo-jsonl", "--out", out
+    )
+    assert result.exit_code == 0, result.output
+    assert "source_file" not in (out / "nemo-jsonl" / "train.jsonl").read_text()
+    hub = Hub(monkeypatch)
+    monkeypatch.setenv("HF_TOKEN", "hf_x")
+    result = bashgym_cli("push", str(out), "--repo", "me/qa")
+    assert result.exit_code == 0, result.output
+    card = (Path(hub.uploads[0]["folder_path"]) / "README.md").read_text()
+    assert "Output format: `chat`." in card and "Local paths in" not in card
