@@ -15,6 +15,8 @@ still spend would pass the job's budget. Completed branches merge into the integ
 as they complete (so in dependency order, `--no-ff`); a conflict is aborted, its files named,
 its branch kept (or, with `resolve_conflicts`, handed to a worker on the integration worktree).
 Then `verify` runs there, worktrees of merged tasks are removed, and job.json says the result.
+Whatever the end, a worktree a task made with its own `git worktree add` is unregistered from
+the user's repository (one the user had before the job never is: `_remove_strays`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from bashgym_orchestrator.retry import fresh_from
 from bashgym_orchestrator.schedule import Scheduler, State
 from bashgym_orchestrator.status import attempts_cost
 from bashgym_orchestrator.stream import SinkStream
-from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch
+from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch, remove_entries
 
 TASKS, ATTEMPTS, META = "tasks", "attempts", "job"
 MERGED_OUTCOMES = ("merged", "empty", "resolved")
@@ -107,8 +109,13 @@ class JobRunner:
         git_dir = bench.repo.root / ".git"
         if needs_guard(bench.environment, bench.environment_options, git_dir):
             bench.repo.protect(self._restored)
+        self._worktrees_before = bench.repo.admin_names()  # the user's: never touched
         try:
             return await self._run()
+        except BaseException:
+            with contextlib.suppress(Exception):  # cancelled, or an error: not left either
+                await self._remove_strays()
+            raise
         finally:
             self._restore_at_end()
 
@@ -175,6 +182,7 @@ class JobRunner:
             await self.stream.drain()
         verify = await self._verify()
         await self._clean_up(verify)
+        await self._remove_strays()
         return self._snapshot(self._ending(), verify=verify)
 
     def _ending(self) -> str:
@@ -251,6 +259,26 @@ class JobRunner:
         finally:
             self._acting.discard(who)
             self._acted.add(who)
+
+    async def _remove_strays(self) -> None:
+        """The worktrees tasks made with their own `git worktree add`, unregistered from the
+        user's repository (`Repository.remove_strays`), and whatever tasks left in the job's
+        worktrees folder besides the job's own worktrees (a `git worktree add ../x` there)
+        deleted; counted, and noted when there were any."""
+        run, job = self.bench.run, self.bench.job
+        try:
+            removed = await self.bench.repo.remove_strays(self._worktrees_before)
+            own = {t.id for t in self.plan.tasks} | {"integration"}
+            await asyncio.to_thread(remove_entries, job.dir, (job.worktrees.name,), own)
+        except OSError as exc:
+            run.note(f"the worktrees tasks made could not all be removed: {one_line(exc)}")
+            return
+        if removed:
+            run.count("orchestrator.task_worktrees_removed", removed)
+            run.note(
+                f"{removed} worktree(s) a task made with its own `git worktree add` "
+                "unregistered from the repository (their folders outside the job's are left)"
+            )
 
     def _restore_at_end(self) -> None:
         """The user's .git as it was at the job's start, the last word (workers are gone)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ class Repository:
         self.root = root
         self.main = git.Repo.trusted(root, root / ".git")
         self.guard: GitDirGuard | None = None
+        self.made: set[str] = set()  # the admin dirs of the worktrees made or opened here
 
     def protect(self, on_restore: Callable[[list[str]], None]) -> GitDirGuard:
         """Watch the user's git dir from now on (`gitdir`): what a task changes there is put
@@ -159,7 +161,9 @@ class Repository:
         return self._watched(Worktree(path, branch, self._admin_dir(path)))
 
     def _watched(self, tree: Worktree) -> Worktree:
-        """`tree`, its admin dir's files watched by the guard as git just made them."""
+        """`tree`, its admin dir's files watched by the guard as git just made them (and its
+        admin dir the orchestrator's: `remove_strays` leaves it)."""
+        self.made.add(tree.admin.name)
         if self.guard is not None:
             self.guard.watch_worktree(tree.admin)
         return tree
@@ -205,6 +209,31 @@ class Repository:
             pruned = True
         if pruned:
             await self.run(self.main, "worktree", "prune")
+
+    def admin_names(self) -> set[str]:
+        """The names under `.git/worktrees/` now, one admin dir per worktree git records (the
+        names only: nothing in them is read). A job's snapshot for `remove_strays`."""
+        try:
+            return set(os.listdir(self.root / ".git" / "worktrees"))
+        except OSError:
+            return set()
+
+    async def remove_strays(self, before: set[str]) -> int:
+        """Unregister every worktree git records now that it did not at `before` (the job's
+        start, `admin_names`) and that the orchestrator did not make or open (`made`): those a
+        task made with its own `git worktree add`, locked ones too; how many.
+
+        Only the admin dir in the user's `.git/worktrees/` goes (that is git's record), opened
+        without following a link (a task could have swapped `.git/worktrees` for one). Neither
+        `git worktree remove` (it deletes the folder the record names, a path the task wrote)
+        nor `prune` (it drops any record whose folder is missing: a worktree of the user's on
+        an unmounted disk) is used; the folder stays where the task put it (one inside a
+        task's kept worktree stays with it). Run at the job's end, when no task runs: a `git
+        worktree add` of the job's own cannot be under way."""
+        strays = await asyncio.to_thread(
+            remove_entries, self.root, (".git", "worktrees"), before | self.made
+        )
+        return len(strays)
 
     def _registered(self, path: Path) -> bool:
         """Whether an admin dir under `.git/worktrees/` records `path` (a worktree whose folder
@@ -347,6 +376,41 @@ class Repository:
         """Put the worktree back at `commit` (a merge a killed run left half done is undone)."""
         await self.run(tree.repo, "merge", "--abort")
         await self.git("reset", "--hard", "--quiet", commit, repo=tree.repo)
+
+
+def remove_entries(base: Path, parts: tuple[str, ...], keep: set[str]) -> list[str]:
+    """Remove every entry of the folder `base/parts...` whose name is not in `keep`; the names
+    removed. Each of `parts` is opened without following a link, and so is each entry (a link
+    goes as a link, a folder with all it holds: shutil.rmtree by fd follows none): a task that
+    swapped a folder on the way for a link to the user's files sends nothing there."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return []
+    try:
+        for part in parts:
+            inner = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except OSError:  # not there (no worktree was ever made), or a link: nothing to remove
+        os.close(fd)
+        return []
+    removed = []
+    try:
+        for name in sorted(set(os.listdir(fd)) - keep):
+            try:
+                mode = os.lstat(name, dir_fd=fd).st_mode
+            except FileNotFoundError:
+                continue
+            if stat.S_ISDIR(mode):
+                shutil.rmtree(name, dir_fd=fd)
+            else:
+                os.unlink(name, dir_fd=fd)
+            removed.append(name)
+    finally:
+        os.close(fd)
+    return removed
 
 
 def copy_files(repo: Path, tree: Path, names: list[str]) -> list[str]:
