@@ -12,7 +12,7 @@ import asyncio
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
@@ -20,8 +20,10 @@ from bashgym.contracts import InputError, ModelCallError, Options, Route, Router
 from bashgym.records import Task
 from bashgym.text import one_line
 from bashgym_routers_confidence.features import FEATURES_NAMESPACE, PROBE_FEATURE, task_features
-from bashgym_routers_confidence.fitted import FittedRouter, load, prior
 from bashgym_routers_confidence.outcomes import DEFAULT_NAMES
+
+if TYPE_CHECKING:
+    from bashgym_routers_confidence.fitted import FittedRouter
 
 PROBE_PROMPT = (
     "A small coding model will be given the task below. Estimate the chance, from 0 to 100, "
@@ -81,6 +83,11 @@ class ConfidenceRouter(Router[ConfidenceOptions]):
 
     def fitted(self, options: ConfidenceOptions) -> FittedRouter:
         """The router file's model (read once per version of the file), or the prior."""
+        # here, not at the top: `fitted` needs scikit-learn (~1.7 s to import, with SciPy),
+        # and this module is imported whenever every plugin registers (`bashgym options`, a
+        # run's error that lists every choice), not only for a run that routes
+        from bashgym_routers_confidence.fitted import load, prior
+
         if options.model is None:
             return prior()
         path = Path(options.model).expanduser()

@@ -127,3 +127,22 @@ def test_the_probe_asks_once_and_its_answer_is_a_feature(scripted_models, tmp_pa
         assert vague.executor == "claude-cli" and "not a number" in vague.reason
     finally:
         run.models.close()
+
+
+def test_registering_the_router_does_not_import_scikit_learn():
+    """Every command that loads every plugin (`bashgym options`, a run's mistake that lists
+    every choice: `--set source.nope=1` took 3.3 s, 1.7 s of it SciPy and scikit-learn)
+    registers this router; only a run that routes, or `router fit`, needs scikit-learn."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from bashgym_routers_confidence import register_routers\n"
+        "found = []\n"
+        "register_routers(lambda name, router: found.append(name))\n"
+        "assert found == ['confidence'], found\n"
+        "print(sorted(m for m in ('sklearn', 'scipy') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
