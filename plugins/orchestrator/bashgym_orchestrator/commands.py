@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -455,8 +456,8 @@ def _execute(build: Any, sets: list[str] | None, job: Job, prepare: Any = None) 
             raise fail(str(exc), code=1) from None
         except RunInterrupted as exc:
             err.print(
-                f"[yellow]stopped[/] ({escape(exc.why)}): `bashgym orchestrate resume "
-                f"{job.dir}` finishes the job",
+                f"[yellow]stopped[/] ({escape(exc.why)}){_stopped_counts(job)}; `bashgym "
+                f"orchestrate resume {job.dir}` finishes the job",
                 highlight=False,
             )
             raise typer.Exit(130) from None
@@ -465,6 +466,19 @@ def _execute(build: Any, sets: list[str] | None, job: Job, prepare: Any = None) 
         if "orchestrator-display" in host.infos:
             host.remove("orchestrator-display")
     _print_result(job, summary)
+
+
+def _stopped_counts(job: Job) -> str:
+    """`: 1 failed, 1 merged, 3 pending` for a job that stopped, as `orchestrate status` counts
+    (pending: the tasks that never started and those stopped mid-run, which `resume` runs);
+    nothing when the job dir cannot say (the line must still be said)."""
+    from bashgym_orchestrator.status import job_status
+
+    try:
+        counts = job_status(job)["counts"]
+    except (PlanError, InputError, OSError, ValueError, sqlite3.Error):
+        return ""
+    return ": " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
 
 
 def _print_result(job: Job, summary: dict[str, Any]) -> None:

@@ -614,8 +614,12 @@ class JobRunner:
         }
 
     def _snapshot(self, status: str, verify: dict[str, Any] | None = None) -> dict[str, Any]:
-        """job.json: the job as it stands (rewritten as tasks end, final at the end)."""
+        """job.json: the job as it stands (rewritten as tasks end, final at the end). A job
+        that stopped (`cancelled`, `interrupted`) has no task ready or running: those are
+        `pending`, as the store and `orchestrate status` have them (`resume` runs them)."""
         states = self.states()
+        if status in ("cancelled", "interrupted"):
+            states = {t: "pending" if s in ("ready", "running") else s for t, s in states.items()}
         tasks: dict[str, Any] = {}
         for item in self.store.items(TASKS):
             attempts = self._attempts(item.key)

@@ -110,6 +110,10 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
         runner._snapshot("cancelled")
         job.cancel_file.unlink(missing_ok=True)
         raise JobCancelled(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: job.json says so, not `running` any more
+        if hasattr(runner, "schedule"):  # (it got as far as starting tasks)
+            runner._snapshot("interrupted")
+        raise
 
 
 def charge_planning(job: Job, run: RunContext) -> float | None:

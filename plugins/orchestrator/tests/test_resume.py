@@ -173,3 +173,79 @@ def test_status_and_cancel_from_another_process_then_resume(
     assert done.exit_code == 0, done.output
     assert orch.finished_counts(job) == {"a": 1, "b": 1, "c": 1}
     assert job.result()["counts"] == {"merged": 3}  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_a_cancelled_job_counts_the_tasks_it_never_ran(
+    bashgym_cli: Any, no_scrub: None, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    """job.json, the run's last lines and `status` say the same true counts: merged, failed,
+    and pending (the task stopped mid-run and the two that never started), none `running`;
+    and a worktree the stopped task made itself is not left registered."""
+    hold, pid = tmp_path / "hold", tmp_path / "b.pid"
+    hold.touch()
+    tasks = [
+        orch.shell_task("a", "echo a > a.txt"),
+        orch.shell_task("f", "false"),
+        orch.shell_task(
+            "b",
+            f"git worktree add -q -b extra ../b-extra HEAD && echo $$ > {pid}; "
+            f"while [ -f {hold} ]; do sleep 0.1; done; echo b > b.txt",
+            deps=("a",),
+        ),
+        orch.shell_task("c", "echo c > c.txt", deps=("b",)),
+        orch.shell_task("d", "echo d > d.txt", deps=("b",)),
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+    proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2", "--retries", "0")
+    wait_for(lambda: pid.is_file() and count(orch, job, "task_finished") == 2, proc)
+
+    assert bashgym_cli("orchestrate", "cancel", job.dir).exit_code == 0
+    assert proc.wait(timeout=60) == 130
+    said = " ".join(proc.stdout.read().decode().split())  # type: ignore[union-attr]
+
+    counts = {"failed": 1, "merged": 1, "pending": 3}
+    result = job.result()
+    assert result is not None and result["status"] == "cancelled"
+    assert result["counts"] == counts, result["counts"]
+    assert {t: s["state"] for t, s in result["tasks"].items() if s["state"] == "pending"} == {
+        "b": "pending",
+        "c": "pending",
+        "d": "pending",
+    }
+    assert "1 failed, 1 merged, 3 pending" in said, said
+    status = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
+    assert status["counts"] == counts
+    assert "(1 failed, 1 merged, 3 pending)" in bashgym_cli("orchestrate", "status", job.dir).stdout
+    # the job's own worktrees stay for `resume`; the one task b made does not
+    assert sorted(os.listdir(repo / ".git" / "worktrees")) == ["a", "b", "f", "integration"]
+    hold.unlink()
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_job_json_saying_interrupted(
+    bashgym_cli: Any, no_scrub: None, bashgym_env: Any, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    """After Ctrl-C job.json no longer says the job or a task is running."""
+    hold, pid = tmp_path / "hold", tmp_path / "b.pid"
+    hold.touch()
+    tasks = [
+        orch.shell_task("a", "echo a > a.txt"),
+        orch.shell_task(
+            "b", f"echo $$ > {pid}; while [ -f {hold} ]; do sleep 0.1; done", deps=("a",)
+        ),
+        orch.shell_task("c", "echo c > c.txt", deps=("b",)),
+    ]
+    job = orch.make_job(tmp_path / "job", repo, tasks)
+    proc = start(bashgym_env, job.dir, orch.shell_plugin)
+    wait_for(lambda: pid.is_file() and pid.read_text().strip(), proc)
+
+    os.kill(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    said = " ".join(proc.stdout.read().decode().split())  # type: ignore[union-attr]
+    hold.unlink()
+
+    result = job.result()
+    assert result is not None and result["status"] == "interrupted"
+    assert result["counts"] == {"merged": 1, "pending": 2}, result["counts"]
+    assert "stopped (Ctrl-C): 1 merged, 2 pending;" in said, said
