@@ -118,7 +118,9 @@ def to_triplets(
     import pandas as pd
 
     out = PairSet()
-    if not memo.structural_done:
+    # the round that makes the graph's pairs: a top-up's later rounds add none of them
+    first = not memo.structural_done
+    if first:
         out.extend(structural(memo, options, run))
         memo.structural_done = True
     if GATE in dataset.columns:
@@ -147,7 +149,9 @@ def to_triplets(
     written = capped(made, options.num_records, run)
     for kind, n in sorted(written["pair_type"].value_counts().items()):
         run.count(f"pairs.{kind}", int(n))
-    if len(written) != len(dataset):  # else kept > generated would go unexplained
+    if first and options.num_records and len(made) < options.num_records:
+        short_of(options.num_records, made, memo, run)
+    elif len(written) != len(dataset):  # else kept > generated would go unexplained
         run.note(
             f"{NAME}: {len(written)} triplets from the {len(dataset)} rows DataDesigner "
             "generated (the count 'generated': one per graph node, or -n): a triplet is a "
@@ -155,6 +159,24 @@ def to_triplets(
             "by type)"
         )
     return written
+
+
+def short_of(limit: int, made: pd.DataFrame, memo: GraphMemo, run: RunContext) -> None:
+    """-n above what the repository yields: every triplet made is written, none padded, and
+    a count (`pairs.short_of_n`) and a note say how many fewer than asked there are and why
+    (the runner asks DataDesigner for -n rows; those past the graph's questions are empty
+    placeholders, which give no triplet)."""
+    qa = int(made["pair_type"].isin(QA_TYPES).sum())
+    nodes = sum(len(graph.nodes) for graph in memo.graphs.values())
+    repos = "the repository" if len(memo.graphs) == 1 else f"the {len(memo.graphs)} repositories"
+    run.count("pairs.short_of_n", limit - len(made))
+    run.note(
+        f"{NAME}: -n {limit} asks for more triplets than there are: {repos} yield"
+        f"{'s' if len(memo.graphs) == 1 else ''} only {len(made)} ({len(made) - qa} structural "
+        f"pairs of {nodes} graph nodes, {qa} from accepted answers); all are written, "
+        f"{limit - len(made)} fewer than asked (DataDesigner is asked for -n rows: those "
+        "without a question are placeholders, which give no triplet and reach no sink)"
+    )
 
 
 def capped(made: pd.DataFrame, limit: int | None, run: RunContext) -> pd.DataFrame:

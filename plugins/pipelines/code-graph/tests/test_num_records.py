@@ -72,3 +72,39 @@ def test_n_reaches_every_question_once(
         frame = pq.read_table(out / "data.parquet").to_pandas()
         if n == "2":  # the answers were paid for: their triplets come first under the cap
             assert set(frame["pair_type"]) <= {"qa", "co_relevant"}
+
+
+def test_n_above_what_the_repository_yields_writes_only_real_triplets_and_says_so(
+    scripted_models, bashgym_cli, sample_repo, tmp_path, qa_model
+):
+    """-n 500 on a repository of 27 nodes: DataDesigner is asked for 500 rows, most of them
+    placeholders; only the triplets the graph and the accepted answers give are written, and
+    the counts and a note say how many fewer than asked, and why (they said nothing)."""
+    qa_model.script(scripted_models.server)
+    for qa in ("true", "false"):
+        out = tmp_path / f"run-qa-{qa}"
+        result = bashgym_cli(
+            "run", "-s", "code-repo", "--set", f"source.path={sample_repo}",
+            "-p", "code-graph-pairs", "--set", f"pipeline.qa={qa}", "-n", "500",
+            "-k", "parquet", "--out", out,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        summary = json.loads((out / "run.json").read_text())
+        counts = summary["counts"]
+        frame = pq.read_table(out / "data.parquet").to_pandas()
+        made = len(frame)
+        for column in ("anchor", "positive", "negative", "positive_id", "negative_id"):
+            assert frame[column].astype(str).str.strip().ne("").all(), (qa, column)
+        kinds = frame["pair_type"].unique()
+        assert counts["kept"] == made == sum(counts[f"pairs.{k}"] for k in kinds)
+        assert counts["requested"] == 500 and "pairs.left_out" not in counts
+        assert counts["pairs.short_of_n"] == 500 - made
+        qa_made = int(frame["pair_type"].isin(["qa", "co_relevant"]).sum())
+        assert (qa_made > 0) == (qa == "true")
+        said = (
+            f"-n 500 asks for more triplets than there are: the repository yields only {made} "
+            f"({made - qa_made} structural pairs of {NODES} graph nodes, {qa_made} from "
+            f"accepted answers); all are written, {500 - made} fewer than asked"
+        )
+        assert any(said in note for note in summary["notes"]), summary["notes"]
+        assert said in " ".join(result.output.split())  # the display may wrap a long note
