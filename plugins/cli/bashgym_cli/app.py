@@ -9,6 +9,7 @@ before any work and printed as one line naming the problem and the valid choices
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Annotated, Any
 
 import typer
@@ -18,6 +19,7 @@ from typer.core import TyperGroup
 
 from bashgym import __version__
 from bashgym.plugins import DEFAULT_PLUGINS, PluginHost, current_host
+from bashgym_cli.helptext import reflow
 
 
 class LiveWidthConsole(Console):
@@ -67,6 +69,12 @@ def build_app(host: PluginHost | None = None) -> typer.Typer:
     return app
 
 
+ROOT_HELP = """Turn coding-agent work into training data, and run that work.
+
+Sources read inputs, pipelines generate rows on NeMo DataDesigner, judges keep or drop them, sinks
+write training files. Every part is a plugin: see [bold]bashgym plugins[/]."""
+
+
 def root_app(cls: type[TyperGroup] | None = None) -> typer.Typer:
     """The root command alone (help, `--version`); `cls` is the click group class Typer makes
     of it (the index's lazy group)."""
@@ -75,9 +83,7 @@ def root_app(cls: type[TyperGroup] | None = None) -> typer.Typer:
         name="bashgym",
         no_args_is_help=True,
         rich_markup_mode="rich",
-        help="Turn coding-agent work into training data, and run that work.\n\n"
-        "Sources read inputs, pipelines generate rows on NeMo DataDesigner, judges keep or drop "
-        "them, sinks write training files. Every part is a plugin: see [bold]bashgym plugins[/].",
+        help=reflow(ROOT_HELP),
     )
 
     @app.callback()
@@ -116,6 +122,7 @@ def _add_plugin_commands(app: typer.Typer, host: PluginHost) -> None:
                 continue
             is_group = item in scratch.registered_groups
             _input_errors_exit_2(item)
+            _reflow_help(item)
             (app.registered_groups if is_group else app.registered_commands).append(item)  # type: ignore[arg-type]
             added.append(name)
         if info is not None:
@@ -151,6 +158,21 @@ def _input_errors_exit_2(item: Any) -> None:
 
     guarded._bashgym_wrapped = True  # type: ignore[attr-defined]
     item.callback = guarded
+
+
+def _reflow_help(item: Any) -> None:
+    """The help of a plugin command (or of a group and each of its commands) reflowed, so it
+    fills the terminal's width (`bashgym_cli.helptext`); read where Typer reads it: the
+    explicit help, else the docstring (for a group, typer's own order of the two)."""
+    group = getattr(item, "typer_instance", None)
+    if group is not None:
+        text = typer.main.solve_typer_info_help(item)
+        for sub in [*group.registered_commands, *group.registered_groups]:
+            _reflow_help(sub)
+    else:
+        text = item.help if item.help is not None else inspect.getdoc(item.callback)
+    if isinstance(text, str) and text:
+        item.help = reflow(text)
 
 
 def _name(item: Any) -> str:
