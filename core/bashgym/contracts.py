@@ -390,8 +390,8 @@ class Judge(Component[O]):
 @dataclass
 class Generated:
     """What a runner made of one round (or the engine of all): the rows, every row dropped on
-    the way with its content (dropped.jsonl, the report), and run.json extras (`generated`:
-    rows made before the runner's own filters; `resumed_rows`: read back from disk)."""
+    the way with its content (dropped.jsonl, the report), and run.json extras (`resumed_rows`:
+    read back from disk; the run counts as `generated` the rows after the pipeline's finalize)."""
 
     dataset: pd.DataFrame
     dropped: list[DroppedRow] = field(default_factory=list)

@@ -54,7 +54,9 @@ def generate_in_rounds(
 ) -> Generated:  # fmt: skip
     """Every round of the run's pipeline (None: its seed rows, for the judges' columns), made by
     `generate` (the runner's, or the run backend's for it), finalized and judged with `judge`;
-    counts requested, generated and rounds."""
+    counts requested, generated and rounds. `generated` is what the pipeline produced: its rows
+    after `finalize` (which may drop rows, or make several of one), the rows the judges, a
+    top-up's surplus and the sinks then take from, so kept + what they drop = generated."""
     import pandas as pd
 
     spec, pipeline = resolved.spec, resolved.pipeline
@@ -76,8 +78,11 @@ def generate_in_rounds(
             rows = pipeline.obj.finalize(rows, pipeline.options, run)
         kept.append(judged := judge(rows))
         passed, asked = passed + len(judged), asked + size
-        made, resumed = summary.pop("generated", len(out.dataset)), summary.pop("resumed_rows", 0)
-        rounds.append(dict(requested=size, generated=made, kept=len(judged), resumed_rows=resumed))
+        summary.pop("generated", None)  # the runner's rows before its filters and `finalize`
+        resumed = summary.pop("resumed_rows", 0)
+        rounds.append(
+            dict(requested=size, generated=len(rows), kept=len(judged), resumed_rows=resumed)
+        )
         if passed >= target or not spec.top_up:
             break
         if not len(judged):

@@ -1,0 +1,114 @@
+"""`generated` is what the pipeline produced: its rows after `finalize`, which may drop rows or
+make several of one. What the judges and each sink drop then comes out of those, so kept + the
+drops after generation = generated for every sink, and kept never exceeds generated. A sink's
+drops land in dropped.jsonl beside every other drop, with the row's id and the reason.
+
+A real run through the CLI, DataDesigner and the engine: a seed of four tasks, a pipeline whose
+finalize drops one task's row and makes three rows of each other, a judge and a picky sink."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from bashgym import hookimpl
+from bashgym.contracts import Judge, Options, Pipeline, PipelineOptions, Sink, Written
+
+SECRET = "ghp_" + "x7Kd9Qm2Lp4Rt6Vw8Yz1Bc3Fg5Hj7Nq9Sa2D"  # a GitHub token's shape
+
+
+class Triple(Pipeline[PipelineOptions]):
+    runner = "datadesigner"
+
+    def build(self, options, run, seed):
+        import data_designer.config as dd
+
+        builder = dd.DataDesignerConfigBuilder()
+        builder.add_column(dd.ExpressionColumnConfig(name="prompt", expr="do {{ task }}"))
+        return builder
+
+    def finalize(self, dataset, options, run):
+        rows = []
+        for row in dataset.to_dict(orient="records"):
+            if row["task"] == "b":
+                run.drop("finalize: b has no parts", by="pipeline triple")
+                continue
+            rows += [{**row, "part": part} for part in range(3)]
+        return pd.DataFrame(rows)
+
+
+class NoThirdPart(Judge):
+    def verdicts(self, dataset, options, run):
+        return dataset["part"].map(lambda p: "a third part" if p == 2 else None)
+
+
+class Picky(Sink[Options]):
+    """Writes rows as JSON lines and refuses task c's, naming each (its id holds a secret)."""
+
+    def write(self, dataset, options, run, output_format):
+        path = run.run_dir / "picky.jsonl"
+        kept = 0
+        with path.open("w") as fh:
+            for row in dataset.to_dict(orient="records"):
+                if row["task"] == "c":
+                    where = f"c-{row['part']} {SECRET}"
+                    run.drop("c is refused", by="sink picky", row_id=where)
+                    continue
+                fh.write(json.dumps({k: str(v) for k, v in row.items()}) + "\n")
+                kept += 1
+        return Written([path], kept)
+
+
+class Plugin:
+    @hookimpl
+    def register_pipelines(self, register):
+        register("triple", Triple())
+
+    @hookimpl
+    def register_judges(self, register):
+        register("no-third", NoThirdPart())
+
+    @hookimpl
+    def register_sinks(self, register):
+        register("picky", Picky())
+
+
+def test_generated_counts_the_finalized_rows_and_every_count_adds_up(
+    bashgym_cli, bashgym_env, register_plugin
+):
+    register_plugin(Plugin(), "triple-plugin")
+    seed = bashgym_env.workdir / "seed.csv"
+    pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "triple", "-j", "no-third",
+        "-k", "parquet", "-k", "picky", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "run.json").read_text())
+    counts = summary["counts"]
+    # 4 rows asked and made; finalize drops b's and makes 3 of each other: 9 produced
+    assert counts["requested"] == 4 and counts["generated"] == 9
+    assert summary["rounds"] == [dict(requested=4, generated=9, kept=6, resumed_rows=0)]
+    assert counts["dropped"] == {
+        "pipeline triple: finalize: b has no parts": 1,  # before generated: not one of the 9
+        "judge no-third: a third part": 3,
+        "sink picky: c is refused": 2,
+    }
+    assert counts["kept_by_sink"] == {"parquet": 6, "picky": 4} and counts["kept"] == 4
+    assert counts["kept"] <= counts["generated"]
+    for sink, kept in counts["kept_by_sink"].items():  # the drops after generation, per sink
+        after = ("judge ", f"sink {sink}:")
+        lost = sum(n for reason, n in counts["dropped"].items() if reason.startswith(after))
+        assert kept + lost == counts["generated"], sink
+    assert "9 generated, 6 kept in parquet and 4 in picky" in " ".join(result.output.split())
+
+    # every drop is in dropped.jsonl with who and why: the sink's too, once each, scrubbed
+    dropped = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
+    assert SECRET not in json.dumps(dropped)
+    by_sink = [d for d in dropped if d["by"] == "sink picky"]
+    assert [d["reason"] for d in by_sink] == ["c is refused"] * 2
+    assert [d["row"]["row_id"].split()[0] for d in by_sink] == ["c-0", "c-1"]
+    assert len(dropped) == counts["dropped_total"] - 1  # all but finalize's (no row to keep)
+    assert summary["artifacts"]["dropped_rows"] == str(out / "dropped.jsonl")
