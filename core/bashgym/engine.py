@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,22 +77,31 @@ class RunJson:
 
 @dataclass
 class Engine:
-    """One run in progress: its context, its resolved steps and what watches it."""
+    """One run in progress: its context, its steps, what watches it, every row it dropped."""
 
     resolved: ResolvedRun
     host: PluginHost
     run: RunContext
     scrubbing: Scrubbing
     resume: bool
+    dropped: list[DroppedRow] = field(default_factory=list)
+    sink: str | None = None  # the sink at work (its step, or a batch to it): its drops are its
+
+    def __call__(self, event: ev.Event) -> None:
+        if self.sink is not None and isinstance(event, ev.RowDropped):
+            row = DroppedRow(f"sink {self.sink}", event.reason, {"row_id": event.row_id})
+            self.dropped.extend([row] * event.n)
 
     @contextmanager
     def step(self, name: str, total: int | None = None) -> Iterator[None]:
         self.run.emit(ev.StepStarted(step=name, total=total))
         t0, ok = time.perf_counter(), False
+        self.sink = name.removeprefix("sink ") if name.startswith("sink ") else None
         try:
             yield
             ok = True
         finally:
+            self.sink = None
             self.run.emit(ev.StepFinished(step=name, duration_s=time.perf_counter() - t0, ok=ok))
 
     def source_rows(self) -> Iterator[pd.DataFrame]:
@@ -114,7 +123,6 @@ class Engine:
         """Scrubbed rows (no runner's: nothing needs them all at once) to the sinks batch by
         batch, one batch in memory: each capped at -n and judged, then added to every sink."""
         resolved, run, left = self.resolved, self.run, self.resolved.spec.num_records
-        dropped: list[DroppedRow] = []
         outs = [s.obj.stream(s.options, run, _output_format(resolved)) for s in resolved.sinks]
         try:
             with self.step(step):
@@ -122,13 +130,13 @@ class Engine:
                     batch = batch if left is None else batch.head(left)
                     left = None if left is None else left - len(batch)
                     run.count("generated", len(batch))
-                    batch = apply_judges(batch, resolved, run, dropped)
-                    for out in outs:
+                    batch = apply_judges(batch, resolved, run, self.dropped)
+                    for sink, out in zip(resolved.sinks, outs, strict=True):
+                        self.sink = sink.name  # (and the step's end forgets it)
                         out.add(batch)
+                    self.sink = None
                     if left == 0:
                         break
-            if dropped:
-                write_dropped(run.run_dir, dropped, self.scrubbing)
             for sink, out in zip(resolved.sinks, outs, strict=True):
                 with self.step(f"sink {sink.name}"):
                     self.wrote(sink, out.close())
@@ -155,26 +163,19 @@ class Engine:
     def generate(self, seed: pd.DataFrame | None, runner: str) -> Generated:
         """The pipeline's rows (or the seed's, for the judges' columns) through `runner` (the
         `generate_rows` hook: bashgym-work-rounds makes them in rounds)."""
-        dropped: list[DroppedRow] = []
-
-        def judge(df: pd.DataFrame) -> pd.DataFrame:
-            return apply_judges(df, self.resolved, self.run, dropped)
-
         with self.step("pipeline"):
             generated = self.host.hook.generate_rows(
-                seed=seed, runner=runner, resolved=self.resolved, run=self.run, judge=judge,
-                resume=self.resume,
+                seed=seed, runner=runner, resolved=self.resolved, run=self.run, resume=self.resume,
+                judge=lambda df: apply_judges(df, self.resolved, self.run, self.dropped),
             )  # fmt: skip
         if generated is None:
             raise InputError("generating rows needs a plugin: pip install bashgym-work-rounds")
-        generated.dropped.extend(dropped)
+        self.dropped[:0] = generated.dropped  # the runner's, before the judges'
         return generated  # type: ignore[no-any-return]
 
     def write(self, generated: Generated) -> None:
         with self.step("scrub"):
             dataset = self.scrubbing.frame(generated.dataset)
-            if generated.dropped:
-                write_dropped(self.run.run_dir, generated.dropped, self.scrubbing)
         fmt = _output_format(self.resolved)
         for sink in self.resolved.sinks:
             with self.step(f"sink {sink.name}", total=len(dataset)):
@@ -224,10 +225,10 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                     attempt=attempt, started_at=datetime.now(UTC).isoformat(),
                     plugins=_plugins(resolved))  # fmt: skip
         recorder = RunJson(run_dir, run.tally, meta)
-        for subscriber in (run.tally, recorder, _hook_subscriber(host, run)):
+        engine = Engine(resolved, host, run, scrubbing, target.resume)
+        for subscriber in (run.tally, recorder, engine, _hook_subscriber(host, run)):
             if subscriber is not None:
                 bus.subscribe(subscriber)
-        engine = Engine(resolved, host, run, scrubbing, target.resume)
         resumed_from = target.previous_status if target.resume else None
         run.emit(ev.RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
         if ended := earlier.get("status"):  # (`--out` named another run's folder: say so)
@@ -304,9 +305,9 @@ def finish(
 
 def _extra(engine: Engine, generated: Generated | None) -> dict[str, Any]:
     run = engine.run
-    extra: dict[str, Any] = {"scrub": engine.scrubbing.report()}
-    if generated is not None:
-        extra.update(generated.summary)
+    extra = {"scrub": engine.scrubbing.report(), **(generated.summary if generated else {})}
+    if engine.dropped:  # a failed run's too: the drops of the rows it finished
+        write_dropped(run.run_dir, engine.dropped, engine.scrubbing)
     if (run.run_dir / DROPPED_FILE).is_file():
         run.emit(ev.Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
     return extra
@@ -405,16 +406,14 @@ def apply_judges(
     return dataset.reset_index(drop=True)
 
 
-def write_dropped(run_dir: Path, dropped: list[DroppedRow], scrubbing: Scrubbing) -> Path:
+def write_dropped(run_dir: Path, dropped: list[DroppedRow], scrubbing: Scrubbing) -> None:
     """Every dropped row, scrubbed, with who dropped it and why: `dropped.jsonl`."""
     import pandas as pd
 
     frame = pd.DataFrame([{"by": d.by, "reason": d.reason, "row": plain(d.row)} for d in dropped])
-    path = run_dir / DROPPED_FILE
-    with path.open("w", encoding="utf-8") as fh:
+    with (run_dir / DROPPED_FILE).open("w", encoding="utf-8") as fh:
         for record in scrubbing.frame(frame).to_dict(orient="records"):
             fh.write(json.dumps(plain(record), default=str) + "\n")
-    return path
 
 
 def pipeline_runner(resolved: ResolvedRun) -> str | None:
