@@ -24,28 +24,30 @@ from bashgym_commands_run.completion import complete_sets, names_of
 
 TERMINAL_NOTES = 5  # notes printed at a run's end; run.json keeps them all
 
-# One line per paragraph and per example: rich keeps a docstring's line breaks and wraps again
-# at the width, which gave ragged prose at 80 columns; examples short enough never to wrap.
-RUN_HELP = (
-    "Run source → executor → pipeline → judges → sinks into a run directory (each optional)."
-    "\n\nThe run directory holds run.json (counts, usage, cost), events.jsonl, the sinks' files "
-    "and report.html. Exit 0 when rows were written, 3 when the run kept none (run.json says "
-    "why), 2 for a mistake in the command, 1 when the run failed (the same command resumes it), "
-    "130 when it was interrupted (Ctrl-C, SIGTERM or SIGHUP: the run directory keeps its "
-    "finished work and the same command resumes it)."
-    "\n\n[bold]Examples[/]"
-    "\n\n  bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5"
-    "\n  bashgym run -s files --set source.path=tasks.csv -p samplers -k parquet"
-    "\n  bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl"
-    "\n  bashgym run -s prompts --set source.path=tasks.txt -x student -k parquet \\"
-    "\n      --backend ray --set backend.address=auto"
-    "\n  bashgym run -s files --set source.path=tasks.csv -k nemo-jsonl \\"
-    "\n      --router confidence --set router.student=student \\"
-    "\n      --set router.teacher=claude-cli"
-    "\n  bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet"
-    "\n\nList names with [bold]bashgym plugins[/] and options with "
-    "[bold]bashgym options ROLE NAME[/]."
-)
+# Wrapped here as any help: bashgym_cli reflows each paragraph to the terminal's width and keeps
+# the indented examples as written (short enough never to wrap at 80 columns).
+RUN_HELP = """\
+Run source → executor → pipeline → judges → sinks into a run directory (each optional).
+
+The run directory holds run.json (counts, usage, cost), events.jsonl, the sinks' files and
+report.html. Exit 0 when rows were written, 3 when the run kept none (run.json says why), 2 for
+a mistake in the command, 1 when the run failed (the same command resumes it), 130 when it was
+interrupted (Ctrl-C, SIGTERM or SIGHUP: the run directory keeps its finished work and the same
+command resumes it).
+
+[bold]Examples[/]
+
+  bashgym run examples/slice.toml -n 20 --set sink.shard_rows=5
+  bashgym run -s files --set source.path=tasks.csv -p samplers -k parquet
+  bashgym run -s prompts --set source.path=tasks.txt -x student -k nemo-jsonl
+  bashgym run -s prompts --set source.path=tasks.txt -x student -k parquet \\
+      --backend ray --set backend.address=auto
+  bashgym run -s files --set source.path=tasks.csv -k nemo-jsonl \\
+      --router confidence --set router.student=student \\
+      --set router.teacher=claude-cli
+  bashgym run --plugin my_pipeline.py --pipeline mine --sink parquet
+
+List names with [bold]bashgym plugins[/] and options with [bold]bashgym options ROLE NAME[/]."""
 
 
 def run_command(
