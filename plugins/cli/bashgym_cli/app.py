@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -42,8 +44,23 @@ err = LiveWidthConsole(stderr=True)
 out = LiveWidthConsole()
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """One `error:` line; the message is text, never markup (it quotes paths, commands, data)."""
+def fail(
+    message: str,
+    code: int = 2,
+    *,
+    as_json: bool = False,
+    doc: Callable[[str], dict[str, Any]] | None = None,
+) -> typer.Exit:
+    """One `error:` line; the message is text, never markup (it quotes paths, commands, data).
+
+    `as_json` (a command's `--json`): the error as JSON on stdout instead, so a script reading
+    the JSON gets JSON whatever happened: `{"ok": false, "error": message}`, or `doc(message)`
+    for a command whose JSON has a shape of its own (validate's `valid` and `problems`). The
+    exit code is `code` either way."""
+    if as_json:
+        error = doc(message) if doc is not None else {"ok": False, "error": message}
+        typer.echo(json.dumps(error, indent=2))
+        return typer.Exit(code)
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 

@@ -40,3 +40,25 @@ def test_a_width_given_stays_fixed(monkeypatch):
     assert fixed.width == 70
     monkeypatch.setenv("COLUMNS", "90")
     assert fixed.width == 70 and LiveWidthConsole().width == 90
+
+
+def test_fail_with_json_prints_the_error_as_json_on_stdout_only(capsys):
+    """`fail(..., as_json=True)`: what `sandbox run`, `validate` and `preview` print for a
+    mistake under --json (each had its own few lines): JSON on stdout, nothing on stderr, the
+    message as it is (a `[x]` in it is not markup), the exit code kept; `doc` shapes it."""
+    import json
+
+    from bashgym_cli.app import fail
+
+    exit_ = fail("bad [x] value", as_json=True)
+    printed = capsys.readouterr()
+    assert exit_.exit_code == 2 and printed.err == ""
+    assert json.loads(printed.out) == {"ok": False, "error": "bad [x] value"}
+    assert printed.out == '{\n  "ok": false,\n  "error": "bad [x] value"\n}\n'
+    exit_ = fail("no", 3, as_json=True, doc=lambda message: {"valid": False, "problems": [message]})
+    assert exit_.exit_code == 3
+    assert json.loads(capsys.readouterr().out) == {"valid": False, "problems": ["no"]}
+    exit_ = fail("bad [x] value")  # without: the one `error:` line on stderr
+    printed = capsys.readouterr()
+    assert exit_.exit_code == 2 and printed.out == ""
+    assert " ".join(printed.err.split()) == "error: bad [x] value"

@@ -87,21 +87,6 @@ def _pipeline_spec(
     return resolve_spec(build, sets=sets, maps=maps, resolver=resolve_pipeline, on_error=on_error)
 
 
-def _failed(
-    message: str, as_json: bool, doc: Callable[[str], dict[str, Any]], code: int = 2
-) -> typer.Exit:
-    """The one error line, or with --json the command's JSON error (`doc(message)`) on stdout;
-    the exit code is the same either way."""
-    if not as_json:
-        return fail(message, code)
-    typer.echo(json.dumps(doc(message), indent=2))
-    return typer.Exit(code)
-
-
-def _error_doc(message: str) -> dict[str, Any]:
-    return {"ok": False, "error": message}
-
-
 def _invalid_doc(message: str) -> dict[str, Any]:
     """validate's own --json shape, so a script reads `valid` and `problems` either way."""
     return {"valid": False, "seed": None, "columns": [], "problems": [message], "warnings": []}
@@ -121,7 +106,7 @@ def pipeline_list(as_json: JsonOpt = False) -> None:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        raise _failed(str(exc), as_json, _error_doc) from None
+        raise fail(str(exc), as_json=as_json) from None
     host = current_host()
     report_broken_plugins(host)
     infos = list_pipelines(host, settings)
@@ -173,14 +158,14 @@ def validate_command(
     """
     spec = (pipeline, source, judge, sets, maps, plugin)
     host, settings, resolved = _pipeline_spec(
-        *spec, on_error=lambda message: _failed(message, as_json, _invalid_doc)
+        *spec, on_error=lambda message: fail(message, as_json=as_json, doc=_invalid_doc)
     )
     try:
         with prepare(resolved, host, settings, serve=False, console=err) as prepared:
             result = validate(prepared)
             origin = prepared.seed_origin
     except InputError as exc:
-        raise _failed(str(exc), as_json, _invalid_doc) from None
+        raise fail(str(exc), as_json=as_json, doc=_invalid_doc) from None
     if as_json:
         typer.echo(
             json.dumps(
@@ -241,14 +226,14 @@ def preview_command(
     """
     spec = (pipeline, source, judge, sets, maps, plugin)
     host, settings, resolved = _pipeline_spec(
-        *spec, on_error=lambda message: _failed(message, as_json, _error_doc)
+        *spec, on_error=lambda message: fail(message, as_json=as_json)
     )
     try:
         with prepare(resolved, host, settings, serve=True, console=err) as prepared:
             result = preview(prepared, num_records)
             origin = prepared.seed_origin
     except InputError as exc:
-        raise _failed(str(exc), as_json, _error_doc) from None
+        raise fail(str(exc), as_json=as_json) from None
     records = [
         {str(k): plain(v) for k, v in row.items()}
         for row in result.dataset.to_dict(orient="records")

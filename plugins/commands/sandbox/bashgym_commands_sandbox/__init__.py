@@ -95,11 +95,8 @@ def run_command(
         choice = choose(current_host().registry, environment, parse_sets(sets or []), timeout)
         with workspace_for(workdir) as workspace:
             outcome = run_one(choice, workspace, command)
-    except InputError as exc:
-        if as_json:  # a script reading the JSON gets JSON for a mistake too
-            typer.echo(json.dumps({"ok": False, "error": str(exc)}, indent=2))
-            raise typer.Exit(2) from None
-        raise fail(str(exc)) from None
+    except InputError as exc:  # with --json as JSON: a script reading it gets JSON for it too
+        raise fail(str(exc), as_json=as_json) from None
     done = outcome.completed
     if as_json:
         typer.echo(
