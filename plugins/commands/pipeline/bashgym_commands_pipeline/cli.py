@@ -182,14 +182,15 @@ def validate_command(
     else:
         table = Table("column", "type", "from", "dropped")
         for c in result.columns:
-            table.add_row(c.name, c.kind, c.origin, "yes" if c.drop else "")
+            # Text: a column's name is the user's (`--set pipeline.expressions.[x]=...`), not markup
+            table.add_row(Text(c.name), Text(c.kind), Text(c.origin), "yes" if c.drop else "")
         out.print(table)
         for warning in result.warnings:
             err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     if not result.ok:
         for problem in result.problems[:-1]:
             err.print(f"[bold red]error:[/] {escape(problem)}", highlight=False)
-        raise fail(escape(result.problems[-1]))
+        raise fail(result.problems[-1])  # fail escapes: escaped here too it showed `\[x]`
     if not as_json:
         seeded = f"; seed: {origin}" if origin else ""
         out.print(f"[green]valid[/]: {len(result.columns)} columns{seeded}", highlight=False)

@@ -108,3 +108,14 @@ def test_a_token_in_a_source_path_is_redacted_in_the_prepare_error(
     assert token not in result.output
     message = json.loads(result.stdout)["error"] if as_json else one_line(result.stderr)
     assert f"path: does not exist (got '{tmp_path}/{REDACTED}.csv')" in message, message
+
+
+def test_validate_shows_a_column_name_with_brackets_as_written(bashgym_cli):
+    """A name in brackets is the user's text, not markup: before, the table showed the column
+    `[x]` as an empty cell and the error line as `Expression column '\\[x]'` (escaped twice)."""
+    result = bashgym_cli("validate", "samplers", "--set", "pipeline.expressions.[x]={{ y }}")
+
+    assert result.exit_code == 2, result.output
+    message = one_line(result.stderr)
+    assert message == "error: Expression column '[x]' references missing column 'y'.", message
+    assert "│ [x] " in result.stdout, result.stdout
