@@ -91,7 +91,8 @@ class Repository:
         self.root = root
         self.main = git.Repo.trusted(root, root / ".git")
         self.guard: GitDirGuard | None = None
-        self.made: set[str] = set()  # the admin dirs of the worktrees made or opened here
+        # the admin dir of each worktree made or opened here and not removed since, by path
+        self.made: dict[Path, str] = {}
 
     def protect(self, on_restore: Callable[[list[str]], None]) -> GitDirGuard:
         """Watch the user's git dir from now on (`gitdir`): what a task changes there is put
@@ -163,7 +164,7 @@ class Repository:
     def _watched(self, tree: Worktree) -> Worktree:
         """`tree`, its admin dir's files watched by the guard as git just made them (and its
         admin dir the orchestrator's: `remove_strays` leaves it)."""
-        self.made.add(tree.admin.name)
+        self.made[tree.path] = tree.admin.name
         if self.guard is not None:
             self.guard.watch_worktree(tree.admin)
         return tree
@@ -185,6 +186,7 @@ class Repository:
         """Remove the worktree at `path` (its branch stays) and git's record of it. A path
         that is not there and that git has no record of costs no git command (every new
         task's worktree: `git worktree prune` was ~70 ms of each, bench/orchestrator.py (c))."""
+        self.made.pop(path, None)
         if path.exists() or os.path.islink(path):
             done = await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
             if not done.ok:
@@ -200,6 +202,7 @@ class Repository:
         without following links (shutil.rmtree), as `remove_worktree` does when git cannot."""
         pruned = False
         for path in paths:
+            self.made.pop(path, None)
             if os.path.islink(path):
                 path.unlink()
             elif path.exists():
@@ -229,10 +232,10 @@ class Repository:
         nor `prune` (it drops any record whose folder is missing: a worktree of the user's on
         an unmounted disk) is used; the folder stays where the task put it (one inside a
         task's kept worktree stays with it). Run at the job's end, when no task runs: a `git
-        worktree add` of the job's own cannot be under way."""
-        strays = await asyncio.to_thread(
-            remove_entries, self.root, (".git", "worktrees"), before | self.made
-        )
+        worktree add` of the job's own cannot be under way. (`made` forgets a worktree the job
+        removed: a task's later one may get its admin dir's name.)"""
+        keep = before | set(self.made.values())
+        strays = await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), keep)
         return len(strays)
 
     def _registered(self, path: Path) -> bool:

@@ -38,8 +38,9 @@ def test_worktrees_tasks_made_are_unregistered_the_users_kept(
             f"{add} -b extra-a ../sibling HEAD && {add} --lock -b extra-b {outside} HEAD"
             " && echo A > a.txt",
         ),
-        # failed (its worktree kept for a look): one inside its own worktree
-        orch.shell_task("c", f"{add} -b extra-c nested HEAD; false"),
+        # failed (its worktree kept for a look): one inside its own worktree (after a: two
+        # `git worktree add` at once may fail on git's ref locks)
+        orch.shell_task("c", f"{add} -b extra-c nested HEAD && false", deps=("a",)),
     ]
     job = orch.make_job(tmp_path / "job", repo, tasks)
 
