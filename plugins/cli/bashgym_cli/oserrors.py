@@ -8,6 +8,7 @@ each had a copy); any other keeps the OS's own reason, lower-cased, without clas
 from __future__ import annotations
 
 import errno
+import os
 
 OS_PROBLEMS = {
     errno.ENOENT: "it or its folder does not exist",
@@ -23,9 +24,25 @@ OS_PROBLEMS = {
 }
 
 
+NOT_A_FOLDER = "it is a file, where a folder is needed"
+
+
 def os_problem(exc: OSError, *, with_path: bool = False) -> str:
     """Why `exc` happened, in words; `with_path`: after the file the OS named (a rename's
-    destination when it names two), for a message that does not name it already."""
+    destination when it names two), for a message that does not name it already.
+
+    "File exists" on one path that is there and is not a folder is a folder that could not be
+    made (mkdir, `exist_ok` or not): it says so. BashGym's exclusive creates (a new run or job
+    folder, a temporary file) catch their own "File exists" and pick another name; one that
+    names two paths (a link's) keeps the general words."""
     words = OS_PROBLEMS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
     name = exc.filename2 or exc.filename
+    if exc.errno == errno.EEXIST and exc.filename2 is None and _not_a_folder(exc.filename):
+        words = NOT_A_FOLDER
     return f"{str(name)!r}: {words}" if with_path and name else words
+
+
+def _not_a_folder(name: object) -> bool:
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return False
+    return os.path.lexists(name) and not os.path.isdir(name)

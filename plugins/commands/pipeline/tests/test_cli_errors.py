@@ -37,7 +37,7 @@ def test_export_whose_folder_is_a_file_says_so(bashgym_cli, tmp_path: Path):
 
     assert result.exit_code == 2, result.output
     message = one_line(result.stderr)
-    assert message.endswith("cannot make its folder: a file of that name is in the way"), message
+    assert message.endswith("cannot make its folder: it is a file, where a folder is needed")
     assert "Error" not in message and "Errno" not in message
 
 
