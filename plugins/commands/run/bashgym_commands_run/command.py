@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from bashgym_cli import err, fail, out
+from bashgym_cli.oserrors import os_problem
 from bashgym_cli.runs import load_run_file, resolve_spec
 from rich.markup import escape
 
@@ -342,16 +343,14 @@ PATH_MISTAKES = {errno.ENOENT, errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.
 
 
 def unwritable(exc: OSError) -> str:
-    """One line for a path the run could not write: which, why, and where to look."""
-    path = exc.filename
-    why = exc.strerror or str(exc)
-    if exc.errno == errno.EEXIST and path and Path(path).is_file():
-        why = "it is a file, where a folder is needed"  # (mkdir's "File exists" said nothing)
-    where = f"cannot write {path}: " if path else ""
-    return (
-        f"{where}{why}; check --out and the sinks' path options (run.json says what was "
-        "written before it)"
-    )
+    """One line for a path the run could not write: which, why (in the words every command
+    uses, `os_problem`'s), and where to look."""
+    if exc.filename2 or exc.filename:
+        what = f"cannot write {os_problem(exc, with_path=True)}"
+    else:
+        what = f"cannot write: {os_problem(exc)}"
+    where = "check --out and the sinks' path options (run.json says what was written before it)"
+    return f"{what}; {where}"
 
 
 def kept_text(counts: dict[str, Any]) -> str:

@@ -48,7 +48,7 @@ def test_a_sink_path_that_cannot_be_written_is_one_line_and_exit_2(bashgym_cli, 
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "cannot write /proc/no-such-dir" in errors[0], result.output
+    assert len(errors) == 1 and "cannot write '/proc/no-such-dir" in errors[0], result.output
     assert "sinks' path options" in errors[0] and "Traceback" not in result.output
     (tmp_path / "afile").write_text("")
     under_a_file = bashgym_cli(
@@ -56,7 +56,9 @@ def test_a_sink_path_that_cannot_be_written_is_one_line_and_exit_2(bashgym_cli, 
         "--set", f"sink.path={tmp_path / 'afile' / 'x.parquet'}", "--out", str(tmp_path / "r2"),
     )  # fmt: skip
     assert under_a_file.exit_code == 2, under_a_file.output
-    assert "is a file, where a folder is needed" in under_a_file.output
+    said = " ".join(under_a_file.stderr.split())  # in os_problem's words, as every command
+    afile = tmp_path / "afile"
+    assert f"error: cannot write '{afile}': it is a file, where a folder is needed" in said, said
 
 
 def test_the_summary_is_never_broken_at_80_columns_when_piped(bashgym_cli, tmp_path, monkeypatch):
