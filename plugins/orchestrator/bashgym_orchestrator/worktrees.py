@@ -21,7 +21,7 @@ import asyncio
 import os
 import shutil
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,33 +185,42 @@ class Repository:
     async def remove_worktree(self, path: Path) -> None:
         """Remove the worktree at `path` (its branch stays) and git's record of it. A path
         that is not there and that git has no record of costs no git command (every new
-        task's worktree: `git worktree prune` was ~70 ms of each, bench/orchestrator.py (c))."""
-        self.made.pop(path, None)
+        task's worktree). Never `git worktree prune`: see `remove_worktrees`."""
+        names = self._admin_names_of(path)
         if path.exists() or os.path.islink(path):
             done = await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
-            if not done.ok:
-                shutil.rmtree(path, ignore_errors=True)
-        elif not self._registered(path):
-            return
-        await self.run(self.main, "worktree", "prune")
+            if done.ok:
+                return
+            shutil.rmtree(path, ignore_errors=True)
+        if names:
+            await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), only=names)
 
     async def remove_worktrees(self, paths: list[Path]) -> None:
-        """Remove the worktrees at `paths` (their branches stay) with one `git worktree prune`
-        for all: at a job's end, `remove_worktree` for each was two git commands a task
-        (bench/orchestrator.py (d): ~1 s of a 5-task job's wall). The folders are deleted
-        without following links (shutil.rmtree), as `remove_worktree` does when git cannot."""
-        pruned = False
+        """Remove the worktrees at `paths` (their branches stay) and git's records of them,
+        with no git command: at a job's end, `remove_worktree` for each was two git commands a
+        task (bench/orchestrator.py (d): ~1 s of a 5-task job's wall). The folders are deleted
+        without following links (shutil.rmtree), as `remove_worktree` does when git cannot.
+
+        A record goes by its admin dir's name (the one the worktree was made with, else the
+        one whose `gitdir` names `path`), never by `git worktree prune`: prune drops every
+        record whose folder is missing, a worktree of the user's on an unmounted disk too."""
+        names: set[str] = set()
         for path in paths:
-            self.made.pop(path, None)
+            names |= self._admin_names_of(path)
             if os.path.islink(path):
                 path.unlink()
             elif path.exists():
                 await asyncio.to_thread(shutil.rmtree, path, True)
-            elif not self._registered(path):
-                continue
-            pruned = True
-        if pruned:
-            await self.run(self.main, "worktree", "prune")
+        if names:
+            await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), only=names)
+
+    def _admin_names_of(self, path: Path) -> set[str]:
+        """The admin dirs under `.git/worktrees/` that record the worktree at `path`: the one
+        it was made or opened with (`made`, forgotten here: a task's later worktree may get its
+        name), and any whose `gitdir` names `path` (one a killed run left). Only `path`s in
+        the job's folder are ever asked about, so a record of the user's is never among them."""
+        names = {made} if (made := self.made.pop(path, None)) is not None else set()
+        return names | self._recording(path)
 
     def admin_names(self) -> set[str]:
         """The names under `.git/worktrees/` now, one admin dir per worktree git records (the
@@ -239,23 +248,28 @@ class Repository:
         return len(strays)
 
     def _registered(self, path: Path) -> bool:
-        """Whether an admin dir under `.git/worktrees/` records `path` (a worktree whose folder
-        was deleted: `git worktree add` refuses that path until it is pruned). Read from the
-        admin dirs' `gitdir` files, git's own record, rather than asking git (a process)."""
+        """Whether an admin dir under `.git/worktrees/` records `path` (`_recording`)."""
+        return bool(self._recording(path))
+
+    def _recording(self, path: Path) -> set[str]:
+        """The admin dirs under `.git/worktrees/` whose `gitdir` records `path` (a worktree
+        whose folder was deleted: `git worktree add` refuses that path until its record goes).
+        Read from git's own record rather than asking git (a process)."""
         wanted = os.path.abspath(path / ".git")
         admin = self.root / ".git" / "worktrees"
         try:
             entries = list(os.scandir(admin))
         except OSError:
-            return False
+            return set()
+        found = set()
         for entry in entries:
             try:
                 text = Path(entry.path, "gitdir").read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
             if os.path.abspath(text.strip()) == wanted:
-                return True
-        return False
+                found.add(entry.name)
+        return found
 
     async def unused_job_name(self, name: str) -> str:
         """`name`, or `name-2`, `name-3`, ... : the first no branch `bashgym/<name>/...` uses
@@ -381,11 +395,17 @@ class Repository:
         await self.git("reset", "--hard", "--quiet", commit, repo=tree.repo)
 
 
-def remove_entries(base: Path, parts: tuple[str, ...], keep: set[str]) -> list[str]:
-    """Remove every entry of the folder `base/parts...` whose name is not in `keep`; the names
-    removed. Each of `parts` is opened without following a link, and so is each entry (a link
-    goes as a link, a folder with all it holds: shutil.rmtree by fd follows none): a task that
-    swapped a folder on the way for a link to the user's files sends nothing there."""
+def remove_entries(
+    base: Path, parts: tuple[str, ...], keep: Iterable[str] = (), only: Iterable[str] | None = None
+) -> list[str]:
+    """Remove every entry of the folder `base/parts...` whose name is not in `keep` (and, given
+    `only`, is in it); the names removed. Each of `parts` is opened without following a link,
+    and so is each entry (a link goes as a link, a folder with all it holds: shutil.rmtree by
+    fd follows none): a task that swapped a folder on the way for a link to the user's files
+    sends nothing there."""
+    only = None if only is None else set(only)
+    if only is not None and not only:
+        return []
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
         fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
@@ -401,7 +421,8 @@ def remove_entries(base: Path, parts: tuple[str, ...], keep: set[str]) -> list[s
         return []
     removed = []
     try:
-        for name in sorted(set(os.listdir(fd)) - keep):
+        names = set(os.listdir(fd)).difference(keep)
+        for name in sorted(names if only is None else names & only):
             try:
                 mode = os.lstat(name, dir_fd=fd).st_mode
             except FileNotFoundError:

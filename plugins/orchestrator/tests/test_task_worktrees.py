@@ -88,3 +88,30 @@ def test_removal_follows_no_link(tmp_path: Path) -> None:
     assert removed == ["link", "stray"]
     assert os.listdir(git_dir / "worktrees") == ["ours"]
     assert sorted(os.listdir(precious)) == ["file", "folder"]
+
+
+def test_a_users_worktree_whose_folder_is_away_stays_registered(
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    """A worktree of the user's whose folder is missing when the job runs (on a disk not
+    mounted now; not locked) is still git's to know of after a job that merged a task and
+    removed its worktree: the job removes its own records by name, never by `git worktree
+    prune` (which drops every record whose folder is missing)."""
+    away, moved = tmp_path / "on-usb", tmp_path / "usb-unmounted"
+    orch.git(repo, "worktree", "add", "-q", "-b", "usb", str(away))
+    admin = next(iter(os.listdir(repo / ".git" / "worktrees")))
+    away.rename(moved)  # the disk is unplugged
+    job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", "echo A > a.txt")])
+
+    done = bashgym_cli("orchestrate", "run", job.dir, *RUN, "--plugin", orch.shell_plugin)
+
+    assert done.exit_code == 0, done.output
+    result = job.result()
+    assert result is not None and result["tasks"]["a"]["state"] == "merged"
+    assert not (job.dir / "worktrees" / "a").exists()  # the job removed its worktree
+    listed = worktrees(orch, repo)
+    assert str(away) in listed, listed  # still registered (prunable, as git says)
+    assert sorted(listed) == sorted([str(repo), str(away)])  # the job's records are gone
+    assert sorted(os.listdir(repo / ".git" / "worktrees")) == [admin]
+    moved.rename(away)  # plugged in again: the user's worktree works as before
+    assert orch.git(away, "rev-parse", "--abbrev-ref", "HEAD") == "usb"

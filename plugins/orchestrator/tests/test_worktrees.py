@@ -89,9 +89,13 @@ def test_a_job_name_no_other_job_uses(repo: Path, orch: Any) -> None:
 
 
 def test_a_worktree_deleted_by_hand_is_made_again(repo: Path, tmp_path: Path, orch: Any) -> None:
-    """remove_worktree skips `git worktree prune` for a path git has no record of; a path whose
-    folder went but whose record stayed (rm -rf of a worktree) must still be pruned."""
+    """remove_worktree runs no git command for a path git has no record of; a path whose
+    folder went but whose record stayed (rm -rf of a worktree) has its record removed, by its
+    name: a worktree of the user's whose folder is away keeps its record."""
     import shutil
+
+    orch.git(repo, "worktree", "add", "-q", "-b", "usb", str(tmp_path / "usb"))
+    (tmp_path / "usb").rename(tmp_path / "unplugged")
 
     async def scenario() -> Any:
         git = Repository(repo)
@@ -108,12 +112,17 @@ def test_a_worktree_deleted_by_hand_is_made_again(repo: Path, tmp_path: Path, or
     assert (tree.path / "README.md").is_file()
     listed = orch.git(repo, "worktree", "list", "--porcelain")
     assert listed.count(f"worktree {tree.path}") == 1
+    assert f"worktree {tmp_path / 'usb'}" in listed
 
 
-def test_worktrees_removed_together_are_pruned_once(repo: Path, tmp_path: Path, orch: Any) -> None:
-    """The job's end removes its worktrees with one prune: folders gone, git's records of
-    them gone (one deleted by hand too), branches kept, the user's checkout untouched."""
+def test_worktrees_removed_together(repo: Path, tmp_path: Path, orch: Any) -> None:
+    """The job's end removes its worktrees with no git command: folders gone, git's records of
+    them gone (one deleted by hand too), branches kept, the user's checkout untouched, and a
+    worktree of the user's whose folder is away (an unmounted disk) still recorded."""
     import shutil
+
+    orch.git(repo, "worktree", "add", "-q", "-b", "usb", str(tmp_path / "usb"))
+    (tmp_path / "usb").rename(tmp_path / "unplugged")
 
     async def scenario() -> list[Path]:
         git = Repository(repo)
@@ -128,7 +137,9 @@ def test_worktrees_removed_together_are_pruned_once(repo: Path, tmp_path: Path, 
     paths = asyncio.run(scenario())
     assert not any(p.exists() for p in paths)
     listed = orch.git(repo, "worktree", "list", "--porcelain")
-    assert listed.count("worktree ") == 1 and f"worktree {repo}" in listed
+    assert listed.count("worktree ") == 2 and f"worktree {repo}" in listed
+    assert f"worktree {tmp_path / 'usb'}" in listed
+    assert os.listdir(repo / ".git" / "worktrees") == ["usb"]
     branches = orch.git(repo, "branch", "--format=%(refname:short)").split()
     assert {"bashgym/job/t1", "bashgym/job/t2", "bashgym/job/t3"} <= set(branches)
     assert "not committed" in (repo / "README.md").read_text()
