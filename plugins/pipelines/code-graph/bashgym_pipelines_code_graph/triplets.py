@@ -151,12 +151,12 @@ def to_triplets(
         run.count(f"pairs.{kind}", int(n))
     if first and options.num_records and len(made) < options.num_records:
         short_of(options.num_records, made, memo, run)
-    elif len(written) != len(dataset):  # else kept > generated would go unexplained
+    elif len(written) != len(dataset):  # else 'generated' above the rows asked is unexplained
         run.note(
             f"{NAME}: {len(written)} triplets from the {len(dataset)} rows DataDesigner "
-            "generated (the count 'generated': one per graph node, or -n): a triplet is a "
-            "graph edge or a cited node of an accepted answer, not a row (pairs.* count them "
-            "by type)"
+            "made (one per graph node, or -n): a triplet is a graph edge or a cited node of an "
+            "accepted answer, not a row ('generated' counts triplets, pairs.* count them by "
+            "type)"
         )
     return written
 

@@ -40,11 +40,11 @@ def test_without_n_every_triplet_is_written_and_the_counts_are_explained(
 ):
     output, summary = structural(bashgym_cli, sample_repo, tmp_path / "run")
     counts = summary["counts"]
-    assert counts["generated"] == NODES and "pairs.left_out" not in counts
-    assert counts["kept"] > NODES
-    said = f"{counts['kept']} triplets from the {NODES} rows DataDesigner generated"
+    # 'generated' is what the pipeline produced (triplets, after finalize), so never below kept
+    assert counts["generated"] == counts["kept"] > NODES and "pairs.left_out" not in counts
+    said = f"{counts['kept']} triplets from the {NODES} rows DataDesigner made"
     assert any(said in note for note in summary["notes"]), summary["notes"]
-    assert f"{NODES} generated, {counts['kept']} kept" in output and said in output
+    assert f"{counts['kept']} generated, {counts['kept']} kept" in output and said in output
 
 
 def test_n_reaches_every_question_once(
