@@ -152,9 +152,10 @@ def validate_command(
 
     [bold]Examples[/]
 
-      bashgym validate samplers --set 'pipeline.expressions.p={{ difficulty }} task'
+      bashgym validate samplers --set 'pipeline.expressions.p={{ difficulty }}'
 
-      bashgym validate coding-agent-sft -s files --set source.path=examples/tasks.csv -j llm-rubric
+      bashgym validate coding-agent-sft -j llm-rubric \\
+          -s files --set source.path=examples/tasks.csv
     """
     spec = (pipeline, source, judge, sets, maps, plugin)
     host, settings, resolved = _pipeline_spec(
@@ -221,7 +222,8 @@ def preview_command(
 
       bashgym preview samplers -n 3
 
-      bashgym preview coding-agent-sft -n 2 -s files --set source.path=examples/tasks.csv
+      bashgym preview coding-agent-sft -n 2 \\
+          -s files --set source.path=examples/tasks.csv
 
       bashgym preview tool-use-sft --json | jq '.records[0]'
     """
@@ -288,7 +290,8 @@ def pipeline_export(
 
       bashgym pipeline export samplers out/samplers.yaml
 
-      bashgym pipeline export coding-agent-sft sft.yaml -s files --set source.path=tasks.csv
+      bashgym pipeline export coding-agent-sft sft.yaml \\
+          -s files --set source.path=tasks.csv
 
     Then run the printed [bold]data-designer create[/] command.
     """

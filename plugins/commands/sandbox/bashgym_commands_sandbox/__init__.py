@@ -43,8 +43,9 @@ RUN_HELP = "\n\n".join(
         "[bold]Examples[/]",
         "  bashgym sandbox run -- 'ls -la; id; echo $HOME'",
         "  bashgym sandbox run -e local --timeout 5 -- python3 -c 'while True: pass'",
-        "  bashgym sandbox run --workdir ./scratch -- pip download requests   # fails: no network",
-        "  bashgym sandbox run --set network=true --set memory_mb=512 -- curl -sI https://pypi.org",
+        "  bashgym sandbox run -w scratch -- pip download requests  # fails: no network",
+        "  bashgym sandbox run --set network=true --set memory_mb=512 \\\n"
+        "      -- curl -sI https://pypi.org",
         "  bashgym sandbox run --explain --json -- 'cat /proc/*/environ'",
     ]
 )
