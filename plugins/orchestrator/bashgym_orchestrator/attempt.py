@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from bashgym_procs import git
 from bashgym_work_tasks import run_task
 
 from bashgym.contracts import Budget, BudgetExceeded, RunContext, TaskContext
@@ -33,7 +34,14 @@ from bashgym_orchestrator.plan import PlannedTask
 from bashgym_orchestrator.remote import Work, Worked
 from bashgym_orchestrator.remote import work as remote_work
 from bashgym_orchestrator.spec import Spec
-from bashgym_orchestrator.worktrees import Repository, Worktree, copy_files, task_branch
+from bashgym_orchestrator.worktrees import (
+    GitError,
+    Repository,
+    Worktree,
+    copy_files,
+    in_words,
+    task_branch,
+)
 
 SETUP_TIMEOUT_S = 1800.0
 CHECK_TIMEOUT_S = 1800.0
@@ -228,13 +236,17 @@ async def run_attempt(
     attempt.tail = _tail(result)
     attempt.cost_usd = result.cost_usd
     # the worker's processes are gone (session closed): git may look at what it left
-    await repo.commit_all(
-        tree,
+    message = (
         f"{task.id}: {task.title}\n\nbashgym job {bench.job.name}, "
-        f"attempt {number}, executor {chosen.name}",
-        copied,
+        f"attempt {number}, executor {chosen.name}"
     )
-    diff = await repo.diff(tree, start)
+    try:
+        await repo.commit_all(tree, message, copied)
+        diff = await repo.diff(tree, start)
+    except (git.UnsafeRepo, GitError) as exc:
+        _not_committed(attempt, exc)
+        attempt.row = trace_row(run, result, attempt, chosen, prompt)
+        return attempt
     attempt.files, attempt.insertions, attempt.deletions = (
         diff.files,
         diff.insertions,
@@ -250,6 +262,21 @@ async def run_attempt(
             await _stage(bench, session, task.id, "check", check, attempt)
     attempt.row = trace_row(run, result, attempt, chosen, prompt)
     return attempt
+
+
+def _not_committed(attempt: Attempt, exc: Exception) -> None:
+    """The attempt failed: what the task left in its worktree could not be committed, most
+    often a repository or worktree of its own inside it (a `git init`, a `git worktree add
+    sub`, a cloned submodule), which git refuses to add without a commit and the safe git
+    wrapper will not run git beside once it has one (`git.UnsafeRepo`). That is the task's
+    doing, like a failed check: a failed attempt, retried as any other with the reason in its
+    prompt, its worker's trace kept; not an orchestrator error that fails the task outright
+    (nor "could not start the worker": it ran)."""
+    why = f"what the task left in its worktree could not be committed: {in_words(exc)}"
+    if attempt.success:
+        attempt.status, attempt.reason = "failed", why
+    else:  # the worker failed too: its own reason first
+        attempt.reason = f"{attempt.reason or attempt.status}; {why}"
 
 
 async def remote_worker(

@@ -56,7 +56,14 @@ from bashgym_orchestrator.retry import fresh_from
 from bashgym_orchestrator.schedule import Scheduler, State
 from bashgym_orchestrator.status import attempts_cost
 from bashgym_orchestrator.stream import SinkStream
-from bashgym_orchestrator.worktrees import GitError, Worktree, integration_branch, remove_entries
+from bashgym_orchestrator.worktrees import (
+    EXPLAINED,
+    GitError,
+    Worktree,
+    in_words,
+    integration_branch,
+    remove_entries,
+)
 
 TASKS, ATTEMPTS, META = "tasks", "attempts", "job"
 MERGED_OUTCOMES = ("merged", "empty", "resolved")
@@ -163,7 +170,7 @@ class JobRunner:
                     free_slots.sort()
                     exc = work.exception()
                     if exc is not None and self.schedule.state(ended.task_id) is State.RUNNING:
-                        self._fail(ended.task_id, f"orchestrator error: {one_line(exc)}")
+                        self._fail(ended.task_id, _failure(exc))
                     self._snapshot("running")
         except BaseException:
             for work in self._running:
@@ -288,7 +295,7 @@ class JobRunner:
         try:
             guard.restore()
         except (GitDirChanged, OSError) as exc:
-            self.bench.run.note(f"the repository's .git could not be put back: {one_line(exc)}")
+            self.bench.run.note(f"the repository's .git could not be put back: {in_words(exc)}")
 
     # -- budget ---------------------------------------------------------------------------
 
@@ -388,7 +395,7 @@ class JobRunner:
                 self.bench, task, number, chosen, budget, slot, start, earlier
             )
         except (GitError, InputError, OSError) as exc:  # the worker never ran: a status too
-            reason = f"could not start the worker: {one_line(exc)}"
+            reason = f"could not start the worker: {in_words(exc)}"
             attempt = Attempt(task.id, number, "", "", "error", reason, "")
             failed = WorkerResult.failed(Task(id=task.id, prompt=task.prompt), "", "error", reason)
             attempt.row = trace_row(self.bench.run, failed, attempt, None, task.prompt)
@@ -665,6 +672,12 @@ class JobRunner:
         }
         write_json(self.bench.job.result_file, result)
         return result
+
+
+def _failure(exc: BaseException) -> str:
+    """Why a task failed when its work raised: an explained error's own words (a git command
+    that failed, say), `orchestrator error: Type: text` for anything else (a bug to report)."""
+    return in_words(exc) if isinstance(exc, EXPLAINED) else f"orchestrator error: {one_line(exc)}"
 
 
 __all__ = ["ATTEMPTS", "TASKS", "Cancelled", "JobRunner", "Worktree"]

@@ -31,7 +31,7 @@ from bashgym_procs.names import safe_name
 
 from bashgym.contracts import InputError
 from bashgym.records import Completed
-from bashgym.text import one_line
+from bashgym.text import condense, one_line
 from bashgym_orchestrator.gitdir import GitDirChanged, GitDirGuard
 
 AUTHOR = {"user.name": "BashGym orchestrator", "user.email": "orchestrator@bashgym.invalid"}
@@ -39,6 +39,20 @@ AUTHOR = {"user.name": "BashGym orchestrator", "user.email": "orchestrator@bashg
 
 class GitError(RuntimeError):
     """A git command the orchestrator needs failed: one line with git's own words."""
+
+
+# The errors whose words say what was found (a git command's failure, a folder git will not
+# run on, a .git that cannot be put back, bad input): a user reads them without a class name.
+EXPLAINED: tuple[type[BaseException], ...] = (GitError, git.UnsafeRepo, GitDirChanged, InputError)
+
+
+def in_words(exc: BaseException) -> str:
+    """An error as one line for a user: the text alone for the errors that explain themselves
+    (`EXPLAINED`); `Type: text` for anything else (`one_line`), where the type helps a bug
+    report."""
+    if isinstance(exc, EXPLAINED) and (text := condense(str(exc).splitlines())):
+        return text
+    return one_line(exc)
 
 
 def branch_prefix(job: str) -> str:
@@ -108,7 +122,7 @@ class Repository:
                 self.guard.restore()
             except (GitDirChanged, OSError) as exc:
                 raise GitError(
-                    f"the repository's .git cannot be put back: {one_line(exc)}"
+                    f"the repository's .git cannot be put back: {in_words(exc)}"
                 ) from None
         return await git.run(repo, *args, **options)
 
