@@ -54,7 +54,7 @@ from bashgym_orchestrator.job import write_json
 from bashgym_orchestrator.plan import Plan, PlannedTask, critical_path
 from bashgym_orchestrator.retry import fresh_from
 from bashgym_orchestrator.schedule import Scheduler, State
-from bashgym_orchestrator.status import attempts_cost
+from bashgym_orchestrator.status import STOPPED, attempt_counts, attempts_cost
 from bashgym_orchestrator.stream import SinkStream
 from bashgym_orchestrator.worktrees import (
     EXPLAINED,
@@ -351,6 +351,7 @@ class JobRunner:
             key = f"{tid}#{number}"
             self.store.add(ATTEMPTS, [key])
             self.store.claim(ATTEMPTS, key)
+            self._snapshot("running")  # its attempts count the one under way, as status does
             with self._acts(f"task {tid} (attempt {number})"):
                 attempt = await self._attempt(task, number, slot, budget, earlier)
             final = not attempt.success and number - fresh > self.retries
@@ -621,18 +622,19 @@ class JobRunner:
         }
 
     def _snapshot(self, status: str, verify: dict[str, Any] | None = None) -> dict[str, Any]:
-        """job.json: the job as it stands (rewritten as tasks end, final at the end). A job
-        that stopped (`cancelled`, `interrupted`) has no task ready or running: those are
-        `pending`, as the store and `orchestrate status` have them (`resume` runs them)."""
+        """job.json: the job as it stands (rewritten as tasks and attempts start and end, final
+        at the end). A job that stopped (`cancelled`, `interrupted`) has no task ready or
+        running: those are `pending`, as the store and `orchestrate status` have them (`resume`
+        runs them). Each task's `attempts` is `status.attempt_counts`, `status`'s own count."""
         states = self.states()
-        if status in ("cancelled", "interrupted"):
+        if status in STOPPED:
             states = {t: "pending" if s in ("ready", "running") else s for t, s in states.items()}
         tasks: dict[str, Any] = {}
+        tries = attempt_counts(self.store, running=True)  # a stopped job's are pending again
         for item in self.store.items(TASKS):
             attempts = self._attempts(item.key)
             entry: dict[str, Any] = {
                 "state": states.get(item.key, item.state),
-                "attempts": len(attempts),
                 "cost_usd": attempts_cost(attempts),
                 "duration_s": round(sum(a["row"].get("duration_s") or 0.0 for a in attempts), 3),
             }
@@ -642,6 +644,7 @@ class JobRunner:
                 entry["reason"] = item.error
                 if attempts:
                     entry["branch"] = attempts[-1].get("branch")
+            entry["attempts"] = tries.get(item.key, 0)  # as `orchestrate status` counts them
             tasks[item.key] = entry
         counts: dict[str, int] = {}
         for entry in tasks.values():

@@ -113,7 +113,19 @@ def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: job.json says so, not `running` any more
         if hasattr(runner, "schedule"):  # (it got as far as starting tasks)
             runner._snapshot("interrupted")
+        else:  # a resume stopped before: not `cancelled` from the last stop (`status` reads it)
+            _restamp(job, "interrupted")
         raise
+
+
+def _restamp(job: Job, status: str) -> None:
+    """job.json's status set to `status` where it says the job is running or was cancelled
+    (what an earlier run wrote: untrue of the run that stopped now)."""
+    from bashgym_orchestrator.job import write_json
+
+    result = job.result()
+    if result is not None and result.get("status") in ("running", "cancelled"):
+        write_json(job.result_file, {**result, "status": status})
 
 
 def charge_planning(job: Job, run: RunContext) -> float | None:

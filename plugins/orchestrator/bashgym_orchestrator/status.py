@@ -14,6 +14,9 @@ from bashgym.store import RunStore
 from bashgym_orchestrator.job import Job
 
 TASKS, ATTEMPTS = "tasks", "attempts"
+# job.json's word for a job that stopped before its end (`orchestrate cancel`, Ctrl-C): the run
+# itself ends `interrupted` either way (`resume` goes on), and `status` says job.json's word
+STOPPED = ("cancelled", "interrupted")
 
 
 def alive(pid: Any) -> bool:
@@ -41,6 +44,34 @@ def attempts_cost(attempts: list[dict[str, Any]]) -> float | None:
     return round(total, 6)
 
 
+def attempt_counts(store: RunStore, running: bool) -> dict[str, int]:
+    """How many attempts each task has had: the one count job.json and `orchestrate status`
+    both give. The attempts that ended, and while the job runs (`running`) the one under way;
+    not one a stopped job left (pending again in the store): `resume` runs it again under its
+    number, and it never counted toward the task's retries. A merge resolution is no attempt."""
+    counts: dict[str, int] = {}
+    for item in store.items(ATTEMPTS):
+        tid, _, number = item.key.rpartition("#")
+        if number == "merge":
+            continue
+        if item.state == "done" or (running and item.state == "running"):
+            counts[tid] = counts.get(tid, 0) + 1
+    return counts
+
+
+def job_state(run: dict[str, Any], result: dict[str, Any], running: bool) -> str:
+    """The job's status: `running` while its process lives (`interrupted` once it is gone
+    without a word: killed, as its tasks in flight say); how it ended as job.json says it
+    (`done`, `failed`, or `cancelled` / `interrupted` for a job that stopped), where the run
+    agrees it ended or stopped; else the run's own word (an error; `unknown`)."""
+    said, ended = result.get("status"), run.get("status")
+    if ended == "running":
+        return "running" if running else "interrupted"
+    if ended in ("ok", "empty") or (ended == "interrupted" and said in STOPPED):
+        return str(said or "unknown")
+    return str(ended or "unknown")
+
+
 def job_status(job: Job) -> dict[str, Any]:
     """The job's state: each task's, the counts, the run's status, cost and result."""
     plan = job.plan()
@@ -65,14 +96,13 @@ def job_status(job: Job) -> dict[str, Any]:
                     entry.update(state="blocked" if blocked else "failed", reason=error)
                 elif item.state == "running":
                     entry["state"] = "running" if running else "interrupted"
+            tries = attempt_counts(store, running)  # job.json's count too
+            for item in store.items(TASKS):
+                states[item.key]["attempts"] = tries.get(item.key, 0)
             ended: dict[str, list[dict[str, Any]]] = {}
-            for item in store.items(ATTEMPTS):
+            for item in store.items(ATTEMPTS, "done"):
                 tid = item.key.rsplit("#", 1)[0]
-                entry = states.get(tid)
-                if entry is None or item.key.endswith("#merge"):
-                    continue
-                entry["attempts"] = max(entry.get("attempts", 0), int(item.key.rsplit("#")[1]))
-                if item.state == "done" and isinstance(item.result, dict):
+                if tid in states and isinstance(item.result, dict) and tid + "#merge" != item.key:
                     ended.setdefault(tid, []).append(item.result)
             for tid, records in ended.items():  # None: a model without a price (unknown)
                 states[tid]["cost_usd"] = attempts_cost(records)
@@ -86,13 +116,8 @@ def job_status(job: Job) -> dict[str, Any]:
     for entry in states.values():
         counts[entry["state"]] = counts.get(entry["state"], 0) + 1
     result = job.result() or {}
-    if running:
-        status = "running"
-    elif run:
-        status = result.get("status") if run.get("status") in ("ok", "empty") else run.get("status")
-        status = status or "unknown"
-    else:
-        status = "approved" if plan.approved else "planned"
+    status = job_state(run, result, running) if run else None
+    status = status or ("approved" if plan.approved else "planned")
     return {
         "job": job.name,
         "dir": str(job.dir),

@@ -100,8 +100,10 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
     assert len(set(kept)) == len(kept) and "Task a: task a" in {k[:14] for k in kept}
 
     status = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
-    assert status["status"] == "running"  # run.json as the kill left it ...
-    assert "interrupted" in {t["state"] for t in status["tasks"].values()}  # ... no one holds it
+    # run.json says running as the kill left it, but no one holds the job: interrupted, as
+    # its tasks in flight are
+    assert status["status"] == "interrupted" and status["pid"] is None
+    assert "interrupted" in {t["state"] for t in status["tasks"].values()}
     done = bashgym_cli("orchestrate", "resume", job.dir)
 
     assert done.exit_code == 0, done.output
@@ -165,7 +167,7 @@ def test_status_and_cancel_from_another_process_then_resume(
     assert living(str(hold)) == [], "a worker outlived the cancel"
     assert count(orch, job, "task_finished") == 0
     after = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
-    assert after["status"] == "interrupted"
+    assert after["status"] == "cancelled"  # as job.json says
     assert {s["state"] for s in after["tasks"].values()} == {"pending"}
 
     hold.unlink()
@@ -216,7 +218,14 @@ def test_a_cancelled_job_counts_the_tasks_it_never_ran(
     assert "1 failed, 1 merged, 3 pending" in said, said
     status = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
     assert status["counts"] == counts
-    assert "(1 failed, 1 merged, 3 pending)" in bashgym_cli("orchestrate", "status", job.dir).stdout
+    table = bashgym_cli("orchestrate", "status", job.dir).stdout
+    assert "cancelled (1 failed, 1 merged, 3 pending)" in table, table
+    # one word and one count: the job `cancelled` in both; b's stopped attempt is not one (it
+    # is pending again, and `resume` runs it as attempt 1)
+    assert status["status"] == result["status"] == "cancelled"
+    tries = {"a": 1, "f": 1, "b": 0, "c": 0, "d": 0}
+    assert {t: s["attempts"] for t, s in status["tasks"].items()} == tries, status["tasks"]
+    assert {t: s["attempts"] for t, s in result["tasks"].items()} == tries, result["tasks"]
     # the job's own worktrees stay for `resume`; the one task b made does not
     assert sorted(os.listdir(repo / ".git" / "worktrees")) == ["a", "b", "f", "integration"]
     hold.unlink()
@@ -248,4 +257,10 @@ def test_ctrl_c_leaves_job_json_saying_interrupted(
     result = job.result()
     assert result is not None and result["status"] == "interrupted"
     assert result["counts"] == {"merged": 1, "pending": 2}, result["counts"]
+    status = json.loads(bashgym_cli("orchestrate", "status", job.dir, "--json").stdout)
+    assert status["status"] == "interrupted"
+    tries = {t: s["attempts"] for t, s in status["tasks"].items()}
+    assert (
+        tries == {t: s["attempts"] for t, s in result["tasks"].items()} == {"a": 1, "b": 0, "c": 0}
+    )
     assert "stopped (Ctrl-C): 1 merged, 2 pending;" in said, said
