@@ -13,15 +13,19 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bashgym.contracts import InputError, RunContext, Source
-from bashgym.records import Message, Provenance, Trace, trace_to_row
-from bashgym.runspec import RunConfigError, default_environment
-from bashgym.store import RunStore
-from bashgym_orchestrator.events import TracesIngested
-from bashgym_orchestrator.job import Job
+from bashgym.contracts import InputError, Source
 from bashgym_orchestrator.options import OrchestratorOptions, OrchestratorSettings
+
+# Every `bashgym run` loads this plugin (its settings table) and registers this source, so
+# this module imports only what registering needs: the job, spec (YAML, pydantic models), plan,
+# events and the kernel's store and records are imported by the methods that use them (a run
+# that never orchestrates paid ~60-150 ms for them; tests/test_startup.py holds the line).
+if TYPE_CHECKING:
+    from bashgym.contracts import RunContext
+    from bashgym.store import RunStore
+    from bashgym_orchestrator.job import Job
 
 PLAN_KIND, WORKER_KIND = "plan", "worker"
 PLANNING_NAMESPACE = "planning"  # the run-store item that says planning was charged
@@ -44,6 +48,8 @@ class OrchestratorSource(Source[OrchestratorOptions]):
         return [p for p in (folder / "spec.json", folder / "plan.json") if p.is_file()]
 
     def open(self, options: OrchestratorOptions, run: RunContext) -> list[dict[str, Any]]:
+        from bashgym_orchestrator.job import Job
+
         job = Job.at(options.job)
         if options.execute:
             if os.path.realpath(job.dir) != os.path.realpath(run.run_dir):
@@ -57,6 +63,7 @@ class OrchestratorSource(Source[OrchestratorOptions]):
 
 def execute_job(job: Job, options: OrchestratorOptions, run: RunContext) -> dict[str, Any]:
     """Run the job's tasks to the end (see `dispatch`); its result, as job.json has it."""
+    from bashgym.runspec import RunConfigError, default_environment
     from bashgym_orchestrator.attempt import Workbench
     from bashgym_orchestrator.dispatch import Cancelled, JobRunner
     from bashgym_orchestrator.plan import redacted
@@ -244,6 +251,9 @@ def _options(registered: Any, given: dict[str, Any], what: str) -> Any:
 
 def job_rows(job: Job, run: RunContext) -> list[dict[str, Any]]:
     """One row per stored attempt (oldest first) and the plan's row."""
+    from bashgym.store import RunStore
+    from bashgym_orchestrator.events import TracesIngested
+
     same = os.path.realpath(job.dir) == os.path.realpath(run.run_dir)
     if not same and not (job.dir / "state.db").is_file():
         raise InputError(f"{job.dir} has not run yet: `bashgym orchestrate run {job.dir}`")
@@ -275,6 +285,8 @@ def stored_rows(job: Job, store: RunStore) -> list[tuple[tuple[str, str], dict[s
 def _attempt_row(job: Job, record: dict[str, Any], task: Any) -> dict[str, Any]:
     """An attempt's trace row with the orchestrator's facts in `extra.orchestrator` and as
     flat columns (the merge outcome is the task's, for the attempt that was merged)."""
+    from bashgym.records import Trace, trace_to_row
+
     row = dict(record["row"])
     trace = Trace.model_validate_json(row["trace"])
     merged = (
@@ -318,6 +330,7 @@ def _attempt_row(job: Job, record: dict[str, Any], task: Any) -> dict[str, Any]:
 def plan_row_of(job: Job) -> dict[str, Any]:
     """The plan as a trace row: the planner's prompt and its answer (what a student needs to
     learn decomposition), status success once the plan was approved."""
+    from bashgym.records import Message, Provenance, Trace, trace_to_row
     from bashgym_orchestrator.planning import plan_row
 
     spec, plan = job.spec(), job.plan()
