@@ -259,31 +259,33 @@ def _stages(
                              "each source row a task; a trace per finished task"))  # fmt: skip
     requested = _int(counts.get("requested"))
     generated = _int(counts.get("generated"))
-    lost = by_stage.get("generation", Counter())
+    lost, judged_out = by_stage.get("generation", Counter()), by_stage.get("judges", Counter())
     to_sinks = next((n for n in steps.sink_in.values() if n is not None), None)
-    if to_sinks is None and steps.sink_in and generated is not None:
-        to_sinks = generated - sum(lost.values())  # streamed: judged as they came
     rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
     asked = sum(_int(_mapping(r).get("requested")) or 0 for r in rounds) or requested
     pipeline = _mapping(plugins.get("pipeline")).get("name")
-    judged = (
-        bool(plugins.get("judge"))
-        or pipeline
-        or lost
-        or (generated is not None and source_rows is not None and generated != source_rows)
-    )
-    if judged and (asked is not None or generated is not None or lost):
-        label = "Rows used"  # a cap (-n) on the source rows, no judge and no pipeline
-        if pipeline or plugins.get("judge"):
-            label = f"Generation {pipeline}" if pipeline else "Judges"
-        rows_in = asked if asked is not None else generated
-        note = "rows asked of the pipeline" if pipeline else "rows judged or capped by -n"
-        if len(rounds) > 1 and asked:
-            note = f"{asked:,} rows asked for in {len(rounds)} rounds"
-        surplus = _int(counts.get("top_up_surplus")) or 0
-        if surplus:
-            note += f"; {surplus:,} passed beyond the {requested:,} wanted and were left out"
-        stages.append(_stage(label, rows_in, lost, to_sinks, note, left_out=surplus))
+    surplus = _int(counts.get("top_up_surplus")) or 0
+    if pipeline:
+        stages += _pipeline_stages(str(pipeline), summary, (asked, generated, to_sinks), lost,
+                                   judged_out, surplus)  # fmt: skip
+    else:
+        lost = lost + judged_out  # no pipeline: the rows judged are the rows asked
+        if to_sinks is None and steps.sink_in and generated is not None:
+            to_sinks = generated - sum(lost.values())  # streamed: judged as they came
+        judged = (
+            bool(plugins.get("judge"))
+            or lost
+            or (generated is not None and source_rows is not None and generated != source_rows)
+        )
+        if judged and (asked is not None or generated is not None or lost):
+            label = "Judges" if plugins.get("judge") else "Rows used"  # (a cap: -n)
+            rows_in = asked if asked is not None else generated
+            note = "rows judged or capped by -n"
+            if len(rounds) > 1 and asked:
+                note = f"{asked:,} rows asked for in {len(rounds)} rounds"
+            if surplus:
+                note += f"; {surplus:,} passed beyond the {requested:,} wanted and were left out"
+            stages.append(_stage(label, rows_in, lost, to_sinks, note, left_out=surplus))
     for sink in _sink_names(summary, steps):
         lost = by_stage.get(f"sink {sink}", Counter())
         rows_in = steps.sink_in.get(sink)
@@ -297,6 +299,38 @@ def _stages(
                              left_out=-extra))  # fmt: skip
     if "other" in by_stage:
         stages.append(_stage("Elsewhere", None, by_stage["other"], None, "outside any step"))
+    return stages
+
+
+def _pipeline_stages(
+    pipeline: str, summary: Mapping[str, Any], rows: tuple[int | None, int | None, int | None],
+    lost: Counter[str], judged_out: Counter[str], surplus: int,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """A pipeline's stages: its generation, from the rows asked of it to the rows it produced
+    (run.json's `generated`: after its finalize, which may drop rows or make several of one;
+    its columns' failures and the filters run inside it are its drops), then the judges'
+    verdicts and a top-up's surplus on those rows, before the sinks."""
+    asked, generated, to_sinks = rows
+    rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
+    asked_for = "rows asked of the pipeline"
+    if len(rounds) > 1 and asked:
+        asked_for = f"{asked:,} rows asked for in {len(rounds)} rounds"
+    note = f"{asked_for}, and the rows it produced (after its finalize)"
+    made = 0  # rows the pipeline produced beyond those asked, less its drops
+    if asked is not None and generated is not None:
+        made = max(generated - (asked - sum(lost.values())), 0)
+    if made:
+        less = ", less its drops" if lost else ""
+        note += f"; {_rows(made)} more than asked{less}: its finalize made several rows of one"
+    stages = [_stage(f"Generation {pipeline}", asked, lost, generated, note, left_out=-made)]
+    plugins = _mapping(summary.get("plugins"))
+    if judged_out or surplus or (to_sinks is not None and to_sinks != generated):
+        label = "Judges" if plugins.get("judge") or judged_out else "Top-up"
+        note = "the rows the pipeline produced, judged"
+        if surplus:
+            wanted = _int(_mapping(summary.get("counts")).get("requested")) or 0
+            note += f"; {surplus:,} passed beyond the {wanted:,} wanted and were left out"
+        stages.append(_stage(label, generated, judged_out, to_sinks, note, left_out=surplus))
     return stages
 
 
@@ -361,6 +395,7 @@ def _drops_by_stage(
         sink = next((s for s in sinks if label.startswith((s, f"sink {s}"))), None)
         stage = (f"sink {sink}" if sink else "source" if label.startswith((source, "source"))
                  else "executor" if label.startswith((executor, "executor"))
+                 else "judges" if label.startswith("judge ")
                  else "generation")  # fmt: skip
         out.setdefault(stage, Counter())[label] += _int(n) or 0
     return out
@@ -375,8 +410,8 @@ def _stage_of(step: str, label: str, steps: StepDrops, sinks: list[str], source:
         sink = next((s for s in sinks if s != source and label.startswith(f"{s}: ")), None)
         if sink:
             return f"sink {sink}"
-    if step in ("source", "executor") or step.startswith("sink "):
-        return step
+    if step in ("source", "executor", "judges") or step.startswith("sink "):
+        return step  # (`judges`: a judge's verdicts, on the rows the pipeline produced)
     return "other" if not step else "generation"
 
 

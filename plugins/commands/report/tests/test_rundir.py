@@ -80,7 +80,8 @@ def events(*items: dict) -> str:
 
 def make_run(run_dir: Path) -> None:
     """A run as the engine leaves it: 10 source items (1 dropped there), 12 rows asked of the
-    pipeline (3 dropped by its filter), 9 rows to two sinks (nemo-jsonl drops 2)."""
+    pipeline (3 dropped by its filter, inside it: 9 generated), 9 rows to two sinks (nemo-jsonl
+    drops 2)."""
     run_dir.mkdir()
     (run_dir / "events.jsonl").write_text(
         events(
@@ -134,7 +135,7 @@ def make_run(run_dir: Path) -> None:
         "counts": {
             "source_rows": 9,
             "requested": 12,
-            "generated": 12,
+            "generated": 9,
             "kept": 7,
             "dropped": {
                 "files: unreadable row": 1,
@@ -312,8 +313,9 @@ def test_headless_chromium_shows_the_rows_as_text(tmp_path):
 
 
 def test_a_top_up_stage_accounts_for_every_row_asked():
-    """Two rounds ask 16 rows for 12 wanted: 3 dropped, 1 passed beyond the 12 (left out), 12 to
-    the sink; a stage whose numbers do not add up says by how much."""
+    """Two rounds ask 16 rows for 12 wanted: 3 dropped by the pipeline's filter, 13 generated,
+    1 passed beyond the 12 (left out), 12 to the sink; a stage whose numbers do not add up says
+    by how much."""
     from collections import Counter
 
     from bashgym_commands_report import ReportColumns, render_report
@@ -325,15 +327,17 @@ def test_a_top_up_stage_accounts_for_every_row_asked():
     )  # fmt: skip
     summary = {
         "plugins": {"pipeline": {"name": "samplers"}, "sink": [{"name": "parquet"}]},
-        "counts": {"requested": 12, "generated": 15, "top_up_surplus": 1, "kept": 11,
+        "counts": {"requested": 12, "generated": 13, "top_up_surplus": 1, "kept": 11,
                    "dropped": {"filter: too short": 3}, "dropped_total": 3},
-        "rounds": [{"requested": 12, "generated": 11, "kept": 9},
+        "rounds": [{"requested": 12, "generated": 9, "kept": 9},
                    {"requested": 4, "generated": 4, "kept": 4}],
     }  # fmt: skip
     page = render_report(summary, kept=None, dropped=[], columns=ReportColumns([], {}), steps=steps)
     stages = stage_rows(page)
-    assert stages["Generation samplers"] == ["16", "3 (19%)", "12"]
-    assert "16 rows asked for in 2 rounds; 1 passed beyond the 12 wanted" in page
+    assert stages["Generation samplers"] == ["16", "3 (19%)", "13"]
+    assert "16 rows asked for in 2 rounds, and the rows it produced" in page
+    assert stages["Top-up"] == ["13", "0 (0%)", "12"]
+    assert "1 passed beyond the 12 wanted and were left out" in page
     assert stages["Sink parquet"] == ["12", "0 (0%)", "11"]
     assert "1 row not accounted for" in page and "the stage&#39;s note says" in page
 

@@ -1,0 +1,170 @@
+"""The stage table measures each stage against what it was given: a pipeline's generation from
+the rows asked of it to the rows it produced (run.json's `generated`, after its finalize), the
+judges' verdicts on those, then each sink. A pipeline whose finalize makes several rows of one
+says so in words, never as "rows more out than in".
+
+Real runs through the CLI, DataDesigner and the engine; the report is the one the run wrote."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from bashgym import hookimpl
+from bashgym.contracts import Judge, Options, Pipeline, PipelineOptions, Sink, Written
+
+# the code-graph tests' sample repository: 7 files, 27 graph nodes
+SAMPLE = Path(__file__).parents[3] / "pipelines/code-graph/tests/fixtures/sample_repo"
+
+
+def stage_rows(page: str) -> dict[str, tuple[list[str], str]]:
+    """Each stage's label: its In, Dropped and Out cells, and its note."""
+    funnel = re.search(r"<h2>Funnel.*?</section>", page, re.DOTALL)
+    assert funnel, "no Funnel section"
+    table = funnel.group(0).split("<table class='stages'>")[1].split("</table>")[0]
+    out = {}
+    for label, note, cells in re.findall(
+        r"<tr><td><b>(.*?)</b><div class='muted'>(.*?)</div></td>(.*?)</tr>", table, re.DOTALL
+    ):
+        out[label] = (re.findall(r"<td class='num'>(.*?)</td>", cells), note)
+    return out
+
+
+def git_repo(target: Path) -> Path:
+    shutil.copytree(SAMPLE, target)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "HOME": str(target), "PATH": "/usr/bin:/bin:/usr/local/bin"}  # fmt: skip
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "sample"]):
+        subprocess.run(["git", *args], cwd=target, env=env, check=True, capture_output=True)
+    return target
+
+
+def test_a_pipeline_that_makes_more_rows_than_asked_says_so(bashgym_cli, tmp_path):
+    """code-graph-pairs without -n on the sample repository: 27 rows asked (one per graph
+    node), 59 triplets produced. Before: "Generation: 27 in, 59 out; 32 rows more out than in,
+    less the drops", as if rows had appeared from nowhere."""
+    repo = git_repo(tmp_path / "sample")
+    out = tmp_path / "run"
+    result = bashgym_cli(
+        "run", "-s", "code-repo", "--set", f"source.path={repo}", "-p", "code-graph-pairs",
+        "--set", "pipeline.qa=false", "-k", "parquet", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert (counts["requested"], counts["generated"], counts["kept"]) == (27, 59, 59)
+    page = (out / "report.html").read_text()
+    stages = stage_rows(page)
+    assert list(stages) == ["Source code-repo", "Generation code-graph-pairs", "Sink parquet"]
+    cells, note = stages["Generation code-graph-pairs"]
+    assert cells == ["27", "0 (0%)", "59"]
+    assert note == (
+        "rows asked of the pipeline, and the rows it produced (after its finalize); "
+        "32 rows more than asked: its finalize made several rows of one"
+    )
+    assert stages["Sink parquet"][0] == ["59", "0 (0%)", "59"]
+    assert "more out than in" not in page and "not accounted for" not in page
+    assert "the stage&#39;s note says where they differ" not in page  # no stage has a gap
+
+
+class Triple(Pipeline[PipelineOptions]):
+    """Drops task b's row in its finalize and makes three rows of each other."""
+
+    runner = "datadesigner"
+
+    def build(self, options, run, seed):
+        import data_designer.config as dd
+
+        builder = dd.DataDesignerConfigBuilder()
+        builder.add_column(dd.ExpressionColumnConfig(name="prompt", expr="do {{ task }}"))
+        return builder
+
+    def finalize(self, dataset, options, run):
+        rows = []
+        for row in dataset.to_dict(orient="records"):
+            if row["task"] == "b":
+                run.drop("finalize: b has no parts", by="pipeline triple")
+                continue
+            rows += [{**row, "part": part} for part in range(3)]
+        return pd.DataFrame(rows)
+
+
+class NoThirdPart(Judge):
+    def verdicts(self, dataset, options, run):
+        return dataset["part"].map(lambda p: "a third part" if p == 2 else None)
+
+
+class Picky(Sink[Options]):
+    """Writes rows as JSON lines and refuses task c's."""
+
+    def write(self, dataset, options, run, output_format):
+        path = run.run_dir / "picky.jsonl"
+        kept = 0
+        with path.open("w") as fh:
+            for row in dataset.to_dict(orient="records"):
+                if row["task"] == "c":
+                    run.drop("c is refused", by="sink picky", row_id=f"c-{row['part']}")
+                    continue
+                fh.write(json.dumps({k: str(v) for k, v in row.items()}) + "\n")
+                kept += 1
+        return Written([path], kept)
+
+
+class Plugin:
+    @hookimpl
+    def register_pipelines(self, register):
+        register("triple", Triple())
+
+    @hookimpl
+    def register_judges(self, register):
+        register("no-third", NoThirdPart())
+
+    @hookimpl
+    def register_sinks(self, register):
+        register("picky", Picky())
+
+
+def test_generation_judges_and_sinks_are_each_their_own_stage(
+    bashgym_cli, bashgym_env, register_plugin
+):
+    """4 tasks asked; finalize drops b's and makes 3 rows of each other (9 produced); the
+    judge drops the third parts (6 left); parquet writes 6, picky refuses c's 2. Before, the
+    judge's drops were the generation's: "4 in, 4 dropped, 6 out; 6 rows more out than in"."""
+    register_plugin(Plugin(), "triple-plugin")
+    seed = bashgym_env.workdir / "seed.csv"
+    pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "triple", "-j", "no-third",
+        "-k", "parquet", "-k", "picky", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert (counts["requested"], counts["generated"]) == (4, 9)
+    page = (out / "report.html").read_text()
+    stages = stage_rows(page)
+    assert list(stages) == [
+        "Source files", "Generation triple", "Judges", "Sink parquet", "Sink picky"
+    ]  # fmt: skip
+    cells, note = stages["Generation triple"]
+    assert cells == ["4", "1 (25%)", "9"]
+    assert note.endswith("; 6 rows more than asked, less its drops: its finalize made several "
+                         "rows of one")  # fmt: skip
+    assert stages["Judges"] == (
+        ["9", "3 (33%)", "6"], "the rows the pipeline produced, judged"
+    )  # fmt: skip
+    assert stages["Sink parquet"][0] == ["6", "0 (0%)", "6"]
+    assert stages["Sink picky"][0] == ["6", "2 (33%)", "4"]
+    assert "more out than in" not in page and "not accounted for" not in page
+    # the reasons sit on the stage that dropped them
+    table = page.split("<table class='stages'>")[1].split("</table>")[0]
+    rows = {r.split("</b>")[0]: r for r in table.split("<tr><td><b>")[1:]}
+    assert "1 (25%) pipeline triple: finalize: b has no parts" in rows["Generation triple"]
+    assert "3 (33%) judge no-third: a third part" in rows["Judges"]
+    assert "2 (33%) sink picky: c is refused" in rows["Sink picky"]
+    assert "generation 1 · judges 3 · sink picky 2" in page  # the Dropped tile, by stage
