@@ -51,15 +51,20 @@ def account(run: RunContext, gen: Any) -> None:
         run.drop(UNEXPLAINED, gen.unexplained)
 
 
+STOPPED_ROWS = "stopped_round_rows"  # run.json's count of a stopped round's finished rows
+
+
 def stop(run: RunContext, gen: Any) -> NoReturn:
     """A round whose model stopped answering (`faults`): run.json counts the rows of its
-    finished batches as generated, their drops by reason and the rest as pending -- requested
-    = generated + dropped + pending, processors' drops aside -- and the run ends with one line
-    (the engine counts what was requested and the earlier rounds). Nothing is lost: the same
-    command resumes from the finished batches."""
+    finished batches as `stopped_round_rows`, its drops by reason and the rest as pending --
+    the round's rows = stopped_round_rows + dropped + pending -- and the run ends with one line
+    (the engine counts what was requested and the earlier rounds' `generated`). Its rows are
+    not `generated`, which counts a pipeline's rows after its finalize: this round never
+    reached it, nor the judges or the sinks. Nothing is lost: the same command resumes from
+    the finished batches."""
     account(run, gen)
     charge_failures(run, gen.failed_requests)
-    run.count("generated", len(gen.dataset) + len(gen.dropped))
+    run.count(STOPPED_ROWS, len(gen.dataset))
     run.count("pending", gen.unexplained)
     raise RunStopped(
         f"{gen.stopped}; {gen.unexplained} of {gen.requested} rows pending, finished batches "

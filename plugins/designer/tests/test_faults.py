@@ -87,8 +87,9 @@ def test_a_server_that_dies_mid_run_stops_it_and_the_rerun_resumes(
     echo, scripted_models, monkeypatch
 ):
     """(a) The server dies after 15 answers: one line, exit 2, run.json counts every row
-    (requested = generated + dropped + pending); back up, the same command resumes from the
-    finished batch and ends with each of the 40 rows exactly once."""
+    (requested = the finished batch's rows + dropped + pending; none generated: the round never
+    reached the pipeline's finalize); back up, the same command resumes from the finished batch
+    and ends with each of the 40 rows exactly once."""
     for name, value in (("BUFFER_SIZE", "10"), ("MAX_CONCURRENT_ROW_GROUPS", "1"),
                         ("RATE_LIMIT_GIVE_UP_S", "2")):  # fmt: skip
         monkeypatch.setenv(f"BASHGYM_DESIGNER__{name}", value)
@@ -115,8 +116,9 @@ def test_a_server_that_dies_mid_run_stops_it_and_the_rerun_resumes(
     assert "run the same command again to resume" in line
     counts = summary["counts"]
     assert summary["status"] == "failed" and counts["requested"] == 40
-    assert counts["generated"] == 10  # batch 0; batch 1 was in flight and is discarded
-    assert counts["generated"] + counts["dropped_total"] + counts["pending"] == 40
+    assert counts["stopped_round_rows"] == 10  # batch 0; batch 1 was in flight and is discarded
+    assert "generated" not in counts  # rows after finalize: the round never reached it
+    assert counts["stopped_round_rows"] + counts["dropped_total"] + counts["pending"] == 40
     assert f"{counts['pending']} of 40 rows pending" in line
     assert summary["usage_by_alias"]["default"]["failed_requests"] > 0
 
@@ -149,6 +151,7 @@ def test_429_forever_is_retried_up_to_the_bound_then_one_line(echo, scripted_mod
     assert "6 of 6 rows pending" in line
     counts = summary["counts"]
     assert counts["requested"] == 6 and counts["pending"] == 6 and counts["dropped"] == {}
+    assert counts["stopped_round_rows"] == 0 and "generated" not in counts  # none finished
     limited = [r for r in server.completions if not _preflight(r)]
     assert len(limited) > 6  # retried, not one try per row
     assert summary["usage_by_alias"]["default"]["failed_requests"] >= len(limited)
