@@ -140,8 +140,8 @@ def generate_round(
     *, number: int, resume: bool = False,
 ) -> Generated:  # fmt: skip
     """Round `number` of `step`: build (on this round's seed rows), check the models before the
-    first, generate `size` rows, account for every row lost. `summary` says how many rows
-    DataDesigner made before its processors (`generated`) and how many came from disk."""
+    first, generate `size` rows, account for every row lost. `summary` says how many rows came
+    from disk (`resumed_rows`); the engine counts what the pipeline produced of them."""
     assert run.models is not None  # execute() opens the session for the whole run
     builder, _ = assemble(step, judges, run, seed)
     if number == 1:
@@ -170,5 +170,5 @@ def generate_round(
     for note in gen.notes:
         run.note(note)
     charge_failures(run, gen.failed_requests)
-    summary = {"generated": len(gen.dataset) + len(gen.dropped), "resumed_rows": gen.resumed_rows}
+    summary = {"resumed_rows": gen.resumed_rows}
     return Generated(gen.dataset, [*gen.failed_rows, *gen.dropped], summary)

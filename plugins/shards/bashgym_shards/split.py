@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from bashgym.runspec import Step
 
-SUMMED = ("generated", "resumed_rows")  # runner summary keys that count rows: added up
+SUMMED = ("resumed_rows",)  # runner summary keys that count rows: added up
 
 
 def plan(n: int, shards: int) -> list[tuple[int, int]]:

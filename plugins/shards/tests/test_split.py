@@ -27,10 +27,10 @@ def test_seed_rows_are_the_ones_the_whole_round_uses_there():
 def test_merge_keeps_order_and_adds_up_row_counts():
     one = DroppedRow(by="pipeline", reason="bad", row={"task": "b"})
     parts = [
-        Generated(pd.DataFrame({"x": [1, 2]}), [], {"generated": 2, "buffer_size": 50}),
-        Generated(pd.DataFrame({"x": [3]}), [one], {"generated": 2, "resumed_rows": 1}),
+        Generated(pd.DataFrame({"x": [1, 2]}), [], {"resumed_rows": 2, "buffer_size": 50}),
+        Generated(pd.DataFrame({"x": [3]}), [one], {"resumed_rows": 1, "buffer_size": 60}),
     ]
     out = merge(parts)
     assert list(out.dataset["x"]) == [1, 2, 3]
     assert out.dropped == [one]
-    assert out.summary == {"generated": 4, "buffer_size": 50, "resumed_rows": 1}
+    assert out.summary == {"resumed_rows": 3, "buffer_size": 50}
