@@ -430,6 +430,9 @@ def test_an_unwritable_out_is_one_line(bashgym_cli, repo, monkeypatch, tmp_path)
     assert result.exit_code == 2
     assert result.output.startswith("error: cannot write the run directory")
     assert "Traceback" not in result.output
+    # the OS's reason in words, not `[Errno 20] Not a directory: '...'` (path said twice)
+    assert result.output.rstrip().endswith("/run': Not a directory"), result.output
+    assert "Errno" not in result.output
 
 
 class DropAll:

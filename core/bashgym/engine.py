@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 DROPPED_FILE = "dropped.jsonl"
 SCRATCH_DIR = "bashgym-scratch"  # not `tmp`: `--out .` must never empty a folder of the user's
+UNWRITABLE = "cannot write the run directory {!r}: {}"  # the OS's reason, without class or errno
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -203,7 +204,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
     except resuming.RunInUseError as exc:
         raise InputError(str(exc)) from None
     except OSError as exc:
-        raise InputError(f"cannot write the run directory {exc.filename!r}: {exc}") from None
+        raise InputError(UNWRITABLE.format(exc.filename, exc.strerror or exc)) from None
     run_dir = target.run_dir
     with target.lock or nullcontext(), run_scratch(run_dir / SCRATCH_DIR):  # till the run ends
         attempt = int(resuming.read_status(run_dir).get("attempt", 1)) + 1 if target.resume else 1
@@ -211,7 +212,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
             toml = resolved_toml(resolved, run_dir)  # a key typed into --set never lands on disk
             (run_dir / "run.toml").write_text(redact(toml) if redact else toml)
         except OSError as exc:
-            raise InputError(f"cannot write the run directory {str(run_dir)!r}: {exc}") from None
+            raise InputError(UNWRITABLE.format(str(run_dir), exc.strerror or exc)) from None
         earlier = {} if target.resume else resuming.read_status(run_dir)
         for old in [] if target.resume else resuming.leftovers(run_dir, earlier):  # started over
             old.unlink(missing_ok=True)
