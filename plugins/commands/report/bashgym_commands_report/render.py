@@ -316,13 +316,22 @@ def _pipeline_stages(
     if len(rounds) > 1 and asked:
         asked_for = f"{asked:,} rows asked for in {len(rounds)} rounds"
     note = f"{asked_for}, and the rows it produced (after its finalize)"
+    counts = _mapping(summary.get("counts"))
+    stopped = _int(counts.get("stopped_round_rows")) or 0  # a round its model stopped: made
+    pending = _int(counts.get("pending")) or 0  # in its finished batches, and not made yet
     made = 0  # rows the pipeline produced beyond those asked, less its drops
     if asked is not None and generated is not None:
-        made = max(generated - (asked - sum(lost.values())), 0)
+        made = max(generated - (asked - sum(lost.values()) - stopped - pending), 0)
     if made:
         less = ", less its drops" if lost else ""
         note += f"; {_rows(made)} more than asked{less}: its finalize made several rows of one"
-    stages = [_stage(f"Generation {pipeline}", asked, lost, generated, note, left_out=-made)]
+    if stopped or pending:
+        note += (f"; the run stopped here with {_rows(stopped)} made in finished batches and "
+                 f"{pending:,} pending (the same command resumes)")  # fmt: skip
+    stages = [
+        _stage(f"Generation {pipeline}", asked, lost, generated, note,
+               left_out=stopped + pending - made)
+    ]  # fmt: skip
     plugins = _mapping(summary.get("plugins"))
     if judged_out or surplus or (to_sinks is not None and to_sinks != generated):
         label = "Judges" if plugins.get("judge") or judged_out else "Top-up"

@@ -1,7 +1,8 @@
 """The stage table measures each stage against what it was given: a pipeline's generation from
 the rows asked of it to the rows it produced (run.json's `generated`, after its finalize), the
 judges' verdicts on those, then each sink. A pipeline whose finalize makes several rows of one
-says so in words, never as "rows more out than in".
+says so in words, never as "rows more out than in"; a run its model stopped says where the rows
+it asked for are.
 
 Real runs through the CLI, DataDesigner and the engine; the report is the one the run wrote."""
 
@@ -168,3 +169,70 @@ def test_generation_judges_and_sinks_are_each_their_own_stage(
     assert "3 (33%) judge no-third: a third part" in rows["Judges"]
     assert "2 (33%) sink picky: c is refused" in rows["Sink picky"]
     assert "generation 1 · judges 3 · sink picky 2" in page  # the Dropped tile, by stage
+
+
+class Echo(Pipeline[PipelineOptions]):
+    """One structured answer per seed row, from the `default` model."""
+
+    runner = "datadesigner"
+
+    def build(self, options, run, seed):
+        import data_designer.config as dd
+        from bashgym_designer.models import model_config
+        from pydantic import BaseModel
+
+        class Answer(BaseModel):
+            answer: str
+
+        builder = dd.DataDesignerConfigBuilder(
+            model_configs=[model_config(run.models.resolve("default"))]
+        )
+        builder.add_column(
+            dd.LLMStructuredColumnConfig(
+                name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer
+            )
+        )
+        return builder
+
+
+class EchoPlugin:
+    @hookimpl
+    def register_pipelines(self, register):
+        register("echo", Echo())
+
+
+def test_a_run_its_model_stopped_says_where_the_rows_are(
+    bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch
+):
+    """Six rows asked in batches of two; the model answers items 0 and 1, then only 429s: the
+    run stops with the first batch made (2 rows, on disk for the resume) and 4 pending. None was
+    generated (the round never reached finalize), and the stage says so instead of a gap."""
+    from bashgym_testing.server import Fault, default_reply
+
+    for name, value in (("BUFFER_SIZE", "2"), ("MAX_CONCURRENT_ROW_GROUPS", "1"),
+                        ("RATE_LIMIT_GIVE_UP_S", "1")):  # fmt: skip
+        monkeypatch.setenv(f"BASHGYM_DESIGNER__{name}", value)
+    register_plugin(EchoPlugin(), "echo-plugin")
+    scripted_models.server.add_rule(
+        lambda r: (
+            r.last_user_text == "Reply with OK." or re.search(r"item [01]\b", r.last_user_text)
+        ),
+        default_reply,
+    )
+    scripted_models.server.add_rule(lambda r: True, Fault.status(429))
+    seed = bashgym_env.workdir / "items.csv"
+    pd.DataFrame({"item": [f"item {i}" for i in range(6)]}).to_csv(seed, index=False)
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "echo", "-k", "parquet",
+        "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert (counts["requested"], counts["stopped_round_rows"], counts["pending"]) == (6, 2, 4)
+    assert "generated" not in counts
+    stages = stage_rows((out / "report.html").read_text())
+    cells, note = stages["Generation echo"]
+    assert cells == ["6", "0 (0%)", "—"]
+    assert note.endswith("; the run stopped here with 2 rows made in finished batches and 4 "
+                         "pending (the same command resumes)")  # fmt: skip
