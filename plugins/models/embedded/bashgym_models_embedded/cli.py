@@ -70,15 +70,17 @@ def serve_command(
 
     [bold]Examples[/]
 
-      bashgym serve                                  # the embedded default model
+      bashgym serve                          # the embedded default model
 
       bashgym serve --model ~/models/other.gguf --port 8080 --parallel 2
 
-      bashgym serve --engine vllm --model Qwen/Qwen2.5-Coder-7B-Instruct   # needs a GPU
+      bashgym serve --engine vllm \\
+        --model Qwen/Qwen2.5-Coder-7B-Instruct           # needs a GPU
 
-      bashgym serve --adapter runs/r1/train-trl/adapter     # the student after bashgym train
+      bashgym serve --adapter runs/r1/train-trl/adapter  # the student, trained
 
-      curl http://127.0.0.1:PORT/v1/chat/completions -H 'content-type: application/json' \\
+      curl http://127.0.0.1:PORT/v1/chat/completions \\
+        -H 'content-type: application/json' \\
         -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 32}'
     """
     try:
