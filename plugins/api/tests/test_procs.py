@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from bashgym_api import procs
 
 

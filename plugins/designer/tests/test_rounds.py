@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 from bashgym_designer.designer import failure_reason, task_failures
 from bashgym_testing.server import Reply
-
 from bashgym_work_rounds import next_round_size
 
 # A pipeline plugin file, loaded with --plugin: one structured column per seed row.
