@@ -35,3 +35,24 @@ def test_a_row_a_streamed_sink_refuses_is_in_dropped_jsonl(bashgym_cli, tmp_path
     ]
     assert summary["dropped_rows"] == {key: [str(corpus / "s1.jsonl")]}
     assert summary["artifacts"]["dropped_rows"] == str(out / "dropped.jsonl")
+
+
+def test_a_dropped_jsonl_that_cannot_be_written_does_not_cost_the_run_its_status(
+    bashgym_cli, tmp_path
+):
+    """dropped.jsonl is written at the run's end, outside the steps: a failure there (a full
+    disk; here a folder in its place) once escaped before run.json was finished, leaving it
+    `running` with a traceback. The run ends as it would have, and a note says what was not
+    written."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "s1.jsonl").write_text(json.dumps(SESSION) + "\n")
+    out = tmp_path / "run"
+    (out / "dropped.jsonl").mkdir(parents=True)  # a folder where the file goes
+    result = bashgym_cli("run", "-s", "claude-code", "--set", f"source.path={corpus}",
+                         "-k", "nemo-jsonl", "-k", "parquet", "--out", str(out))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["status"] == "ok" and summary["counts"]["kept_by_sink"]["parquet"] == 1
+    assert any("dropped.jsonl could not be written" in note for note in summary["notes"])
+    assert "Traceback" not in result.output

@@ -307,8 +307,11 @@ def finish(
 def _extra(engine: Engine, generated: Generated | None) -> dict[str, Any]:
     run = engine.run
     extra = {"scrub": engine.scrubbing.report(), **(generated.summary if generated else {})}
-    if engine.dropped:  # a failed run's too: the drops of the rows it finished
-        write_dropped(run.run_dir, engine.dropped, engine.scrubbing)
+    try:  # a failed run's too (the drops of the rows it finished); a full disk must not
+        if engine.dropped:  # cost the run its final status
+            write_dropped(run.run_dir, engine.dropped, engine.scrubbing)
+    except OSError as exc:
+        run.note(f"{DROPPED_FILE} could not be written: {exc.strerror or exc}")
     if (run.run_dir / DROPPED_FILE).is_file():
         run.emit(ev.Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
     return extra
@@ -389,20 +392,16 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def apply_judges(
-    dataset: pd.DataFrame, resolved: ResolvedRun, run: RunContext,
-    dropped_rows: list[DroppedRow] | None = None,
-) -> pd.DataFrame:  # fmt: skip
-    """Keep the rows every judge's `verdicts` keeps; count (and collect) the others by reason."""
+    dataset: pd.DataFrame, resolved: ResolvedRun, run: RunContext, dropped_rows: list[DroppedRow]
+) -> pd.DataFrame:
+    """Keep the rows every judge's `verdicts` keeps; count and collect the others by reason."""
     for judge in resolved.judges:
         verdicts = judge.obj.verdicts(dataset, judge.options, run)
         dropped = verdicts.notna()
         for reason, n in verdicts[dropped].value_counts().items():
             run.emit(ev.RowDropped(by=f"judge {judge.name}", reason=str(reason), n=int(n)))
-        if dropped_rows is not None and dropped.any():
-            for reason, row in zip(
-                verdicts[dropped], dataset[dropped].to_dict(orient="records"), strict=True
-            ):
-                dropped_rows.append(DroppedRow(f"judge {judge.name}", str(reason), row))
+        for reason, row in zip(verdicts[dropped], dataset[dropped].to_dict("records"), strict=True):
+            dropped_rows.append(DroppedRow(f"judge {judge.name}", str(reason), row))
         dataset = dataset[~dropped]
     return dataset.reset_index(drop=True)
 
