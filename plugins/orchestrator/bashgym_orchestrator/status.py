@@ -14,8 +14,9 @@ from bashgym.store import RunStore
 from bashgym_orchestrator.job import Job
 
 TASKS, ATTEMPTS = "tasks", "attempts"
-# job.json's word for a job that stopped before its end (`orchestrate cancel`, Ctrl-C): the run
-# itself ends `interrupted` either way (`resume` goes on), and `status` says job.json's word
+# the words dispatch writes in job.json for a job that stopped before its end (`orchestrate
+# cancel`, Ctrl-C): the run itself ends `interrupted` either way (`resume` goes on), and
+# `status` says job.json's word (a kill -9 writes none: see `job_state`)
 STOPPED = ("cancelled", "interrupted")
 
 
@@ -46,9 +47,11 @@ def attempts_cost(attempts: list[dict[str, Any]]) -> float | None:
 
 def attempt_counts(store: RunStore, running: bool) -> dict[str, int]:
     """How many attempts each task has had: the one count job.json and `orchestrate status`
-    both give. The attempts that ended, and while the job runs (`running`) the one under way;
-    not one a stopped job left (pending again in the store): `resume` runs it again under its
-    number, and it never counted toward the task's retries. A merge resolution is no attempt."""
+    both give. The attempts that ended, and while the run says `running` (`running`: its
+    run.json, so also after a kill -9, whose last job.json counted the attempt under way) the
+    one under way; not one a stopped job left (pending again in the store): `resume` runs it
+    again under its number, and it never counted toward the task's retries. A merge
+    resolution is no attempt."""
     counts: dict[str, int] = {}
     for item in store.items(ATTEMPTS):
         tid, _, number = item.key.rpartition("#")
@@ -63,7 +66,12 @@ def job_state(run: dict[str, Any], result: dict[str, Any], running: bool) -> str
     """The job's status: `running` while its process lives (`interrupted` once it is gone
     without a word: killed, as its tasks in flight say); how it ended as job.json says it
     (`done`, `failed`, or `cancelled` / `interrupted` for a job that stopped), where the run
-    agrees it ended or stopped; else the run's own word (an error; `unknown`)."""
+    agrees it ended or stopped; else the run's own word (an error; `unknown`).
+
+    A job killed with `kill -9` leaves job.json saying `running` (and its tasks in flight
+    `running`): the process that would rewrite it is gone, and nothing else writes it. Status
+    then says `interrupted`, from run.json's `running` and a pid no longer alive; job.json is
+    right again once `resume` runs. Each task's attempts agree in both (`attempt_counts`)."""
     said, ended = result.get("status"), run.get("status")
     if ended == "running":
         return "running" if running else "interrupted"
@@ -96,7 +104,10 @@ def job_status(job: Job) -> dict[str, Any]:
                     entry.update(state="blocked" if blocked else "failed", reason=error)
                 elif item.state == "running":
                     entry["state"] = "running" if running else "interrupted"
-            tries = attempt_counts(store, running)  # job.json's count too
+            # job.json's count: it counts the attempt under way while the run is `running`,
+            # and a kill -9 leaves it so (its last job.json counts that attempt; `resume`
+            # runs it again under its number), whether or not a process still holds the job
+            tries = attempt_counts(store, run.get("status") == "running")
             for item in store.items(TASKS):
                 states[item.key]["attempts"] = tries.get(item.key, 0)
             ended: dict[str, list[dict[str, Any]]] = {}
