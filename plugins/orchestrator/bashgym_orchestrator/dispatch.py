@@ -15,8 +15,10 @@ still spend would pass the job's budget. Completed branches merge into the integ
 as they complete (so in dependency order, `--no-ff`); a conflict is aborted, its files named,
 its branch kept (or, with `resolve_conflicts`, handed to a worker on the integration worktree).
 Then `verify` runs there, worktrees of merged tasks are removed, and job.json says the result.
-Whatever the end, a worktree a task made with its own `git worktree add` is unregistered from
-the user's repository (one the user had before the job never is: `_remove_strays`).
+Whatever the end, a worktree a task made with its own `git worktree add` in the job's
+worktrees folder is unregistered from the user's repository, decided by where git's record
+says it is (a worktree the user or another job has, made before or during this job, never is:
+`_remove_strays`).
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class JobRunner:
         git_dir = bench.repo.root / ".git"
         if needs_guard(bench.environment, bench.environment_options, git_dir):
             bench.repo.protect(self._restored)
-        self._worktrees_before = bench.repo.admin_names()  # the user's: never touched
+        self._worktrees_before = bench.repo.admin_names()  # to say which were added meanwhile
         try:
             return await self._run()
         except BaseException:
@@ -268,24 +270,45 @@ class JobRunner:
             self._acted.add(who)
 
     async def _remove_strays(self) -> None:
-        """The worktrees tasks made with their own `git worktree add`, unregistered from the
-        user's repository (`Repository.remove_strays`), and whatever tasks left in the job's
-        worktrees folder besides the job's own worktrees (a `git worktree add ../x` there)
-        deleted; counted, and noted when there were any."""
+        """The worktrees tasks made with their own `git worktree add` in the job's worktrees
+        folder, unregistered from the user's repository (`Repository.remove_strays`: by what
+        git's records say, this run's and a killed run's), and whatever tasks left in that
+        folder besides the job's own worktrees deleted; counted, and noted when there were
+        any. Worktrees added elsewhere while the job ran (a task's, the user's, another job's:
+        they look the same) stay registered and are noted; so is what could not be removed."""
         run, job = self.bench.run, self.bench.job
+        own_ids = {t.id for t in self.plan.tasks} | {"integration"}
+        own = [job.worktrees / tid for tid in sorted(own_ids)]
         try:
-            removed = await self.bench.repo.remove_strays(self._worktrees_before)
-            own = {t.id for t in self.plan.tasks} | {"integration"}
-            await asyncio.to_thread(remove_entries, job.dir, (job.worktrees.name,), own)
+            strays = await self.bench.repo.remove_strays(job.worktrees, own, self._worktrees_before)
+            left = await asyncio.to_thread(remove_entries, job.dir, (job.worktrees.name,), own_ids)
         except OSError as exc:
             run.note(f"the worktrees tasks made could not all be removed: {one_line(exc)}")
             return
-        if removed:
-            run.count("orchestrator.task_worktrees_removed", removed)
+        if strays.removed:
+            run.count("orchestrator.task_worktrees_removed", strays.removed)
             run.note(
-                f"{removed} worktree(s) a task made with its own `git worktree add` "
-                "unregistered from the repository (their folders outside the job's are left)"
+                f"{strays.removed} worktree(s) a task made with its own `git worktree add` "
+                "unregistered from the repository"
             )
+        if strays.outside:
+            shown = ", ".join(_flat(p) for p in strays.outside[:5])
+            more = f" and {len(strays.outside) - 5} more" if len(strays.outside) > 5 else ""
+            run.note(
+                f"{len(strays.outside)} worktree(s) were added to the repository outside the "
+                f"job's folder while it ran, left registered (a task's, yours or another "
+                f"job's): {shown}{more}; `git worktree remove` those that are not yours"
+            )
+        self._unremoved(strays.failed + [f"{job.worktrees / f}" for f in left.failed])
+
+    def _unremoved(self, failed: list[str]) -> None:
+        """Note what the job's cleanup could not delete (the job goes on: it is only files)."""
+        failed = [f for f in failed if ("cleanup", f) not in self._noted]
+        self._noted.update(("cleanup", f) for f in failed)
+        if failed:
+            shown = "; ".join(_flat(f) for f in failed[:5])
+            more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
+            self.bench.run.note(f"could not be deleted, left in place: {shown}{more}")
 
     def _restore_at_end(self) -> None:
         """The user's .git as it was at the job's start, the last word (workers are gone)."""
@@ -593,7 +616,7 @@ class JobRunner:
         troubled = (verify is not None and not verify["ok"]) or "conflicted" in states.values()
         if keep == "none" or not troubled:
             gone.append(self.integration.path)
-        await self.bench.repo.remove_worktrees(gone)
+        self._unremoved(await self.bench.repo.remove_worktrees(gone))
 
     def states(self) -> dict[str, str]:
         """Each task's state in the job's words: pending, ready, running, merged, conflicted,
@@ -675,6 +698,12 @@ class JobRunner:
         }
         write_json(self.bench.job.result_file, result)
         return result
+
+
+def _flat(text: str, limit: int = 300) -> str:
+    """A path or name as a note says it: one line (a task chose it), cut at `limit`."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _failure(exc: BaseException) -> str:

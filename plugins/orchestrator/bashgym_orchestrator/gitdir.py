@@ -180,6 +180,11 @@ class GitDirGuard:
         for name in WORKTREE_FILES:
             self._save(admin / name)
 
+    def unwatch_worktree(self, admin: Path) -> None:
+        """A worktree the orchestrator removed: its admin dir's files are no longer put back
+        (what could not be deleted of it stays as the removal left it)."""
+        self._forget(Path(os.path.abspath(admin)))
+
     def restore(self) -> list[str]:
         """Put back whatever differs from what was saved; the paths put back (and
         `on_restore` called with them), relative to the git dir."""

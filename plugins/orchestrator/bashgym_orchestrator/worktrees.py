@@ -4,8 +4,9 @@ Every command goes through `bashgym_procs.git` (hooks never run, no fsmonitor, p
 credential helper, no network, an environment free of BashGym's keys). The user's repository is
 `trusted` (its own config stays: their filters still work); each task's worktree is written by
 the task, so it is always addressed with its git dir given explicitly (`Repo.trusted(worktree,
-admin_dir)`, the admin dir under the user's `.git/worktrees/` that the orchestrator read right
-after creating it): the `.git` file a task could rewrite is never followed. Where the
+admin_dir)`, the admin dir under the user's `.git/worktrees/` whose `gitdir` records the
+worktree's path: git's own record, `_admin_of`): the `.git` file a task could rewrite is never
+followed, neither to run git nor to decide what to reset or remove. Where the
 environment does not keep tasks out of the user's `.git` (`local`), a `gitdir.GitDirGuard` puts
 back its config, hooks and info before every command (`Repository.run`, the one way in).
 
@@ -105,8 +106,12 @@ class Repository:
         self.root = root
         self.main = git.Repo.trusted(root, root / ".git")
         self.guard: GitDirGuard | None = None
-        # the admin dir of each worktree made or opened here and not removed since, by path
-        self.made: dict[Path, str] = {}
+        # the admin dir git records for each worktree made or opened here (found by its
+        # `gitdir`, `_admin_of`), by path, until the worktree is removed
+        self.admins: dict[Path, str] = {}
+        # one `git worktree add` or `remove` at a time: git reads every admin dir as it adds
+        # one, and fails on another's half made ("failed to read .../commondir")
+        self._adding = asyncio.Lock()
 
     def protect(self, on_restore: Callable[[list[str]], None]) -> GitDirGuard:
         """Watch the user's git dir from now on (`gitdir`): what a task changes there is put
@@ -153,17 +158,21 @@ class Repository:
         left there (a killed run's) is removed first."""
         await self.remove_worktree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        await self.git("worktree", "add", "--quiet", "-B", branch, "--", str(path), start)
-        return self._watched(Worktree(path, branch, self._admin_dir(path)))
+        async with self._adding:
+            await self.git("worktree", "add", "--quiet", "-B", branch, "--", str(path), start)
+        return self._watched(Worktree(path, branch, self._admin_of(path)))
 
     async def open_worktree(self, path: Path, branch: str, start: str) -> Worktree:
-        """The worktree at `path` on `branch` if it is there, else a new one from `start`
-        (the branch is kept when it exists: the integration branch across resumes)."""
-        if (path / ".git").is_file():
-            try:
-                return self._watched(Worktree(path, branch, self._admin_dir(path)))
-            except GitError:
-                pass
+        """The worktree at `path` on `branch` if it is there as git made it, else a new one
+        from `start` (the branch is kept when it exists: the integration branch across
+        resumes). A task may have worked there (the conflict-resolving worker's workspace is
+        the integration worktree), so its `.git` file is never followed: the worktree is kept
+        only when git records exactly one admin dir for `path`, that admin dir's HEAD is
+        `branch` and the `.git` file names it (`_intact`); anything else is removed and made
+        again, so a `.git` rewritten to name another worktree's admin dir (a user's) sends no
+        reset or removal there."""
+        if (admin := self._intact(path, branch)) is not None:
+            return self._watched(Worktree(path, branch, admin))
         await self.remove_worktree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         exists = await self.run(
@@ -172,118 +181,150 @@ class Repository:
         args = [str(path), branch] if exists.ok else ["-b", branch, "--", str(path), start]
         if exists.ok:
             args = ["--", *args]
-        await self.git("worktree", "add", "--quiet", *args)
-        return self._watched(Worktree(path, branch, self._admin_dir(path)))
+        async with self._adding:
+            await self.git("worktree", "add", "--quiet", *args)
+        return self._watched(Worktree(path, branch, self._admin_of(path)))
+
+    def _intact(self, path: Path, branch: str) -> Path | None:
+        """The admin dir of the worktree at `path` when it is as git made it for `branch`:
+        one admin dir records `path` (git's own record, in the user's `.git`), its HEAD names
+        `branch`, and `path/.git` (read without following a link) names that admin dir."""
+        names = self._recording(path)
+        if len(names) != 1:
+            return None
+        admin = self.root / ".git" / "worktrees" / names.pop()
+        head = _small_file(admin / "HEAD")
+        if head is None or head.strip() != f"ref: refs/heads/{branch}":
+            return None
+        said = _small_file(path / ".git")
+        named = (said or "").strip().removeprefix("gitdir:").strip()
+        real = os.path.realpath(admin)
+        return admin if said is not None and named in (str(admin), real) else None
 
     def _watched(self, tree: Worktree) -> Worktree:
         """`tree`, its admin dir's files watched by the guard as git just made them (and its
-        admin dir the orchestrator's: `remove_strays` leaves it)."""
-        self.made[tree.path] = tree.admin.name
+        admin dir the job's own: `remove_strays` leaves it while the worktree is there)."""
+        self.admins[tree.path] = tree.admin.name
         if self.guard is not None:
             self.guard.watch_worktree(tree.admin)
         return tree
 
-    def _admin_dir(self, path: Path) -> Path:
-        """The admin dir git made for the worktree at `path`, read from its `.git` file before
-        any task ran there, and checked to lie in this repository's `.git/worktrees/`."""
-        try:
-            text = (path / ".git").read_text(encoding="utf-8", errors="replace").strip()
-        except OSError as exc:
-            raise GitError(f"{path}: no worktree there ({exc.strerror})") from None
-        admin = Path(os.path.realpath(text.removeprefix("gitdir:").strip()))
-        allowed = os.path.realpath(self.root / ".git" / "worktrees")
-        if not text.startswith("gitdir:") or os.path.dirname(admin) != allowed:
-            raise GitError(f"{path}/.git does not point into {allowed}")
-        return admin
+    def _admin_of(self, path: Path) -> Path:
+        """The admin dir git just made for the worktree at `path`: the one under this
+        repository's `.git/worktrees/` whose `gitdir` records `path` (git's own record, never
+        the `.git` file in the worktree), exactly one."""
+        names = self._recording(path)
+        if len(names) != 1:
+            found = ", ".join(sorted(names)) or "none"
+            raise GitError(f"{path}: git should record one worktree there, found {found}")
+        return self.root / ".git" / "worktrees" / names.pop()
 
-    async def remove_worktree(self, path: Path) -> None:
-        """Remove the worktree at `path` (its branch stays) and git's record of it. A path
-        that is not there and that git has no record of costs no git command (every new
-        task's worktree). Never `git worktree prune`: see `remove_worktrees`."""
-        names = self._admin_names_of(path)
-        if path.exists() or os.path.islink(path):
-            done = await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
-            if done.ok:
-                return
-            shutil.rmtree(path, ignore_errors=True)
-        if names:
-            await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), only=names)
+    async def remove_worktree(self, path: Path) -> list[str]:
+        """Remove the worktree at `path` (its branch stays) and git's record of it; what could
+        not be removed, in words. A path that is not there and that git has no record of
+        costs no git command (every new task's worktree). Never `git worktree prune`: see
+        `remove_worktrees`."""
+        if path.exists() or os.path.islink(path):  # git's way first: it knows its own files
+            async with self._adding:
+                await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
+        return await self.remove_worktrees([path])  # what git could not (or had no record of)
 
-    async def remove_worktrees(self, paths: list[Path]) -> None:
+    async def remove_worktrees(self, paths: list[Path]) -> list[str]:
         """Remove the worktrees at `paths` (their branches stay) and git's records of them,
         with no git command: at a job's end, `remove_worktree` for each was two git commands a
         task (bench/orchestrator.py (d): ~1 s of a 5-task job's wall). The folders are deleted
         without following links (shutil.rmtree), as `remove_worktree` does when git cannot.
+        One that cannot be deleted stops none of the rest; what could not, in words.
 
-        A record goes by its admin dir's name (the one the worktree was made with, else the
-        one whose `gitdir` names `path`), never by `git worktree prune`: prune drops every
-        record whose folder is missing, a worktree of the user's on an unmounted disk too."""
+        A record goes when its `gitdir` names one of `paths` (git's own record, in the user's
+        `.git`: a worktree's `.git` file is never read), never by `git worktree prune`: prune
+        drops every record whose folder is missing, a worktree of the user's on an unmounted
+        disk too."""
+        records = self.records()
         names: set[str] = set()
+        failed: list[str] = []
         for path in paths:
-            names |= self._admin_names_of(path)
+            made = self.admins.pop(path, None)  # forgotten: a later worktree may get its name
+            if made is not None and self.guard is not None:
+                self.guard.unwatch_worktree(self.root / ".git" / "worktrees" / made)
+            names |= self._recording(path, records)
             if os.path.islink(path):
                 path.unlink()
             elif path.exists():
                 await asyncio.to_thread(shutil.rmtree, path, True)
+                if os.path.lexists(path):
+                    failed.append(f"{path} (not all of it could be deleted)")
         if names:
-            await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), only=names)
-
-    def _admin_names_of(self, path: Path) -> set[str]:
-        """The admin dirs under `.git/worktrees/` that record the worktree at `path`: the one
-        it was made or opened with (`made`, forgotten here: a task's later worktree may get its
-        name), and any whose `gitdir` names `path` (one a killed run left). Only `path`s in
-        the job's folder are ever asked about, so a record of the user's is never among them."""
-        names = {made} if (made := self.made.pop(path, None)) is not None else set()
-        return names | self._recording(path)
+            gone = await asyncio.to_thread(
+                remove_entries, self.root, (".git", "worktrees"), only=names
+            )
+            failed += [f"{self.root / '.git' / 'worktrees' / f}" for f in gone.failed]
+        return failed
 
     def admin_names(self) -> set[str]:
         """The names under `.git/worktrees/` now, one admin dir per worktree git records (the
-        names only: nothing in them is read). A job's snapshot for `remove_strays`."""
+        names only: nothing in them is read). A job's snapshot, for `remove_strays` to say
+        which worktrees were added while it ran."""
         try:
             return set(os.listdir(self.root / ".git" / "worktrees"))
         except OSError:
             return set()
 
-    async def remove_strays(self, before: set[str]) -> int:
-        """Unregister every worktree git records now that it did not at `before` (the job's
-        start, `admin_names`) and that the orchestrator did not make or open (`made`): those a
-        task made with its own `git worktree add`, locked ones too; how many.
+    async def remove_strays(self, folder: Path, own: Iterable[Path], before: set[str]) -> Strays:
+        """Unregister every worktree git records inside `folder` (the job's worktrees folder,
+        every path in it the job's) other than those at `own` paths that are still there (the
+        job's own worktrees it keeps): those its tasks made with their own `git worktree add`,
+        locked ones too, this run's or a killed one's. Decided by what each record says (its
+        `gitdir`), not by when it was made: a worktree another job or the user adds while this
+        job runs records a path outside `folder` and is never touched; those added since
+        `before` (`admin_names`) outside `folder` are only said (`Strays.outside`), since a
+        task's `git worktree add /elsewhere` and a user's look the same.
 
         Only the admin dir in the user's `.git/worktrees/` goes (that is git's record), opened
         without following a link (a task could have swapped `.git/worktrees` for one). Neither
         `git worktree remove` (it deletes the folder the record names, a path the task wrote)
         nor `prune` (it drops any record whose folder is missing: a worktree of the user's on
-        an unmounted disk) is used; the folder stays where the task put it (one inside a
-        task's kept worktree stays with it). Run at the job's end, when no task runs: a `git
-        worktree add` of the job's own cannot be under way. (`made` forgets a worktree the job
-        removed: a task's later one may get its admin dir's name.)"""
-        keep = before | set(self.made.values())
-        strays = await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), keep)
-        return len(strays)
+        an unmounted disk) is used; the folder stays where the task put it (the caller clears
+        `folder`). Run at the job's end, when no task runs. Under `local` a task can write the
+        user's `.git`, the records included; only bubblewrap keeps them out of its reach."""
+        records = self.records()
+        inside = [os.path.abspath(folder), os.path.realpath(folder)]
+        kept: set[str] = set()
+        for path in own:
+            if os.path.isdir(path) and not os.path.islink(path):
+                kept |= self._recording(path, records)
+        ours = {n for n, at in records.items() if _under(at, inside) and n not in kept}
+        gone = await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), only=ours)
+        known = before | ours | kept | set(self.admins.values())
+        outside = sorted(at for name, at in records.items() if at and name not in known)
+        failed = [f"{self.root / '.git' / 'worktrees' / f}" for f in gone.failed]
+        return Strays(len(gone.removed), outside, failed)
 
-    def _registered(self, path: Path) -> bool:
-        """Whether an admin dir under `.git/worktrees/` records `path` (`_recording`)."""
-        return bool(self._recording(path))
-
-    def _recording(self, path: Path) -> set[str]:
-        """The admin dirs under `.git/worktrees/` whose `gitdir` records `path` (a worktree
-        whose folder was deleted: `git worktree add` refuses that path until its record goes).
-        Read from git's own record rather than asking git (a process)."""
-        wanted = os.path.abspath(path / ".git")
+    def records(self) -> dict[str, str]:
+        """Each admin dir under `.git/worktrees/` and the worktree path its `gitdir` records
+        ('' when it has none that can be read): git's own record, read without a process."""
         admin = self.root / ".git" / "worktrees"
         try:
             entries = list(os.scandir(admin))
         except OSError:
-            return set()
-        found = set()
+            return {}
+        found = {}
         for entry in entries:
-            try:
-                text = Path(entry.path, "gitdir").read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            if os.path.abspath(text.strip()) == wanted:
-                found.add(entry.name)
+            recorded = (_small_file(Path(entry.path, "gitdir")) or "").strip()
+            if recorded:  # `.../wt/.git`; relative to the admin dir with worktree.useRelativePaths
+                recorded = os.path.dirname(os.path.normpath(os.path.join(entry.path, recorded)))
+            found[entry.name] = recorded
         return found
+
+    def _recording(self, path: Path, records: dict[str, str] | None = None) -> set[str]:
+        """The admin dirs under `.git/worktrees/` whose `gitdir` records `path` (`records`,
+        read now unless given): also one whose folder was deleted (`git worktree add` refuses
+        that path until its record goes). git records the real path (links resolved): the
+        folder's parent is resolved, the folder itself never (a task could have made it a
+        link to a worktree of the user's)."""
+        wanted = {os.path.abspath(path), os.path.join(os.path.realpath(path.parent), path.name)}
+        records = self.records() if records is None else records
+        return {name for name, at in records.items() if at and at in wanted}
 
     async def unused_job_name(self, name: str) -> str:
         """`name`, or `name-2`, `name-3`, ... : the first no branch `bashgym/<name>/...` uses
@@ -409,22 +450,43 @@ class Repository:
         await self.git("reset", "--hard", "--quiet", commit, repo=tree.repo)
 
 
+@dataclass(frozen=True)
+class Strays:
+    """What `Repository.remove_strays` did: how many records it removed, the worktrees added
+    outside the job's folder while it ran (left registered), what could not be removed."""
+
+    removed: int
+    outside: list[str]
+    failed: list[str]
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What `remove_entries` did: the names removed, and `name (why)` for those that could not
+    be (wholly) removed."""
+
+    removed: list[str]
+    failed: list[str]
+
+
 def remove_entries(
     base: Path, parts: tuple[str, ...], keep: Iterable[str] = (), only: Iterable[str] | None = None
-) -> list[str]:
+) -> Removal:
     """Remove every entry of the folder `base/parts...` whose name is not in `keep` (and, given
-    `only`, is in it); the names removed. Each of `parts` is opened without following a link,
-    and so is each entry (a link goes as a link, a folder with all it holds: shutil.rmtree by
-    fd follows none): a task that swapped a folder on the way for a link to the user's files
-    sends nothing there."""
+    `only`, is in it). Each of `parts` is opened without following a link, and so is each
+    entry (a link goes as a link, a folder with all it holds: shutil.rmtree by fd follows
+    none): a task that swapped a folder on the way for a link to the user's files sends
+    nothing there. An entry that cannot be wholly removed (a file the OS will not delete) is
+    said in `failed` and the rest still go."""
     only = None if only is None else set(only)
+    removal = Removal([], [])
     if only is not None and not only:
-        return []
+        return removal
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
         fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
-        return []
+        return removal
     try:
         for part in parts:
             inner = os.open(part, flags, dir_fd=fd)
@@ -432,23 +494,60 @@ def remove_entries(
             fd = inner
     except OSError:  # not there (no worktree was ever made), or a link: nothing to remove
         os.close(fd)
-        return []
-    removed = []
+        return removal
     try:
         names = set(os.listdir(fd)).difference(keep)
         for name in sorted(names if only is None else names & only):
+            errors: list[OSError] = []
             try:
                 mode = os.lstat(name, dir_fd=fd).st_mode
+                if stat.S_ISDIR(mode):
+                    shutil.rmtree(name, dir_fd=fd, onerror=_collect(errors))
+                else:
+                    os.unlink(name, dir_fd=fd)
             except FileNotFoundError:
                 continue
-            if stat.S_ISDIR(mode):
-                shutil.rmtree(name, dir_fd=fd)
+            except OSError as exc:
+                errors.append(exc)
+            if errors:
+                removal.failed.append(f"{name} ({errors[0].strerror or errors[0]})")
             else:
-                os.unlink(name, dir_fd=fd)
-            removed.append(name)
+                removal.removed.append(name)
     finally:
         os.close(fd)
-    return removed
+    return removal
+
+
+def _collect(errors: list[OSError]) -> Callable[..., None]:
+    """An `onerror` for shutil.rmtree that keeps each error and lets it go on."""
+
+    def onerror(_function: Any, _path: Any, info: Any) -> None:
+        errors.append(info[1])
+
+    return onerror
+
+
+def _under(path: str, folders: list[str]) -> bool:
+    """Whether `path` (as a record says it) names something inside one of `folders`."""
+    path = os.path.normpath(path) if path else ""
+    return bool(path) and any(path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def _small_file(path: Path, limit: int = 65536) -> str | None:
+    """A small regular file's text, opened without following a link or waiting on a FIFO;
+    None when it is not one (or cannot be read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def copy_files(repo: Path, tree: Path, names: list[str]) -> list[str]:

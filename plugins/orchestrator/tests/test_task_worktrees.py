@@ -1,6 +1,8 @@
-"""Worktrees a task makes itself (`git worktree add` run in its own worktree) are the job's to
-remove: after the job git records none of them in the user's repository, a path the task
-wrote is never followed, and a worktree the user had before the job is left as it was."""
+"""Worktrees a task makes itself (`git worktree add` run in its own worktree) in the job's
+folder are the job's to remove: after the job git records none of them in the user's
+repository, a path the task wrote is never followed, and a worktree the user had before the
+job is left as it was; one a task made outside the job's folder looks like one the user made
+meanwhile: it stays registered and is noted."""
 
 from __future__ import annotations
 
@@ -53,18 +55,21 @@ def test_worktrees_tasks_made_are_unregistered_the_users_kept(
     assert result is not None
     assert {t: s["state"] for t, s in result["tasks"].items()} == {"a": "merged", "c": "failed"}
     kept = job.dir / "worktrees" / "c"  # the job's own, kept as keep_worktrees says
-    assert worktrees(orch, repo) == {**before, str(kept): worktrees(orch, repo)[str(kept)]}
+    now = worktrees(orch, repo)
+    assert now == {**before, str(kept): now[str(kept)], str(outside): now[str(outside)]}
     admin = sorted(os.listdir(repo / ".git" / "worktrees"))
-    assert admin == sorted(["c", mine.name, locked.name]), admin
+    assert admin == sorted(["c", mine.name, locked.name, outside.name]), admin
     assert (locked / ".git").is_file() and (mine / ".git").is_file()  # the user's, untouched
     assert orch.git(mine, "rev-parse", "--abbrev-ref", "HEAD") == "mine"
     assert (outside / ".git").is_file()  # a path the task wrote: not followed, not deleted
     assert not (job.dir / "worktrees" / "sibling").exists()  # the job's folder: cleaned
     assert result["kept_worktrees"] == ["c"]
     run = json.loads((job.dir / "run.json").read_text())
-    assert run["counts"]["orchestrator.task_worktrees_removed"] == 3
+    assert run["counts"]["orchestrator.task_worktrees_removed"] == 2  # sibling, nested
     notes = [e["text"] for e in orch.events(job) if e["type"] == "note"]
-    assert any(n.startswith("3 worktree(s) a task made") for n in notes), notes
+    assert any(n.startswith("2 worktree(s) a task made") for n in notes), notes
+    said = "1 worktree(s) were added to the repository outside the job's folder while it ran"
+    assert any(n.startswith(said) and str(outside) in n for n in notes), notes
 
 
 def test_removal_follows_no_link(tmp_path: Path) -> None:
@@ -76,7 +81,7 @@ def test_removal_follows_no_link(tmp_path: Path) -> None:
     git_dir = tmp_path / "repo" / ".git"
     git_dir.mkdir(parents=True)
     os.symlink(precious, git_dir / "worktrees")
-    assert remove_entries(tmp_path / "repo", (".git", "worktrees"), set()) == []
+    assert remove_entries(tmp_path / "repo", (".git", "worktrees"), set()).removed == []
     assert sorted(os.listdir(precious)) == ["file", "folder"]
 
     (git_dir / "worktrees").unlink()
@@ -85,7 +90,7 @@ def test_removal_follows_no_link(tmp_path: Path) -> None:
     (git_dir / "worktrees" / "stray" / "gitdir").write_text(f"{precious}/.git\n")
     os.symlink(precious, git_dir / "worktrees" / "link")
     removed = remove_entries(tmp_path / "repo", (".git", "worktrees"), {"ours"})
-    assert removed == ["link", "stray"]
+    assert removed.removed == ["link", "stray"] and removed.failed == []
     assert os.listdir(git_dir / "worktrees") == ["ours"]
     assert sorted(os.listdir(precious)) == ["file", "folder"]
 

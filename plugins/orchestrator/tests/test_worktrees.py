@@ -101,11 +101,11 @@ def test_a_worktree_deleted_by_hand_is_made_again(repo: Path, tmp_path: Path, or
         git = Repository(repo)
         base = await git.commit_of("main")
         path = tmp_path / "wt" / "t1"
-        assert not git._registered(path)
+        assert not git._recording(path)
         await git.add_worktree(path, "bashgym/job/t1", base)
-        assert git._registered(path)
+        assert git._recording(path)
         shutil.rmtree(path)
-        assert git._registered(path)  # git still records it: `worktree add` would refuse
+        assert git._recording(path)  # git still records it: `worktree add` would refuse
         return await git.add_worktree(path, "bashgym/job/t1", base)
 
     tree = asyncio.run(scenario())
@@ -143,3 +143,22 @@ def test_worktrees_removed_together(repo: Path, tmp_path: Path, orch: Any) -> No
     branches = orch.git(repo, "branch", "--format=%(refname:short)").split()
     assert {"bashgym/job/t1", "bashgym/job/t2", "bashgym/job/t3"} <= set(branches)
     assert "not committed" in (repo / "README.md").read_text()
+
+
+def test_worktrees_added_at_once_all_come(repo: Path, tmp_path: Path, orch: Any) -> None:
+    """Tasks that start together add their worktrees at once: each is made (git reads every
+    admin dir as it adds one and failed on another's half made: 'failed to read
+    .../commondir'), six rounds of eight."""
+
+    async def scenario(round_: int) -> list[Any]:
+        git = Repository(repo)
+        adds = [
+            git.add_worktree(tmp_path / f"j{round_}" / f"t{i}", f"bashgym/j{round_}/t{i}", "main")
+            for i in range(8)
+        ]
+        return await asyncio.gather(*adds, return_exceptions=True)
+
+    for round_ in range(6):
+        made = asyncio.run(scenario(round_))
+        assert [m for m in made if isinstance(m, BaseException)] == []
+    assert len(os.listdir(repo / ".git" / "worktrees")) == 48
