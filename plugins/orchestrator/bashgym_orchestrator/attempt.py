@@ -37,6 +37,7 @@ from bashgym_orchestrator.spec import Spec
 from bashgym_orchestrator.worktrees import (
     GitError,
     Repository,
+    Uncommittable,
     Worktree,
     copy_files,
     in_words,
@@ -93,6 +94,7 @@ class Attempt:
     cost_usd: float | None = None
     tail: str = ""
     row: dict[str, Any] = field(default_factory=dict)
+    fatal: bool = False  # the orchestrator's git failed after the worker ran: no retry
 
     @property
     def success(self) -> bool:
@@ -243,8 +245,13 @@ async def run_attempt(
     try:
         await repo.commit_all(tree, message, copied)
         diff = await repo.diff(tree, start)
-    except (git.UnsafeRepo, GitError) as exc:
+    except (git.UnsafeRepo, Uncommittable) as exc:  # what the task left: a failed attempt
         _not_committed(attempt, exc)
+        attempt.row = trace_row(run, result, attempt, chosen, prompt)
+        return attempt
+    except GitError as exc:  # not the task's doing (.git not put back, a timeout, a full disk)
+        attempt.status, attempt.fatal = "error", True
+        attempt.reason = f"git failed after the worker ran: {in_words(exc)}"
         attempt.row = trace_row(run, result, attempt, chosen, prompt)
         return attempt
     attempt.files, attempt.insertions, attempt.deletions = (
@@ -267,11 +274,14 @@ async def run_attempt(
 def _not_committed(attempt: Attempt, exc: Exception) -> None:
     """The attempt failed: what the task left in its worktree could not be committed, most
     often a repository or worktree of its own inside it (a `git init`, a `git worktree add
-    sub`, a cloned submodule), which git refuses to add without a commit and the safe git
-    wrapper will not run git beside once it has one (`git.UnsafeRepo`). That is the task's
-    doing, like a failed check: a failed attempt, retried as any other with the reason in its
-    prompt, its worker's trace kept; not an orchestrator error that fails the task outright
-    (nor "could not start the worker": it ran)."""
+    sub`, a cloned submodule), which git refuses to add without a commit (`Uncommittable`)
+    and the safe git wrapper will not run git beside once it has one (`git.UnsafeRepo`).
+    That is the task's doing, like a failed check: a failed attempt, retried as any other with
+    the reason in its prompt, its worker's trace kept; not an orchestrator error that fails
+    the task outright (nor "could not start the worker": it ran). Any other git failure at
+    that point (the repository's .git that cannot be put back, a timeout, a full disk) is not
+    the task's: the attempt is `fatal`, its trace kept, and the task fails without paying a
+    worker again for it."""
     why = f"what the task left in its worktree could not be committed: {in_words(exc)}"
     if attempt.success:
         attempt.status, attempt.reason = "failed", why

@@ -364,6 +364,9 @@ class JobRunner:
         earlier = self._attempts(tid)
         fresh = fresh_from(self.store, tid)  # attempts before an `orchestrate retry` don't count
         while not (earlier and earlier[-1]["status"] == "success"):
+            if len(earlier) > fresh and earlier[-1].get("fatal"):  # not the task's: no retry
+                self._fail(tid, earlier[-1].get("reason") or "failed")
+                return
             if len(earlier) - fresh > self.retries:
                 self._fail(tid, earlier[-1].get("reason") or "failed")
                 return
@@ -377,7 +380,7 @@ class JobRunner:
             self._snapshot("running")  # its attempts count the one under way, as status does
             with self._acts(f"task {tid} (attempt {number})"):
                 attempt = await self._attempt(task, number, slot, budget, earlier)
-            final = not attempt.success and number - fresh > self.retries
+            final = not attempt.success and (attempt.fatal or number - fresh > self.retries)
             if not attempt.success and not final and attempt.branch:  # kept, renamed
                 kept = f"{attempt.branch}-attempt-{number}"
                 await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)

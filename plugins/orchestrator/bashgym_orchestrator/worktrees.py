@@ -42,6 +42,14 @@ class GitError(RuntimeError):
     """A git command the orchestrator needs failed: one line with git's own words."""
 
 
+class Uncommittable(GitError):
+    """`git add` refused what a task left in its worktree (a repository of its own inside it
+    with no commit, a file it cannot read): the task's doing, unlike a timeout or a full disk."""
+
+
+# what git says when the disk, not the task's files, is the trouble
+DISK_TROUBLE = ("No space left on device", "Disk quota exceeded", "Read-only file system")
+
 # The errors whose words say what was found (a git command's failure, a folder git will not
 # run on, a .git that cannot be put back, bad input): a user reads them without a class name.
 EXPLAINED: tuple[type[BaseException], ...] = (GitError, git.UnsafeRepo, GitDirChanged, InputError)
@@ -351,8 +359,15 @@ class Repository:
 
     async def commit_all(self, tree: Worktree, message: str, keep_out: list[str]) -> bool:
         """Commit what the worker left uncommitted (the files in `keep_out`, copied in for it,
-        excepted); False when there was nothing."""
-        await self.git("add", "-A", "--", ".", repo=tree.repo)
+        excepted); False when there was nothing. Uncommittable when `git add` refuses what the
+        task left; GitError for what is not the task's (a timeout, a full disk, the guard)."""
+        added = await self.run(tree.repo, "add", "-A", "--", ".", config=AUTHOR, timeout=300)
+        if not added.ok:
+            words = " ".join(added.output.strip().splitlines()[-3:]) or added.reason
+            stopped = added.timed_out or added.exit_code is None
+            if stopped or any(t in added.output for t in DISK_TROUBLE):
+                raise GitError(f"git add failed: {words}")
+            raise Uncommittable(f"git add failed: {words}")
         if keep_out:  # the copied files (.env, ...) go back to what the branch holds
             await self.run(tree.repo, "reset", "--quiet", "--", *keep_out)
         done = await self.run(

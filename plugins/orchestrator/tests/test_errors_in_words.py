@@ -81,3 +81,35 @@ def test_explained_errors_read_without_a_class_name() -> None:
     # an unexpected error keeps its type: it helps a bug report
     assert in_words(KeyError("x")) == "KeyError: 'x'"
     assert _failure(ValueError("bad")) == "orchestrator error: ValueError: bad"
+
+
+def test_a_git_failure_not_the_tasks_is_not_blamed_on_it_nor_retried(
+    bashgym_cli: Any, no_scrub: None, repo: Path, tmp_path: Path, orch: Any
+) -> None:
+    """Under `local` a task swaps its worktree's admin dir for a link: the repository's .git
+    cannot be put back, so the orchestrator runs no git there. That failure is not what the
+    task left in its worktree: the attempt is not retried (no worker paid again for it) and
+    its reason says git failed after the worker ran, not that the task's files were
+    uncommittable nor that the worker could not start."""
+    swap = 'ad="$(git rev-parse --git-dir)"; mv "$ad" "$ad.moved"; ln -s "$ad.moved" "$ad"'
+    job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", f"{swap}; echo A > a.txt")])
+
+    done = bashgym_cli(
+        "orchestrate", "run", job.dir, *RUN, "--plugin", orch.shell_plugin, "--retries", "2"
+    )
+
+    assert done.exit_code == 1, done.output  # no task merged
+    result = job.result()
+    assert result is not None
+    a = result["tasks"]["a"]
+    assert (a["state"], a["attempts"]) == ("failed", 1), a
+    assert a["reason"].startswith(
+        "git failed after the worker ran: the repository's .git cannot be put back: "
+    ), a["reason"]
+    assert "no longer a folder" in a["reason"], a["reason"]
+    store = RunStore(job.dir / "state.db")
+    try:
+        first = store.get("attempts", "a#1").result
+    finally:
+        store.close()
+    assert first["status"] == "error" and first["row"]["trace"], first  # its trace kept
