@@ -61,15 +61,18 @@ def stop(run: RunContext, gen: Any) -> NoReturn:
     (the engine counts what was requested and the earlier rounds' `generated`). Its rows are
     not `generated`, which counts a pipeline's rows after its finalize: this round never
     reached it, nor the judges or the sinks. Nothing is lost: the same command resumes from
-    the finished batches."""
+    the finished batches. The rows it dropped go on the exception (`dropped`), for the
+    engine's dropped.jsonl of the failed run, as a finished round's go in its `Generated`."""
     account(run, gen)
     charge_failures(run, gen.failed_requests)
     run.count(STOPPED_ROWS, len(gen.dataset))
     run.count("pending", gen.unexplained)
-    raise RunStopped(
+    stopped = RunStopped(
         f"{gen.stopped}; {gen.unexplained} of {gen.requested} rows pending, finished batches "
         f"kept in {run.run_dir}: run the same command again to resume once it answers"
     )
+    stopped.dropped = [*gen.failed_rows, *gen.dropped]  # type: ignore[attr-defined]
+    raise stopped
 
 
 def usage_reporter(run: RunContext) -> Callable[[str, str, int, int], None]:

@@ -6,6 +6,7 @@ nothing. The runner never calls back into the engine; run.json's `rounds` says w
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from bashgym.records import DroppedRow
     from bashgym.runspec import ResolvedRun
 
 DEFAULT_NUM_RECORDS = 10
@@ -68,8 +70,9 @@ def generate_in_rounds(
         part = rotated(seed, asked) if seed is not None and len(seed) else seed
         try:
             out = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
-        except BaseException:  # a stopped model (the runner counted its round's rows) or a
-            _count(run, target, rounds)  # Ctrl-C: what was asked and the finished rounds
+        except BaseException as exc:  # a stopped model (the runner counted its round's rows)
+            _count(run, target, rounds, stopped=size)  # or Ctrl-C: what was asked, this round
+            hand_back(exc, dropped)  # too; the finished rounds' drops go with the exception
             raise
         summary.update(out.summary)
         dropped.extend(out.dropped)
@@ -78,7 +81,9 @@ def generate_in_rounds(
             rows = pipeline.obj.finalize(rows, pipeline.options, run)
         kept.append(judged := judge(rows))
         passed, asked = passed + len(judged), asked + size
-        summary.pop("generated", None)  # the runner's rows before its filters and `finalize`
+        # bashgym 0.1's runners returned `generated` (their rows before their filters): not
+        # run.json's, which counts the rows after `finalize` (a third party's may still send it)
+        summary.pop("generated", None)
         resumed = summary.pop("resumed_rows", 0)
         rounds.append(
             dict(requested=size, generated=len(rows), kept=len(judged), resumed_rows=resumed)
@@ -98,12 +103,25 @@ def generate_in_rounds(
         run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for
         dataset = dataset.head(target)
     _count(run, target, rounds)
-    if len(rounds) > 1:
-        run.count("rounds", len(rounds))
     return Generated(dataset, dropped, {"rounds": rounds, **summary})
 
 
-def _count(run: RunContext, target: int, rounds: list[dict[str, int]]) -> None:
+def _count(run: RunContext, target: int, rounds: list[dict[str, int]], stopped: int = 0) -> None:
+    """requested (the rows wanted), generated (the finished rounds' rows after `finalize`) and,
+    for more than one round, `rounds` and the rows asked in all (`requested_in_rounds`), a
+    round the run stopped in (`stopped`: its size) among them: a failed run has no `rounds`
+    list in run.json, and a top-up's rows asked are more than those wanted."""
     run.count("requested", target)
     if rounds:
         run.count("generated", sum(r["generated"] for r in rounds))
+    if len(rounds) + bool(stopped) > 1:
+        run.count("rounds", len(rounds) + bool(stopped))
+        run.count("requested_in_rounds", sum(r["requested"] for r in rounds) + stopped)
+
+
+def hand_back(exc: BaseException, dropped: list[DroppedRow]) -> None:
+    """The rows the runner dropped in the finished rounds (`dropped`), on the exception that
+    stopped the run, before those of the round it stopped in (a runner may have put them on
+    its exception as `dropped`), for the engine to write to a failed run's dropped.jsonl."""
+    with contextlib.suppress(AttributeError, TypeError):  # one that takes no attribute
+        exc.dropped = [*dropped, *getattr(exc, "dropped", ())]  # type: ignore[attr-defined]
