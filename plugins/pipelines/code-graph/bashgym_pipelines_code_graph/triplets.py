@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 NAME = "code-graph-pairs"
 CO_RELEVANT_WEIGHT = 0.7
 QA_TYPES = ("qa", "co_relevant")
+# run.json's count (any pipeline's; the report's generation stage reads it) of the rows asked
+# that, besides the drops, gave no output row: the graph has no more triplets to make of them
+FEWER = "fewer_than_asked"
 
 
 @dataclass
@@ -117,7 +120,7 @@ def to_triplets(
     # ~0.5 s (measured): pandas only when rows are made, not whenever the plugins load
     import pandas as pd
 
-    out = PairSet()
+    out, uncited = PairSet(), 0
     # the round that makes the graph's pairs: a top-up's later rounds add none of them
     first = not memo.structural_done
     if first:
@@ -136,6 +139,7 @@ def to_triplets(
                 run.count(f"qa.accepted.{category}")
             else:
                 run.drop("code-qa: accepted row without valid citations", by=NAME)
+                uncited += 1
         memo.qa_done = memo.qa_done or bool((gates == ASK).any() or skipped)
     spend = memo.spend
     if spend is not None and spend.unpriced and options.budget_usd is not None:
@@ -149,6 +153,9 @@ def to_triplets(
     written = capped(made, options.num_records, run)
     for kind, n in sorted(written["pair_type"].value_counts().items()):
         run.count(f"pairs.{kind}", int(n))
+    fewer = len(dataset) - uncited - sum(out.unpaired.values()) - len(written)
+    if fewer > 0:  # this round's rows that, besides the drops, gave no triplet: noted below
+        run.count(FEWER, fewer)
     if first and options.num_records and len(made) < options.num_records:
         short_of(options.num_records, made, memo, run)
     elif len(written) != len(dataset):  # else 'generated' above the rows asked is unexplained
@@ -163,13 +170,12 @@ def to_triplets(
 
 def short_of(limit: int, made: pd.DataFrame, memo: GraphMemo, run: RunContext) -> None:
     """-n above what the repository yields: every triplet made is written, none padded, and
-    a count (`pairs.short_of_n`) and a note say how many fewer than asked there are and why
-    (the runner asks DataDesigner for -n rows; those past the graph's questions are empty
-    placeholders, which give no triplet)."""
+    a note says how many fewer than asked there are and why (the runner asks DataDesigner for
+    -n rows; those past the graph's questions are empty placeholders, which give no triplet);
+    `fewer_than_asked` counts them for the report's generation stage."""
     qa = int(made["pair_type"].isin(QA_TYPES).sum())
     nodes = sum(len(graph.nodes) for graph in memo.graphs.values())
     repos = "the repository" if len(memo.graphs) == 1 else f"the {len(memo.graphs)} repositories"
-    run.count("pairs.short_of_n", limit - len(made))
     run.note(
         f"{NAME}: -n {limit} asks for more triplets than there are: {repos} yield"
         f"{'s' if len(memo.graphs) == 1 else ''} only {len(made)} ({len(made) - qa} structural "
