@@ -257,17 +257,14 @@ def _stages(
         stages.append(_stage(f"Executor {name}" if name else "Executor", done or None, lost,
                              (done - sum(lost.values())) if done else None,
                              "each source row a task; a trace per finished task"))  # fmt: skip
-    requested = _int(counts.get("requested"))
     generated = _int(counts.get("generated"))
     lost, judged_out = by_stage.get("generation", Counter()), by_stage.get("judges", Counter())
     to_sinks = next((n for n in steps.sink_in.values() if n is not None), None)
-    rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
-    asked = sum(_int(_mapping(r).get("requested")) or 0 for r in rounds) or requested
+    asked, in_rounds, surplus, beyond = _asked(summary, counts)
     pipeline = _mapping(plugins.get("pipeline")).get("name")
-    surplus = _int(counts.get("top_up_surplus")) or 0
     if pipeline:
-        stages += _pipeline_stages(str(pipeline), summary, (asked, generated, to_sinks), lost,
-                                   judged_out, surplus)  # fmt: skip
+        stages += _pipeline_stages(str(pipeline), summary, (asked, generated, to_sinks),
+                                   (lost, judged_out), (in_rounds, surplus, beyond))  # fmt: skip
     else:
         lost = lost + judged_out  # no pipeline: the rows judged are the rows asked
         if to_sinks is None and steps.sink_in and generated is not None:
@@ -280,11 +277,7 @@ def _stages(
         if judged and (asked is not None or generated is not None or lost):
             label = "Judges" if plugins.get("judge") else "Rows used"  # (a cap: -n)
             rows_in = asked if asked is not None else generated
-            note = "rows judged or capped by -n"
-            if len(rounds) > 1 and asked:
-                note = f"{asked:,} rows asked for in {len(rounds)} rounds"
-            if surplus:
-                note += f"; {surplus:,} passed beyond the {requested:,} wanted and were left out"
+            note = (in_rounds or "rows judged or capped by -n") + beyond
             stages.append(_stage(label, rows_in, lost, to_sinks, note, left_out=surplus))
     for sink in _sink_names(summary, steps):
         lost = by_stage.get(f"sink {sink}", Counter())
@@ -302,43 +295,69 @@ def _stages(
     return stages
 
 
+def _asked(
+    summary: Mapping[str, Any], counts: Mapping[str, Any]
+) -> tuple[int | None, str, int, str]:
+    """The rows asked (of a pipeline, or judged): in all rounds (run.json's
+    `requested_in_rounds`, a round the run stopped in among them; else its `rounds` list),
+    else `requested`; a note on the rounds when more than one; a top-up's surplus (the rows
+    passed beyond those wanted) and its note."""
+    rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
+    requested = _int(counts.get("requested"))
+    asked = _int(counts.get("requested_in_rounds"))
+    if asked is None:
+        asked = sum(_int(_mapping(r).get("requested")) or 0 for r in rounds) or requested
+    n_rounds = _int(counts.get("rounds")) or len(rounds)
+    in_rounds = f"{asked:,} rows asked for in {n_rounds} rounds" if n_rounds > 1 and asked else ""
+    surplus = _int(counts.get("top_up_surplus")) or 0
+    beyond = ""
+    if surplus:
+        beyond = f"; {surplus:,} passed beyond the {requested or 0:,} wanted and were left out"
+    return asked, in_rounds, surplus, beyond
+
+
+FEWER = "fewer_than_asked"  # run.json's count of the rows a pipeline had no more to make of
+
+
 def _pipeline_stages(
     pipeline: str, summary: Mapping[str, Any], rows: tuple[int | None, int | None, int | None],
-    lost: Counter[str], judged_out: Counter[str], surplus: int,
+    drops: tuple[Counter[str], Counter[str]], top_up: tuple[str, int, str],
 ) -> list[dict[str, Any]]:  # fmt: skip
     """A pipeline's stages: its generation, from the rows asked of it to the rows it produced
     (run.json's `generated`: after its finalize, which may drop rows or make several of one;
-    its columns' failures and the filters run inside it are its drops), then the judges'
-    verdicts and a top-up's surplus on those rows, before the sinks."""
-    asked, generated, to_sinks = rows
-    rounds = summary.get("rounds") if isinstance(summary.get("rounds"), list) else []
-    asked_for = "rows asked of the pipeline"
-    if len(rounds) > 1 and asked:
-        asked_for = f"{asked:,} rows asked for in {len(rounds)} rounds"
-    note = f"{asked_for}, and the rows it produced (after its finalize)"
+    its columns' failures and the filters run inside it are its drops; `fewer_than_asked`:
+    rows it had no more to make of, its note says why), then the judges' verdicts and a
+    top-up's surplus on those rows, before the sinks."""
+    (asked, generated, to_sinks), (lost, judged_out), (in_rounds, surplus, beyond) = (
+        rows, drops, top_up
+    )  # fmt: skip
+    note = in_rounds or "rows asked of the pipeline"
+    note += ", and the rows it produced (after its finalize)"
     counts = _mapping(summary.get("counts"))
     stopped = _int(counts.get("stopped_round_rows")) or 0  # a round its model stopped: made
     pending = _int(counts.get("pending")) or 0  # in its finished batches, and not made yet
+    fewer = _int(counts.get(FEWER)) or 0
+    less = ", less its drops" if lost else ""
     made = 0  # rows the pipeline produced beyond those asked, less its drops
     if asked is not None and generated is not None:
-        made = max(generated - (asked - sum(lost.values()) - stopped - pending), 0)
+        made = max(generated - (asked - sum(lost.values()) - stopped - pending - fewer), 0)
     if made:
-        less = ", less its drops" if lost else ""
         note += f"; {_rows(made)} more than asked{less}: its finalize made several rows of one"
+    if fewer:
+        besides = ", besides its drops" if lost else ""
+        note += (f"; {_rows(fewer)} fewer than asked{besides}: the pipeline had no more to make "
+                 "(its note says why)")  # fmt: skip
     if stopped or pending:
         note += (f"; the run stopped here with {_rows(stopped)} made in finished batches and "
                  f"{pending:,} pending (the same command resumes)")  # fmt: skip
     stages = [
         _stage(f"Generation {pipeline}", asked, lost, generated, note,
-               left_out=stopped + pending - made)
+               left_out=stopped + pending + fewer - made)
     ]  # fmt: skip
-    plugins = _mapping(summary.get("plugins"))
+    judges = bool(_mapping(summary.get("plugins")).get("judge")) or bool(judged_out)
     if judged_out or surplus or (to_sinks is not None and to_sinks != generated):
-        label = "Judges" if plugins.get("judge") or judged_out else "Top-up"
-        note = "the rows the pipeline produced, judged"
-        if surplus:
-            wanted = _int(_mapping(summary.get("counts")).get("requested")) or 0
-            note += f"; {surplus:,} passed beyond the {wanted:,} wanted and were left out"
+        label = "Judges" if judges else "Top-up"
+        note = "the rows the pipeline produced" + (", judged" if judges else "") + beyond
         stages.append(_stage(label, generated, judged_out, to_sinks, note, left_out=surplus))
     return stages
 

@@ -236,3 +236,109 @@ def test_a_run_its_model_stopped_says_where_the_rows_are(
     assert cells == ["6", "0 (0%)", "—"]
     assert note.endswith("; the run stopped here with 2 rows made in finished batches and 4 "
                          "pending (the same command resumes)")  # fmt: skip
+
+
+def test_code_graph_n_above_its_yield_says_which_rows_gave_no_triplet(bashgym_cli, tmp_path):
+    """-n 500 on a repository of 27 graph nodes: 59 triplets, 441 fewer than asked (the
+    pipeline counts them as `fewer_than_asked`, a note says why); with --top-up -n 100 a second
+    round asks 70 more that give none. Before: "441 rows not accounted for" (and 111)."""
+    repo = git_repo(tmp_path / "sample")
+    for extra, asked, fewer in ((["-n", "500"], "500", 441),
+                                (["-n", "100", "--top-up"], "170", 41 + 70)):  # fmt: skip
+        out = tmp_path / f"run-{asked}"
+        result = bashgym_cli(
+            "run", "-s", "code-repo", "--set", f"source.path={repo}", "-p", "code-graph-pairs",
+            "--set", "pipeline.qa=false", *extra, "-k", "parquet", "--out", out,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        counts = json.loads((out / "run.json").read_text())["counts"]
+        assert (counts["generated"], counts["fewer_than_asked"]) == (59, fewer)
+        page = (out / "report.html").read_text()
+        stages = stage_rows(page)
+        assert list(stages) == ["Source code-repo", "Generation code-graph-pairs", "Sink parquet"]
+        cells, note = stages["Generation code-graph-pairs"]
+        assert cells == [asked, "0 (0%)", "59"]
+        assert note.endswith(f"; {fewer} rows fewer than asked: the pipeline had no more to make "
+                             "(its note says why)")  # fmt: skip
+        assert "not accounted for" not in page and "more than asked" not in page
+
+
+class DropLow(Judge):
+    def verdicts(self, dataset, options, run):
+        return dataset["item"].map(lambda i: "low" if i in ("item 0", "item 1", "item 2") else None)
+
+
+class EchoJudgedPlugin(EchoPlugin):
+    @hookimpl
+    def register_judges(self, register):
+        register("droplow", DropLow())
+
+
+def test_a_top_up_stopped_in_its_second_round_counts_both_rounds_asks(
+    bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch
+):
+    """Six items in batches of two, a judge dropping items 0-2, --top-up; the model answers 8
+    requests, then only 429s. Round 1 makes 6 (3 kept); round 2 asks 6 and stops with 2 made
+    and 4 pending. Before: "Generation echo: 6 in, 6 out; 6 rows more than asked: its finalize
+    made several rows of one" (echo has no finalize; round 2's rows were left out of In)."""
+    from bashgym_testing.server import Fault, default_reply
+
+    for name, value in (("BUFFER_SIZE", "2"), ("MAX_CONCURRENT_ROW_GROUPS", "1"),
+                        ("RATE_LIMIT_GIVE_UP_S", "1")):  # fmt: skip
+        monkeypatch.setenv(f"BASHGYM_DESIGNER__{name}", value)
+    register_plugin(EchoJudgedPlugin(), "echo-plugin")
+    answered = []
+
+    def answers(request):  # the start-up check, then 8 answers
+        if request.last_user_text == "Reply with OK.":
+            return True
+        answered.append(1)
+        return len(answered) <= 8
+
+    scripted_models.server.add_rule(answers, default_reply)
+    scripted_models.server.add_rule(lambda r: True, Fault.status(429))
+    seed = bashgym_env.workdir / "items.csv"
+    pd.DataFrame({"item": [f"item {i}" for i in range(6)]}).to_csv(seed, index=False)
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "echo", "-j", "droplow",
+        "-k", "parquet", "--top-up", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert (counts["requested"], counts["requested_in_rounds"], counts["rounds"]) == (6, 12, 2)
+    page = (out / "report.html").read_text()
+    stages = stage_rows(page)
+    cells, note = stages["Generation echo"]
+    assert cells == ["12", "0 (0%)", "6"]
+    assert note == (
+        "12 rows asked for in 2 rounds, and the rows it produced (after its finalize); the run "
+        "stopped here with 2 rows made in finished batches and 4 pending (the same command "
+        "resumes)"
+    )
+    assert stages["Judges"] == (["6", "3 (50%)", "—"], "the rows the pipeline produced, judged")
+    assert "more than asked" not in page and "not accounted for" not in page
+
+
+def test_a_top_up_surplus_without_a_judge_is_not_said_to_be_judged(
+    bashgym_cli, bashgym_env, register_plugin
+):
+    """-n 4 --top-up, no judge: finalize makes 9 rows of 4 (b's dropped), 4 are wanted, 5 are
+    the surplus, on a stage of its own. Before, its note said the rows were "judged"."""
+    register_plugin(Plugin(), "triple-plugin")
+    seed = bashgym_env.workdir / "seed.csv"
+    pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
+    out = bashgym_env.workdir / "run"
+    result = bashgym_cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "triple", "-n", "4",
+        "--top-up", "-k", "parquet", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert (counts["generated"], counts["top_up_surplus"], counts["kept"]) == (9, 5, 4)
+    stages = stage_rows((out / "report.html").read_text())
+    assert list(stages) == ["Source files", "Generation triple", "Top-up", "Sink parquet"]
+    assert stages["Top-up"] == (
+        ["9", "0 (0%)", "4"],
+        "the rows the pipeline produced; 5 passed beyond the 4 wanted and were left out",
+    )
