@@ -47,6 +47,8 @@ class Uncommittable(GitError):
     with no commit, a file it cannot read): the task's doing, unlike a timeout or a full disk."""
 
 
+ADD_TRIES = 4  # `git worktree add` runs, where it failed on another's half-made admin dir
+
 # what git says when the disk, not the task's files, is the trouble
 DISK_TROUBLE = ("No space left on device", "Disk quota exceeded", "Read-only file system")
 
@@ -117,9 +119,6 @@ class Repository:
         # the admin dir git records for each worktree made or opened here (found by its
         # `gitdir`, `_admin_of`), by path, until the worktree is removed
         self.admins: dict[Path, str] = {}
-        # one `git worktree add` or `remove` at a time: git reads every admin dir as it adds
-        # one, and fails on another's half made ("failed to read .../commondir")
-        self._adding = asyncio.Lock()
 
     def protect(self, on_restore: Callable[[list[str]], None]) -> GitDirGuard:
         """Watch the user's git dir from now on (`gitdir`): what a task changes there is put
@@ -166,8 +165,7 @@ class Repository:
         left there (a killed run's) is removed first."""
         await self.remove_worktree(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        async with self._adding:
-            await self.git("worktree", "add", "--quiet", "-B", branch, "--", str(path), start)
+        await self._add(path, "-B", branch, "--", str(path), start)
         return self._watched(Worktree(path, branch, self._admin_of(path)))
 
     async def open_worktree(self, path: Path, branch: str, start: str) -> Worktree:
@@ -189,9 +187,24 @@ class Repository:
         args = [str(path), branch] if exists.ok else ["-b", branch, "--", str(path), start]
         if exists.ok:
             args = ["--", *args]
-        async with self._adding:
-            await self.git("worktree", "add", "--quiet", *args)
+        await self._add(path, *args)
         return self._watched(Worktree(path, branch, self._admin_of(path)))
+
+    async def _add(self, path: Path, *args: str) -> None:
+        """`git worktree add --quiet args` for the worktree at `path`. git reads every admin dir
+        under `.git/worktrees/` as it adds one, and fails on one another `worktree add` has
+        half made ("failed to read .../commondir": tasks starting together, another job, the
+        user): that failure is tried again (what it left removed first), up to ADD_TRIES
+        times; one at a time instead would queue every task's checkout behind the others'."""
+        for tries in range(1, ADD_TRIES + 1):
+            try:
+                await self.git("worktree", "add", "--quiet", *args)
+                return
+            except GitError as exc:
+                if tries == ADD_TRIES or not _half_made(str(exc)):
+                    raise
+            await self.remove_worktrees([path])
+            await asyncio.sleep(0.05 * tries)
 
     def _intact(self, path: Path, branch: str) -> Path | None:
         """The admin dir of the worktree at `path` when it is as git made it for `branch`:
@@ -233,8 +246,7 @@ class Repository:
         costs no git command (every new task's worktree). Never `git worktree prune`: see
         `remove_worktrees`."""
         if path.exists() or os.path.islink(path):  # git's way first: it knows its own files
-            async with self._adding:
-                await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
+            await self.run(self.main, "worktree", "remove", "--force", "--force", str(path))
         return await self.remove_worktrees([path])  # what git could not (or had no record of)
 
     async def remove_worktrees(self, paths: list[Path]) -> list[str]:
@@ -540,6 +552,11 @@ def _collect(errors: list[OSError]) -> Callable[..., None]:
         errors.append(info[1])
 
     return onerror
+
+
+def _half_made(words: str) -> bool:
+    """Whether git failed on another worktree's admin dir being made as it read it."""
+    return "failed to read" in words and "/worktrees/" in words
 
 
 def _under(path: str, folders: list[str]) -> bool:
