@@ -294,10 +294,13 @@ class JobRunner:
         if strays.outside:
             shown = ", ".join(_flat(p) for p in strays.outside[:5])
             more = f" and {len(strays.outside) - 5} more" if len(strays.outside) > 5 else ""
-            run.note(
-                f"{len(strays.outside)} worktree(s) were added to the repository outside the "
-                f"job's folder while it ran, left registered (a task's, yours or another "
-                f"job's): {shown}{more}; `git worktree remove` those that are not yours"
+            run.note(  # the paths a task may have chosen: redacted as its output is
+                run.redact(
+                    f"{len(strays.outside)} worktree(s) were added to the repository outside "
+                    f"the job's folder while it ran, left registered (a task's, yours or "
+                    f"another job's): {shown}{more}; `git worktree remove` those that are not "
+                    "yours"
+                )
             )
         self._unremoved(strays.failed + [f"{job.worktrees / f}" for f in left.failed])
 
@@ -308,7 +311,8 @@ class JobRunner:
         if failed:
             shown = "; ".join(_flat(f) for f in failed[:5])
             more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
-            self.bench.run.note(f"could not be deleted, left in place: {shown}{more}")
+            run = self.bench.run
+            run.note(run.redact(f"could not be deleted, left in place: {shown}{more}"))
 
     def _restore_at_end(self) -> None:
         """The user's .git as it was at the job's start, the last word (workers are gone)."""
