@@ -55,10 +55,9 @@ class RunJson:
     """Owns run.json: the run's identity plus the tally's summary, rewritten atomically."""
 
     def __init__(self, run_dir: Path, tally: ev.Tally, meta: dict[str, Any]) -> None:
-        self.path, self.tally = run_dir / "run.json", tally
+        self.path, self.tally, self._last = run_dir / "run.json", tally, 0.0
         self.started = time.perf_counter()
         self.data: dict[str, Any] = {"bashgym_version": __version__, "status": "running", **meta}
-        self._last = 0.0
 
     def __call__(self, event: ev.Event) -> None:
         """Subscriber: rewrite after each step, and at most every 2 s while a step runs."""
@@ -96,11 +95,13 @@ class Engine:
     @contextmanager
     def step(self, name: str, total: int | None = None) -> Iterator[None]:
         self.run.emit(ev.StepStarted(step=name, total=total))
-        t0, ok = time.perf_counter(), False
+        t0, ok = time.perf_counter(), True
         self.sink = name.removeprefix("sink ") if name.startswith("sink ") else None
         try:
             yield
-            ok = True
+        except BaseException as exc:  # a stopped step hands back what it dropped so far (rounds)
+            self.dropped[:0], ok = getattr(exc, "dropped", None) or [], False
+            raise
         finally:
             self.sink = None
             self.run.emit(ev.StepFinished(step=name, duration_s=time.perf_counter() - t0, ok=ok))

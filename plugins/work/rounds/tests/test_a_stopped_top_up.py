@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import pytest
 
 from bashgym import hookimpl
 from bashgym.contracts import Judge, Pipeline, PipelineOptions
@@ -118,11 +117,6 @@ def test_run_json_counts_the_rows_asked_in_every_round_the_stopped_one_too(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine (core) must read the drops handed back on the exception: "
-    "Engine.generate, on an exception, self.dropped[:0] = getattr(exc, 'dropped', None) or []",
-)
 def test_dropped_jsonl_of_the_failed_run_holds_the_runners_drops_too(
     bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch
 ):
