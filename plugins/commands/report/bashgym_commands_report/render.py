@@ -465,7 +465,7 @@ def _funnel(counts: Mapping[str, Any], stages: list[dict[str, Any]]) -> dict[str
     ]  # fmt: skip
     dropped = _int(counts.get("dropped_total"))
     note = (
-        f"{dropped:,} rows dropped in all; the reasons are below."
+        f"{_rows(dropped)} dropped in all; the reasons are below."
         if dropped
         else "No row was dropped."
         if dropped == 0

@@ -38,6 +38,7 @@ def test_a_streamed_sinks_drop_is_the_sinks_in_a_real_run(bashgym_cli, repo, mon
     assert stages["Sink nemo-jsonl"] == ["6", "1 (17%)", "5"]
     assert "not accounted for" not in page
     assert "sink nemo-jsonl 1" in page  # the Dropped tile says which stage dropped it
+    assert "1 row dropped in all" in page  # (was "1 rows")
 
 
 def test_a_files_run_with_two_sinks_credits_each_its_own(bashgym_cli, bashgym_env):
