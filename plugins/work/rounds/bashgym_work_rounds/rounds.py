@@ -1,7 +1,8 @@
 """Generation in rounds: a runner (or the run backend) makes each round's rows, this finalizes
 and judges them, and with `top_up` asks for more rounds — each sized by the pass rate so far and
-continuing through the seed rows — until `num_records` rows pass, `max_rounds`, or a round keeps
-nothing. The runner never calls back into the engine; run.json's `rounds` says what each did.
+continuing through the seed rows — until `num_records` rows pass, `max_rounds`, a round keeps
+nothing, or the pipeline counts rows it had no more to make of (`fewer_than_asked`). The runner
+never calls back into the engine; run.json's `rounds` says what each did.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 DEFAULT_NUM_RECORDS = 10
 MAX_ROUND_FACTOR = 10  # a top-up round asks for at most 10x the rows still missing
+# run.json's count (any pipeline's) of the rows asked that, besides its drops, gave no row: it
+# had no more to make (code-graph-pairs: a graph's triplets), so another round cannot make more
+FEWER = "fewer_than_asked"
 
 
 def requested_records(resolved: ResolvedRun, seed: pd.DataFrame | None) -> int:
@@ -68,6 +72,7 @@ def generate_in_rounds(
     run.emit(RowsGenerated(step="pipeline", n=0, total=size))
     for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
         part = rotated(seed, asked) if seed is not None and len(seed) else seed
+        fewer_before = run.counts.get(FEWER, 0)
         try:
             out = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
         except BaseException as exc:  # a stopped model (the runner counted its round's rows)
@@ -89,6 +94,12 @@ def generate_in_rounds(
             dict(requested=size, generated=len(rows), kept=len(judged), resumed_rows=resumed)
         )
         if passed >= target or not spec.top_up:
+            break
+        if (fewer := run.counts.get(FEWER, 0) - fewer_before) > 0:
+            run.note(
+                f"top-up stopped after round {number}: the pipeline had no more rows to make "
+                f"({fewer} fewer than asked)"
+            )
             break
         if not len(judged):
             run.note(f"top-up stopped after round {number}: it kept no rows")
