@@ -240,11 +240,12 @@ def test_a_run_its_model_stopped_says_where_the_rows_are(
 
 def test_code_graph_n_above_its_yield_says_which_rows_gave_no_triplet(bashgym_cli, tmp_path):
     """-n 500 on a repository of 27 graph nodes: 59 triplets, 441 fewer than asked (the
-    pipeline counts them as `fewer_than_asked`, a note says why); with --top-up -n 100 a second
-    round asks 70 more that give none. Before: "441 rows not accounted for" (and 111)."""
+    pipeline counts them as `fewer_than_asked`, a note says why); with --top-up -n 100 the
+    top-up stops after round 1 (41 fewer than asked: another round cannot make more). Before:
+    "441 rows not accounted for" (and 41)."""
     repo = git_repo(tmp_path / "sample")
     for extra, asked, fewer in ((["-n", "500"], "500", 441),
-                                (["-n", "100", "--top-up"], "170", 41 + 70)):  # fmt: skip
+                                (["-n", "100", "--top-up"], "100", 41)):  # fmt: skip
         out = tmp_path / f"run-{asked}"
         result = bashgym_cli(
             "run", "-s", "code-repo", "--set", f"source.path={repo}", "-p", "code-graph-pairs",
