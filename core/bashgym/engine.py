@@ -65,8 +65,7 @@ class RunJson:
             self.write()
 
     def write(self, **update: Any) -> dict[str, Any]:
-        self.data.update(update)
-        self.data.update(self.tally.summary())
+        self.data.update({**update, **self.tally.summary()})
         self.data["timings_s"]["total"] = round(time.perf_counter() - self.started, 4)
         tmp = self.path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(self.data, indent=2, default=str) + "\n")
@@ -100,7 +99,8 @@ class Engine:
         try:
             yield
         except BaseException as exc:  # a stopped step hands back what it dropped so far (rounds)
-            self.dropped[:0], ok = getattr(exc, "dropped", None) or [], False
+            handed = getattr(exc, "dropped", None)  # a list of DroppedRow, or nothing to add
+            self.dropped[:0], ok = handed if isinstance(handed, list) else [], False
             raise
         finally:
             self.sink = None
@@ -311,8 +311,8 @@ def _extra(engine: Engine, generated: Generated | None) -> dict[str, Any]:
     try:  # a failed run's too (the drops of the rows it finished); a full disk must not
         if engine.dropped:  # cost the run its final status
             write_dropped(run.run_dir, engine.dropped, engine.scrubbing)
-    except OSError as exc:
-        run.note(f"{DROPPED_FILE} could not be written: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 -- a full disk, or a runner's list of odd rows
+        run.note(f"{DROPPED_FILE} could not be written: {getattr(exc, 'strerror', None) or exc}")
     if (run.run_dir / DROPPED_FILE).is_file():
         run.emit(ev.Artifact(name="dropped_rows", path=str(run.run_dir / DROPPED_FILE)))
     return extra
