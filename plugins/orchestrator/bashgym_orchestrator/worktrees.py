@@ -584,7 +584,24 @@ def _small_file(path: Path, limit: int = 65536) -> str | None:
 
 def copy_files(repo: Path, tree: Path, names: list[str]) -> list[str]:
     """Copy the spec's `copy` files (`.env`, ...) from the user's checkout into a worktree;
-    the ones copied. A name that leaves either folder is refused (InputError)."""
+    the ones copied. A name that leaves either folder is refused (InputError).
+
+    The worktree starts from the integration branch, which holds whatever earlier tasks
+    committed: `.env` may be a link to the user's `~/.bashrc`, `conf` (of `conf/a.env`) a
+    link to a folder of theirs. So no link in the worktree is ever followed: the target is
+    reached from the worktree's root one part at a time, each folder opened by a descriptor
+    relative to the one before with O_NOFOLLOW (`_open_folders`), a link, file or folder in
+    the way removed (in the worktree: nothing outside it is touched) and made again as a real
+    folder, and each file created with O_CREAT | O_EXCL | O_NOFOLLOW after its name was
+    cleared (`_copy_into`), a folder's files the same way. The standard library's
+    descriptor-relative calls do this; shutil's copy2 and copytree open destinations by path
+    and follow links there, and no library here resolves a path inside a root without
+    following links (libpathrs is Linux only and young). The user's checkout is the user's:
+    its own links are copied as links, as `cp -P` would.
+
+    A link in the way that an earlier task committed is replaced in this worktree only; the
+    worktree's `git add` then stages its removal (a link at the copied name itself goes back
+    to what the branch holds, with the copied files)."""
     copied = []
     for name in names:
         source, target = (Path(os.path.normpath(root / name)) for root in (repo, tree))
@@ -593,10 +610,86 @@ def copy_files(repo: Path, tree: Path, names: list[str]) -> list[str]:
                 raise InputError(f"copy: {name!r} is not a path inside the repository")
         if not source.exists():
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
-        else:
-            shutil.copy2(source, target, follow_symlinks=False)
+        parts = target.relative_to(tree).parts
+        fd = _open_folders(tree, parts[:-1])
+        try:
+            _copy_into(str(source), fd, parts[-1], follow=True)
+        finally:
+            os.close(fd)
         copied.append(Path(name).as_posix())
     return copied
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_folders(root: Path, parts: tuple[str, ...]) -> int:
+    """A descriptor of the folder `root/parts...`, each part opened relative to the one before
+    without following a link; a part that is missing is made, one that is not a real folder
+    (a link, a file) is removed first (`_clear`). The caller closes it."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the job's own folder
+    try:
+        for part in parts:
+            try:
+                inner = os.open(part, _FOLDER, dir_fd=fd)
+            except OSError:  # missing, a link, a file: made a real folder
+                _clear(fd, part)
+                os.mkdir(part, 0o777, dir_fd=fd)
+                inner = os.open(part, _FOLDER, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _copy_into(source: str, fd: int, name: str, follow: bool = False) -> None:
+    """Copy `source` (the user's: a file, a link, a folder and all it holds) to `name` in the
+    folder open as `fd`, following no link on that side: what is at `name` goes first unless
+    both are folders (their contents then merge, as copytree's dirs_exist_ok). Links are
+    copied as links, except that with `follow` a link at `source` to a folder is copied as
+    that folder (copy2 and copytree did so for a copy name). Anything else (a FIFO, a
+    socket) is left out."""
+    info = os.lstat(source)
+    if follow and stat.S_ISLNK(info.st_mode) and os.path.isdir(source):
+        info = os.stat(source)
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        try:
+            inner = os.open(name, _FOLDER, dir_fd=fd)
+        except OSError:
+            _clear(fd, name)
+            os.mkdir(name, 0o700, dir_fd=fd)
+            inner = os.open(name, _FOLDER, dir_fd=fd)
+        try:
+            for entry in sorted(os.listdir(source)):
+                _copy_into(os.path.join(source, entry), inner, entry)
+            os.chmod(inner, stat.S_IMODE(mode))
+        finally:
+            os.close(inner)
+    elif stat.S_ISLNK(mode):
+        _clear(fd, name)
+        os.symlink(os.readlink(source), name, dir_fd=fd)
+    elif stat.S_ISREG(mode):
+        _clear(fd, name)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        out = os.open(name, flags, 0o600, dir_fd=fd)
+        with open(source, "rb") as src, os.fdopen(out, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+            dst.flush()
+            os.chmod(out, stat.S_IMODE(mode))
+            os.utime(out, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def _clear(fd: int, name: str) -> None:
+    """Remove whatever is at `name` in the folder open as `fd`, following no link: a link or
+    file is unlinked, a folder removed with all it holds (shutil.rmtree by descriptor)."""
+    try:
+        mode = os.lstat(name, dir_fd=fd).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(name, dir_fd=fd)
+    else:
+        os.unlink(name, dir_fd=fd)
