@@ -44,13 +44,37 @@ class GitError(RuntimeError):
 
 class Uncommittable(GitError):
     """`git add` refused what a task left in its worktree (a repository of its own inside it
-    with no commit, a file it cannot read): the task's doing, unlike a timeout or a full disk."""
+    with no commit, a file it cannot read, a name git will not take): the task's doing, unlike
+    a timeout or a full disk (`tasks_doing`)."""
 
 
 ADD_TRIES = 4  # `git worktree add` runs, where it failed on another's half-made admin dir
 
 # what git says when the disk, not the task's files, is the trouble
-DISK_TROUBLE = ("No space left on device", "Disk quota exceeded", "Read-only file system")
+DISK_TROUBLE = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "Read-only file system",
+    "Input/output error",
+)
+
+# What `git add -A` says (git 2.x, read-cache.c and object-file.c) of a path in the worktree
+# that the task left there and git cannot take: a repository with no commit, a file or link it
+# cannot open or read, a name git refuses, something that is not a file. Anything else (the
+# index or its lock, the object database, a signal) is not the task's.
+TASK_CAUSES = (
+    "does not have a commit checked out",
+    "error: open(",
+    "error: readlink(",
+    "read error while indexing ",
+    "short read while indexing ",
+    "': short read",
+    "error: invalid path '",
+    "can only add regular files, symbolic links or git-directories",
+    "error: unable to stat '",
+)
+# what git says after one of those, of the same path
+TASK_FOLLOWING = ("error: unable to index file '", "error: unable to add '", "fatal: adding files")
 
 # The errors whose words say what was found (a git command's failure, a folder git will not
 # run on, a .git that cannot be put back, bad input): a user reads them without a class name.
@@ -372,14 +396,16 @@ class Repository:
     async def commit_all(self, tree: Worktree, message: str, keep_out: list[str]) -> bool:
         """Commit what the worker left uncommitted (the files in `keep_out`, copied in for it,
         excepted); False when there was nothing. Uncommittable when `git add` refuses what the
-        task left; GitError for what is not the task's (a timeout, a full disk, the guard)."""
+        task left (`tasks_doing`); GitError for anything else (a timeout, a signal, a full
+        disk, the index or its lock, the guard)."""
         added = await self.run(tree.repo, "add", "-A", "--", ".", config=AUTHOR, timeout=300)
         if not added.ok:
-            words = " ".join(added.output.strip().splitlines()[-3:]) or added.reason
-            stopped = added.timed_out or added.exit_code is None
-            if stopped or any(t in added.output for t in DISK_TROUBLE):
-                raise GitError(f"git add failed: {words}")
-            raise Uncommittable(f"git add failed: {words}")
+            lines = added.output.strip().splitlines()
+            said = [line for line in lines if line.startswith(("error:", "fatal:"))]
+            words = " ".join((said or lines)[-3:]) or added.reason
+            if tasks_doing(added):
+                raise Uncommittable(f"git add failed: {words}")
+            raise GitError(f"git add failed: {words}")
         if keep_out:  # the copied files (.env, ...) go back to what the branch holds
             await self.run(tree.repo, "reset", "--quiet", "--", *keep_out)
         done = await self.run(
@@ -552,6 +578,22 @@ def _collect(errors: list[OSError]) -> Callable[..., None]:
         errors.append(info[1])
 
     return onerror
+
+
+def tasks_doing(added: Completed) -> bool:
+    """Whether a failed `git add -A` failed on what the task left in its worktree (Uncommittable:
+    a failed attempt, retried): git exited by itself, said no disk trouble, named at least one
+    of `TASK_CAUSES` and nothing but those and what follows them (`TASK_FOLLOWING`). Anything
+    else is the job's (a GitError: the task is not paid for again): a timeout or a git killed
+    by a signal, a full disk, `unable to write new index file`, an `index.lock` a killed git
+    left, an object git could not write, words git may say some day that are not listed."""
+    if added.timed_out or added.exit_code is None or added.exit_code <= 0:
+        return False
+    if any(t in added.output for t in DISK_TROUBLE):
+        return False
+    said = [line for line in added.output.splitlines() if line.startswith(("error:", "fatal:"))]
+    causes = [line for line in said if any(c in line for c in TASK_CAUSES)]
+    return bool(causes) and all(line in causes or line.startswith(TASK_FOLLOWING) for line in said)
 
 
 def _half_made(words: str) -> bool:

@@ -11,9 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bashgym_orchestrator.worktrees import Repository, copy_files
+from bashgym_orchestrator.worktrees import (
+    GitError,
+    Repository,
+    Uncommittable,
+    copy_files,
+    tasks_doing,
+)
 
 from bashgym.contracts import InputError
+from bashgym.records import Completed
 
 
 def test_hostile_worktree_commits_on_its_own_branch(repo: Path, tmp_path: Path, orch: Any) -> None:
@@ -162,3 +169,65 @@ def test_worktrees_added_at_once_all_come(repo: Path, tmp_path: Path, orch: Any)
         made = asyncio.run(scenario(round_))
         assert [m for m in made if isinstance(m, BaseException)] == []
     assert len(os.listdir(repo / ".git" / "worktrees")) == 80
+
+
+def test_only_what_the_task_left_is_uncommittable(repo: Path, tmp_path: Path) -> None:
+    """`git add` failing on a name the task left that git will not take is the task's (a failed
+    attempt, retried); failing on an `index.lock` a killed git left is not (the job's error:
+    no worker is paid again for it)."""
+
+    async def scenario() -> tuple[BaseException, BaseException]:
+        git = Repository(repo)
+        base = await git.commit_of("main")
+        tree = await git.add_worktree(tmp_path / "wt" / "t1", "bashgym/job/t1", base)
+        (tree.path / ".GIT").write_text("x\n")  # git refuses the name: "invalid path '.GIT'"
+        with pytest.raises(Uncommittable) as task_left:
+            await git.commit_all(tree, "t1", keep_out=[])
+        (tree.path / ".GIT").unlink()
+        (tree.path / "new.txt").write_text("new\n")
+        (tree.admin / "index.lock").write_text("")  # a git killed before it let go
+        with pytest.raises(GitError) as not_the_task:
+            await git.commit_all(tree, "t1", keep_out=[])
+        return task_left.value, not_the_task.value
+
+    task_left, not_the_task = asyncio.run(scenario())
+    assert "invalid path '.GIT'" in str(task_left)
+    assert not isinstance(not_the_task, Uncommittable)
+    assert "index.lock': File exists" in str(not_the_task), str(not_the_task)
+
+
+def test_which_git_add_failures_are_the_tasks() -> None:
+    """git's own words (LC_ALL=C) for the failures that cannot be made here (a file root can
+    read anyway, a full disk, a signal)."""
+
+    def done(output: str, exit_code: int | None = 128, timed_out: bool = False) -> Completed:
+        return Completed(exit_code, output, "exit", 0.1, timed_out)
+
+    tasks = [
+        "error: 'sub/' does not have a commit checked out\nfatal: adding files failed\n",
+        'error: open("secret.txt"): Permission denied\n'
+        "error: unable to index file 'secret.txt'\nfatal: adding files failed\n",
+        "error: read error while indexing big.bin: Is a directory\n"
+        "error: unable to index file 'big.bin'\nfatal: adding files failed\n",
+        "warning: could not open directory 'd/': Permission denied\n"
+        "error: invalid path 'd/git~1'\nerror: unable to add 'd/git~1' to index\n"
+        "fatal: adding files failed\n",
+    ]
+    jobs = [
+        "fatal: unable to write new index file\n",
+        "fatal: Unable to create '/r/.git/worktrees/t1/index.lock': File exists.\n\n"
+        "Another git process seems to be running in this repository\n",
+        "error: insufficient permission for adding an object to repository database "
+        ".git/objects\nerror: a.txt: failed to insert into database\n"
+        "error: unable to index file 'a.txt'\nfatal: adding files failed\n",
+        "error: open(\"a.txt\"): Input/output error\nerror: unable to index file 'a.txt'\n",
+        "error: unable to create temporary file: No space left on device\n"
+        "error: a.txt: failed to insert into database\n"
+        "error: unable to index file 'a.txt'\nfatal: adding files failed\n",
+        "fatal: something git may say some day\n",
+    ]
+    assert [tasks_doing(done(words)) for words in tasks] == [True] * len(tasks)
+    assert [tasks_doing(done(words)) for words in jobs] == [False] * len(jobs)
+    embedded = tasks[0]
+    assert not tasks_doing(done(embedded, exit_code=-9))  # killed by a signal
+    assert not tasks_doing(done(embedded, exit_code=None, timed_out=True))
