@@ -27,6 +27,9 @@ MAX_ROUND_FACTOR = 10  # a top-up round asks for at most 10x the rows still miss
 # run.json's count (any pipeline's) of the rows asked that, besides its drops, gave no row: it
 # had no more to make (code-graph-pairs: a graph's triplets), so another round cannot make more
 FEWER = "fewer_than_asked"
+# run.json's count (the datadesigner runner's too) of the rows made in a round the run stopped in
+# before its finalize and judges: neither `generated` nor dropped; the same command resumes them
+STOPPED_ROWS = "stopped_round_rows"
 
 
 def requested_records(resolved: ResolvedRun, seed: pd.DataFrame | None) -> int:
@@ -62,59 +65,74 @@ def generate_in_rounds(
     `generate` (the runner's, or the run backend's for it), finalized and judged with `judge`;
     counts requested, generated and rounds. `generated` is what the pipeline produced: its rows
     after `finalize` (which may drop rows, or make several of one), the rows the judges, a
-    top-up's surplus and the sinks then take from, so kept + what they drop = generated."""
+    top-up's surplus and the sinks then take from, so kept + what they drop = generated.
+    A round stopped anywhere (its runner, finalize, a judge, Ctrl-C) still counts what it
+    asked: the rows its runner made as `stopped_round_rows`, or, Ctrl-C in a runner that
+    counted none of them, as pending; every drop so far goes back on the exception."""
     import pandas as pd
 
     spec, pipeline = resolved.spec, resolved.pipeline
     target = size = requested_records(resolved, seed)
     kept, dropped, rounds, summary = [], [], [], {}  # type: ignore[var-annotated]
-    asked = passed = 0
+    asked = passed = number = accounted = 0
+    made: Generated | None = None  # the round under way's rows, once its runner returned them
     run.emit(RowsGenerated(step="pipeline", n=0, total=size))
-    for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
-        part = rotated(seed, asked) if seed is not None and len(seed) else seed
-        fewer_before = run.counts.get(FEWER, 0)
-        try:
-            out = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
-        except BaseException as exc:  # a stopped model (the runner counted its round's rows)
-            _count(run, target, rounds, stopped=size)  # or Ctrl-C: what was asked, this round
-            hand_back(exc, dropped)  # too; the finished rounds' drops go with the exception
-            raise
-        summary.update(out.summary)
-        dropped.extend(out.dropped)
-        rows = out.dataset
-        if pipeline is not None:
-            rows = pipeline.obj.finalize(rows, pipeline.options, run)
-        kept.append(judged := judge(rows))
-        passed, asked = passed + len(judged), asked + size
-        # bashgym 0.1's runners returned `generated` (their rows before their filters): not
-        # run.json's, which counts the rows after `finalize` (a third party's may still send it)
-        summary.pop("generated", None)
-        resumed = summary.pop("resumed_rows", 0)
-        rounds.append(
-            dict(requested=size, generated=len(rows), kept=len(judged), resumed_rows=resumed)
-        )
-        if passed >= target or not spec.top_up:
-            break
-        if (fewer := run.counts.get(FEWER, 0) - fewer_before) > 0:
-            run.note(
-                f"top-up stopped after round {number}: the pipeline had no more rows to make "
-                f"({fewer} fewer than asked)"
+    try:  # a round stopped anywhere (its runner, finalize, a judge, Ctrl-C) records what it asked
+        for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
+            made, accounted = None, _accounted(run)
+            part = rotated(seed, asked) if seed is not None and len(seed) else seed
+            fewer_before = run.counts.get(FEWER, 0)
+            made = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
+            rows = made.dataset
+            if pipeline is not None:
+                rows = pipeline.obj.finalize(rows, pipeline.options, run)
+            kept.append(judged := judge(rows))
+            summary.update(made.summary)
+            passed, asked = passed + len(judged), asked + size
+            # bashgym 0.1's runners returned `generated` (their rows before their filters): not
+            # run.json's, which counts the rows after `finalize` (a third party's may still send it)
+            summary.pop("generated", None)
+            resumed = summary.pop("resumed_rows", 0)
+            dropped.extend(made.dropped)  # the round is finished from here on
+            rounds.append(
+                dict(requested=size, generated=len(rows), kept=len(judged), resumed_rows=resumed)
             )
-            break
-        if not len(judged):
-            run.note(f"top-up stopped after round {number}: it kept no rows")
-            break
-        size = next_round_size(target, passed, asked)
-        run.emit(RowsGenerated(step="pipeline", n=0, total=asked + size))
-    else:
-        if spec.top_up and passed < target:
-            run.note(f"top-up stopped after {number} rounds with {passed} of {target} rows")
-    dataset = pd.concat(kept, ignore_index=True)
-    if spec.top_up and len(dataset) > target:
-        run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for
-        dataset = dataset.head(target)
+            if passed >= target or not spec.top_up:
+                break
+            if (fewer := run.counts.get(FEWER, 0) - fewer_before) > 0:
+                run.note(
+                    f"top-up stopped after round {number}: the pipeline had no more rows to make "
+                    f"({fewer} fewer than asked)"
+                )
+                break
+            if not len(judged):
+                run.note(f"top-up stopped after round {number}: it kept no rows")
+                break
+            size = next_round_size(target, passed, asked)
+            run.emit(RowsGenerated(step="pipeline", n=0, total=asked + size))
+        else:
+            if spec.top_up and passed < target:
+                run.note(f"top-up stopped after {number} rounds with {passed} of {target} rows")
+        dataset = pd.concat(kept, ignore_index=True)
+        if spec.top_up and len(dataset) > target:
+            run.count("top_up_surplus", len(dataset) - target)  # passed, but more than asked for
+            dataset = dataset.head(target)
+    except BaseException as exc:
+        if (stopped := size if number > len(rounds) else 0) and made is not None:
+            run.count(STOPPED_ROWS, len(made.dataset))  # made, never finalized nor judged
+            dropped.extend(made.dropped)
+        elif stopped and isinstance(exc, KeyboardInterrupt) and _accounted(run) == accounted:
+            run.count("pending", size)  # Ctrl-C in the runner, which counted none of its rows
+        _count(run, target, rounds, stopped=stopped)
+        hand_back(exc, dropped)  # the finished rounds' drops go with the exception
+        raise
     _count(run, target, rounds)
     return Generated(dataset, dropped, {"rounds": rounds, **summary})
+
+
+def _accounted(run: RunContext) -> int:
+    """The rows a runner counted as made in a round it stopped in, or pending."""
+    return run.counts.get(STOPPED_ROWS, 0) + run.counts.get("pending", 0)
 
 
 def _count(run: RunContext, target: int, rounds: list[dict[str, int]], stopped: int = 0) -> None:
