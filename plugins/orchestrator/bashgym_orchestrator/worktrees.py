@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable
@@ -596,9 +597,16 @@ def tasks_doing(added: Completed) -> bool:
     return bool(causes) and all(line in causes or line.startswith(TASK_FOLLOWING) for line in said)
 
 
+# git (setup.c) on an admin dir whose `commondir` `git worktree add` has made but not yet
+# written: `failed to read /repo/.git/worktrees/<id>/commondir: Success` (or relative to the
+# repository). Every job's task worktrees are under a `worktrees` folder too: only git's own
+# admin dir's file counts.
+HALF_MADE = re.compile(r"failed to read (?:[^\n]*/)?\.git/worktrees/[^/\n]+/commondir(?::|$)", re.M)
+
+
 def _half_made(words: str) -> bool:
     """Whether git failed on another worktree's admin dir being made as it read it."""
-    return "failed to read" in words and "/worktrees/" in words
+    return HALF_MADE.search(words) is not None
 
 
 def _under(path: str, folders: list[str]) -> bool:

@@ -15,6 +15,7 @@ from bashgym_orchestrator.worktrees import (
     GitError,
     Repository,
     Uncommittable,
+    _half_made,
     copy_files,
     tasks_doing,
 )
@@ -231,3 +232,26 @@ def test_which_git_add_failures_are_the_tasks() -> None:
     embedded = tasks[0]
     assert not tasks_doing(done(embedded, exit_code=-9))  # killed by a signal
     assert not tasks_doing(done(embedded, exit_code=None, timed_out=True))
+
+
+def test_only_a_half_made_admin_dir_is_tried_again(repo: Path, tmp_path: Path) -> None:
+    """`git worktree add` is tried again when it failed on an admin dir another add is making
+    (its `commondir` made, not yet written: git's own words, from a real one), not for any
+    'failed to read' whose path holds a `worktrees` folder (every job's task worktrees do)."""
+    half = repo / ".git" / "worktrees" / "half"
+    half.mkdir(parents=True)
+    (half / "gitdir").write_text(f"{tmp_path / 'other' / '.git'}\n")
+    (half / "HEAD").write_text("ref: refs/heads/main\n")
+    (half / "commondir").write_text("")
+
+    async def scenario() -> str:
+        git = Repository(repo)
+        with pytest.raises(GitError) as failed:
+            await git.add_worktree(tmp_path / "job" / "worktrees" / "t1", "bashgym/j/t1", "main")
+        return str(failed.value)
+
+    words = asyncio.run(scenario())
+    assert "failed to read" in words and words.endswith("commondir: Success"), words
+    assert _half_made(words)
+    assert not _half_made(f"git worktree failed: fatal: failed to read {tmp_path}/job/worktrees/t1")
+    assert not _half_made("fatal: failed to read /jobs/j/worktrees/t1/.git: Permission denied")
