@@ -110,7 +110,7 @@ def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
     from bashgym.engine import open_scrubbing
     from bashgym_orchestrator.plan import redacted
     from bashgym_orchestrator.planning import Spend, make_plan, planner_model
-    from bashgym_orchestrator.worktrees import Repository
+    from bashgym_orchestrator.worktrees import GitError, Repository, in_words
 
     try:
         spec = load_spec(spec_file)
@@ -142,7 +142,10 @@ def make_job(spec_file: Path, repo: Path | None, job_dir: Path | None) -> Job:
             "get the prompts as plan.json has them",
             highlight=False,
         )
-    job.set_name(asyncio.run(repository.unused_job_name(job.dir.name)))
+    try:
+        job.set_name(asyncio.run(repository.unused_job_name(job.dir.name)))
+    except GitError as exc:  # the repository's refs cannot be read (a broken packed-refs)
+        raise fail(in_words(exc), code=1) from None
     job.save_spec(spec)
     job.save_plan(plan)
     job.save_planning(spend)

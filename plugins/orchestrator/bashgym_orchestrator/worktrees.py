@@ -372,21 +372,27 @@ class Repository:
         return {name for name, at in records.items() if at and at in wanted}
 
     async def unused_job_name(self, name: str) -> str:
-        """`name`, or `name-2`, `name-3`, ... : the first no branch `bashgym/<name>/...` uses
-        (two jobs never share branches, whatever their folders are called)."""
-        base, n = safe_name(name), 1
-        while True:
+        """`name`, or `name-2`, `name-3`, ... : the first no branch `bashgym/<name>/...` (nor
+        `bashgym/<name>` itself, which would block them) uses: two jobs never share branches,
+        whatever their folders are called. One `for-each-ref` lists the branches; GitError
+        when it fails (a broken packed-refs: asking again would fail again)."""
+        done = await self.run(
+            self.main, "for-each-ref", "--format=%(refname)", "refs/heads/bashgym/"
+        )
+        if not done.ok:
+            words = " ".join(done.output.strip().splitlines()[-3:]) or done.reason
+            raise GitError(f"git for-each-ref failed: {words}")
+        used = {
+            "/".join(ref.split("/")[2:4])
+            for ref in done.output.splitlines()
+            if ref.startswith("refs/heads/bashgym/")
+        }
+        base = safe_name(name)
+        for n in range(1, len(used) + 2):  # len(used) names at most are taken
             candidate = base if n == 1 else f"{base[:60]}-{n}"
-            refs = await self.run(
-                self.main,
-                "for-each-ref",
-                "--count=1",
-                "--format=%(refname)",
-                f"refs/heads/{branch_prefix(candidate)}/",
-            )
-            if refs.ok and not refs.output.strip():
+            if branch_prefix(candidate) not in used:
                 return candidate
-            n += 1
+        raise GitError(f"no job name like {base!r} is free")  # never: see the range
 
     async def rename_branch(self, old: str, new: str) -> None:
         await self.git("branch", "-M", old, new)

@@ -118,3 +118,18 @@ def test_plan_then_run_spec_with_yes(
     assert job3.result()["counts"] == {"blocked": 1}  # type: ignore[index]
     assert job3.result()["status"] == "failed"  # type: ignore[index]
     assert "budget:" in job3.result()["tasks"]["hello"]["reason"]  # type: ignore[index]
+
+
+def test_plan_says_when_the_branches_cannot_be_read(
+    bashgym_cli: Any, no_scrub: None, scripted_models: Any, repo: Path, tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.md"
+    spec.write_text(SPEC)
+    scripted_models.server.script(plan_answer("echo hi > hello.txt"))
+    (repo / ".git" / "packed-refs").write_text("garbage line\n")
+
+    planned = bashgym_cli("orchestrate", "plan", spec, "--repo", repo, "--job", tmp_path / "j1")
+
+    assert planned.exit_code == 1, planned.output
+    said = f"git for-each-ref failed: fatal: unexpected line in {repo}/.git/packed-refs: garbage"
+    assert said in planned.output and "Traceback" not in planned.output, planned.output

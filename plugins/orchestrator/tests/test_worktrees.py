@@ -255,3 +255,18 @@ def test_only_a_half_made_admin_dir_is_tried_again(repo: Path, tmp_path: Path) -
     assert _half_made(words)
     assert not _half_made(f"git worktree failed: fatal: failed to read {tmp_path}/job/worktrees/t1")
     assert not _half_made("fatal: failed to read /jobs/j/worktrees/t1/.git: Permission denied")
+
+
+def test_a_job_name_when_the_branches_cannot_be_read(repo: Path, orch: Any) -> None:
+    """A repository whose refs git cannot list (a broken packed-refs) gives a GitError in git's
+    words at once, not a name asked for forever; a branch `bashgym/<name>` with nothing under
+    it (it would block `bashgym/<name>/...`) takes the name too."""
+    orch.git(repo, "branch", "bashgym/job")
+    assert asyncio.run(Repository(repo).unused_job_name("job")) == "job-2"
+    (repo / ".git" / "packed-refs").write_text("garbage line\n")
+
+    async def scenario() -> str:
+        return await asyncio.wait_for(Repository(repo).unused_job_name("job"), timeout=30)
+
+    with pytest.raises(GitError, match=r"unexpected line in \S*/\.git/packed-refs: garbage line"):
+        asyncio.run(scenario())
