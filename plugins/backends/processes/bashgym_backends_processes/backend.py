@@ -91,26 +91,31 @@ class ProcessesBackend(Backend[ProcessesOptions]):
     ) -> Generated:  # fmt: skip
         """The round in shards (`options.shards`, default one per process): the workers take
         them from the front, one each at a time, this process from the back; each shard's
-        events are emitted as it ends, rows merged in seed order."""
+        events are emitted as it ends, rows merged in seed order. A failed round raises one
+        shard's error with every shard's dropped rows on it (`hand_back`)."""
         pool = self._pool(run)
         count = options.shards or options.worker_count()
         parts = shards(runner, pipeline, judges, seed, n, count, round=round, resume=resume)
         self._sections[str(run.run_dir)]["shards_per_round"].append(len(parts))
         self._report(run)
         rounds = _Round(pool, run)
-        rounds.queue.extend(parts)
-        rounds.feed()
-        while rounds.queue:  # this process takes what no worker has started, from the back
-            part = rounds.queue.pop()
-            rounds.record(part, shard_here(run, part))
-            rounds.collect(block=False)
+        try:  # a dead worker (or Ctrl-C) stops the round: the finished shards' drops go back
+            rounds.queue.extend(parts)
             rounds.feed()
-        while rounds.pending:
-            rounds.collect(block=True)
+            while rounds.queue:  # this process takes what no worker has started, from the back
+                part = rounds.queue.pop()
+                rounds.record(part, shard_here(run, part))
+                rounds.collect(block=False)
+                rounds.feed()
+            while rounds.pending:
+                rounds.collect(block=True)
+        except BaseException as exc:
+            hand_back(exc, rounds.done)
+            raise
         done = rounds.done
         errors = [done[i].error for i in sorted(done) if done[i].error is not None]
         if errors:
-            raise errors[0]
+            raise hand_back(errors[0], done)
         return merge([done[i].value for i in sorted(done)])
 
     async def call(
@@ -164,6 +169,22 @@ class _Round:
             f"backend processes: a worker process died ({how}) while round {part.round}'s "
             f"shards ran; rows {rows} were not kept (the same command resumes)"
         )
+
+
+def hand_back(exc: BaseException, done: dict[int, Outcome]) -> BaseException:
+    """`exc` carrying every shard's dropped rows in seed order (`dropped`): the finished
+    shards' and each failed one's (a stopped runner puts its own on its exception), then those
+    `exc` held if it is no shard's; the run raises only one shard's error, and the engine
+    writes these to the failed run's dropped.jsonl, as the replayed events counted them."""
+    rows: list[Any] = []
+    for _, out in sorted(done.items()):
+        held = out.value.dropped if out.error is None else getattr(out.error, "dropped", None)
+        rows += held or []
+    if not any(out.error is exc for out in done.values()):
+        rows += getattr(exc, "dropped", None) or []
+    with contextlib.suppress(AttributeError, TypeError):  # one that takes no attribute
+        exc.dropped = rows  # type: ignore[attr-defined]
+    return exc
 
 
 __all__ = ["ProcessesBackend", "WorkerDied"]
