@@ -82,7 +82,8 @@ class RayBackend(Backend[RayOptions]):
         n: int, run: RunContext, *, round: int, resume: bool, options: RayOptions,
     ) -> Generated:  # fmt: skip
         """The round in shards (`options.shards`, default one per slot), each shard's events
-        emitted as it ends, rows merged in seed order."""
+        emitted as it ends, rows merged in seed order. A failed round raises one shard's error
+        with every shard's dropped rows on it (`hand_back`)."""
         ray = cluster.import_ray()
         bp = self._blueprint(run)
         pool = self._pools[str(run.run_dir)]
@@ -93,15 +94,19 @@ class RayBackend(Backend[RayOptions]):
         self._report(run)
         done: dict[int, Outcome] = {}
         notes: set[str] = set()
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                out = _fetch(ray, ref)
-                done[pending.pop(ref)] = out
-                replay(out, run, notes)
+        try:  # a lost task (or Ctrl-C) stops the round: the finished shards' drops go back
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    out = _fetch(ray, ref)
+                    done[pending.pop(ref)] = out
+                    replay(out, run, notes)
+        except BaseException as exc:
+            hand_back(exc, done)
+            raise
         errors = [done[i].error for i in sorted(done) if done[i].error is not None]
         if errors:
-            raise errors[0]
+            raise hand_back(errors[0], done)
         return merge([done[i].value for i in sorted(done)])
 
     async def call(
@@ -124,6 +129,22 @@ class RayBackend(Backend[RayOptions]):
         if out.error is not None:
             raise out.error
         return out.value
+
+
+def hand_back(exc: BaseException, done: dict[int, Outcome]) -> BaseException:
+    """`exc` carrying every shard's dropped rows in seed order (`dropped`): the finished
+    shards' and each failed one's (a stopped runner puts its own on its exception), then those
+    `exc` held if it is no shard's; the run raises only one shard's error, and the engine
+    writes these to the failed run's dropped.jsonl, as the replayed events counted them."""
+    rows: list[Any] = []
+    for _, out in sorted(done.items()):
+        held = out.value.dropped if out.error is None else getattr(out.error, "dropped", None)
+        rows += held or []
+    if not any(out.error is exc for out in done.values()):
+        rows += getattr(exc, "dropped", None) or []
+    with contextlib.suppress(AttributeError, TypeError):  # one that takes no attribute
+        exc.dropped = rows  # type: ignore[attr-defined]
+    return exc
 
 
 def _fetch(ray: Any, ref: Any) -> Outcome:
