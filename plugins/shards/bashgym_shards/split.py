@@ -8,6 +8,7 @@ gets only those seed rows and makes the same rows the whole round would have mad
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from bashgym.contracts import Generated, RunContext
@@ -81,3 +82,19 @@ def merge(parts: list[Generated]) -> Generated:
             else:
                 summary.setdefault(key, value)
     return Generated(dataset, [d for p in parts for d in p.dropped], summary)
+
+
+def hand_back(exc: BaseException, done: dict[int, Outcome]) -> BaseException:
+    """`exc` carrying every shard's dropped rows in seed order (`dropped`): the finished
+    shards' and each failed one's (a stopped runner puts its own on its exception), then those
+    `exc` held if it is no shard's; the run raises only one shard's error, and the engine
+    writes these to the failed run's dropped.jsonl, as the replayed events counted them."""
+    rows: list[Any] = []
+    for _, out in sorted(done.items()):
+        held = out.value.dropped if out.error is None else getattr(out.error, "dropped", None)
+        rows += held or []
+    if not any(out.error is exc for out in done.values()):
+        rows += getattr(exc, "dropped", None) or []
+    with contextlib.suppress(AttributeError, TypeError):  # one that takes no attribute
+        exc.dropped = rows  # type: ignore[attr-defined]
+    return exc

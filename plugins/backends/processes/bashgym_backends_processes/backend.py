@@ -30,7 +30,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
-from bashgym_shards import Blueprint, Outcome, Shard, merge, replay, shards
+from bashgym_shards import Blueprint, Outcome, Shard, hand_back, merge, replay, shards
 from bashgym_shards.worker import shard_here
 
 from bashgym.contracts import Backend, Generated, RunContext, RunStopped
@@ -169,22 +169,6 @@ class _Round:
             f"backend processes: a worker process died ({how}) while round {part.round}'s "
             f"shards ran; rows {rows} were not kept (the same command resumes)"
         )
-
-
-def hand_back(exc: BaseException, done: dict[int, Outcome]) -> BaseException:
-    """`exc` carrying every shard's dropped rows in seed order (`dropped`): the finished
-    shards' and each failed one's (a stopped runner puts its own on its exception), then those
-    `exc` held if it is no shard's; the run raises only one shard's error, and the engine
-    writes these to the failed run's dropped.jsonl, as the replayed events counted them."""
-    rows: list[Any] = []
-    for _, out in sorted(done.items()):
-        held = out.value.dropped if out.error is None else getattr(out.error, "dropped", None)
-        rows += held or []
-    if not any(out.error is exc for out in done.values()):
-        rows += getattr(exc, "dropped", None) or []
-    with contextlib.suppress(AttributeError, TypeError):  # one that takes no attribute
-        exc.dropped = rows  # type: ignore[attr-defined]
-    return exc
 
 
 __all__ = ["ProcessesBackend", "WorkerDied"]

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from bashgym_shards import Blueprint, Outcome, merge, replay, shards
+from bashgym_shards import Blueprint, Outcome, hand_back, merge, replay, shards
 
 from bashgym.contracts import Backend, Generated, RunContext
 from bashgym.events import Reported
@@ -129,22 +129,6 @@ class RayBackend(Backend[RayOptions]):
         if out.error is not None:
             raise out.error
         return out.value
-
-
-def hand_back(exc: BaseException, done: dict[int, Outcome]) -> BaseException:
-    """`exc` carrying every shard's dropped rows in seed order (`dropped`): the finished
-    shards' and each failed one's (a stopped runner puts its own on its exception), then those
-    `exc` held if it is no shard's; the run raises only one shard's error, and the engine
-    writes these to the failed run's dropped.jsonl, as the replayed events counted them."""
-    rows: list[Any] = []
-    for _, out in sorted(done.items()):
-        held = out.value.dropped if out.error is None else getattr(out.error, "dropped", None)
-        rows += held or []
-    if not any(out.error is exc for out in done.values()):
-        rows += getattr(exc, "dropped", None) or []
-    with contextlib.suppress(AttributeError, TypeError):  # one that takes no attribute
-        exc.dropped = rows  # type: ignore[attr-defined]
-    return exc
 
 
 def _fetch(ray: Any, ref: Any) -> Outcome:
