@@ -15,9 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
-
-from bashgym import hookimpl
-from bashgym.contracts import Judge, Options, Pipeline, PipelineOptions, Sink, Written
+from bashgym_testing.plugins import DropLow, EchoPlugin, TriplePlugin
 
 # the code-graph tests' sample repository: 7 files, 27 graph nodes
 SAMPLE = Path(__file__).parents[3] / "pipelines/code-graph/tests/fixtures/sample_repo"
@@ -73,70 +71,13 @@ def test_a_pipeline_that_makes_more_rows_than_asked_says_so(bashgym_cli, tmp_pat
     assert "the stage&#39;s note says where they differ" not in page  # no stage has a gap
 
 
-class Triple(Pipeline[PipelineOptions]):
-    """Drops task b's row in its finalize and makes three rows of each other."""
-
-    runner = "datadesigner"
-
-    def build(self, options, run, seed):
-        import data_designer.config as dd
-
-        builder = dd.DataDesignerConfigBuilder()
-        builder.add_column(dd.ExpressionColumnConfig(name="prompt", expr="do {{ task }}"))
-        return builder
-
-    def finalize(self, dataset, options, run):
-        rows = []
-        for row in dataset.to_dict(orient="records"):
-            if row["task"] == "b":
-                run.drop("finalize: b has no parts", by="pipeline triple")
-                continue
-            rows += [{**row, "part": part} for part in range(3)]
-        return pd.DataFrame(rows)
-
-
-class NoThirdPart(Judge):
-    def verdicts(self, dataset, options, run):
-        return dataset["part"].map(lambda p: "a third part" if p == 2 else None)
-
-
-class Picky(Sink[Options]):
-    """Writes rows as JSON lines and refuses task c's."""
-
-    def write(self, dataset, options, run, output_format):
-        path = run.run_dir / "picky.jsonl"
-        kept = 0
-        with path.open("w") as fh:
-            for row in dataset.to_dict(orient="records"):
-                if row["task"] == "c":
-                    run.drop("c is refused", by="sink picky", row_id=f"c-{row['part']}")
-                    continue
-                fh.write(json.dumps({k: str(v) for k, v in row.items()}) + "\n")
-                kept += 1
-        return Written([path], kept)
-
-
-class Plugin:
-    @hookimpl
-    def register_pipelines(self, register):
-        register("triple", Triple())
-
-    @hookimpl
-    def register_judges(self, register):
-        register("no-third", NoThirdPart())
-
-    @hookimpl
-    def register_sinks(self, register):
-        register("picky", Picky())
-
-
 def test_generation_judges_and_sinks_are_each_their_own_stage(
     bashgym_cli, bashgym_env, register_plugin
 ):
     """4 tasks asked; finalize drops b's and makes 3 rows of each other (9 produced); the
     judge drops the third parts (6 left); parquet writes 6, picky refuses c's 2. Before, the
     judge's drops were the generation's: "4 in, 4 dropped, 6 out; 6 rows more out than in"."""
-    register_plugin(Plugin(), "triple-plugin")
+    register_plugin(TriplePlugin(), "triple-plugin")
     seed = bashgym_env.workdir / "seed.csv"
     pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
     out = bashgym_env.workdir / "run"
@@ -169,36 +110,6 @@ def test_generation_judges_and_sinks_are_each_their_own_stage(
     assert "3 (33%) judge no-third: a third part" in rows["Judges"]
     assert "2 (33%) sink picky: c is refused" in rows["Sink picky"]
     assert "generation 1 · judges 3 · sink picky 2" in page  # the Dropped tile, by stage
-
-
-class Echo(Pipeline[PipelineOptions]):
-    """One structured answer per seed row, from the `default` model."""
-
-    runner = "datadesigner"
-
-    def build(self, options, run, seed):
-        import data_designer.config as dd
-        from bashgym_designer.models import model_config
-        from pydantic import BaseModel
-
-        class Answer(BaseModel):
-            answer: str
-
-        builder = dd.DataDesignerConfigBuilder(
-            model_configs=[model_config(run.models.resolve("default"))]
-        )
-        builder.add_column(
-            dd.LLMStructuredColumnConfig(
-                name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer
-            )
-        )
-        return builder
-
-
-class EchoPlugin:
-    @hookimpl
-    def register_pipelines(self, register):
-        register("echo", Echo())
 
 
 def test_a_run_its_model_stopped_says_where_the_rows_are(
@@ -264,17 +175,6 @@ def test_code_graph_n_above_its_yield_says_which_rows_gave_no_triplet(bashgym_cl
         assert "not accounted for" not in page and "more than asked" not in page
 
 
-class DropLow(Judge):
-    def verdicts(self, dataset, options, run):
-        return dataset["item"].map(lambda i: "low" if i in ("item 0", "item 1", "item 2") else None)
-
-
-class EchoJudgedPlugin(EchoPlugin):
-    @hookimpl
-    def register_judges(self, register):
-        register("droplow", DropLow())
-
-
 def test_a_top_up_stopped_in_its_second_round_counts_both_rounds_asks(
     bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch
 ):
@@ -287,7 +187,7 @@ def test_a_top_up_stopped_in_its_second_round_counts_both_rounds_asks(
     for name, value in (("BUFFER_SIZE", "2"), ("MAX_CONCURRENT_ROW_GROUPS", "1"),
                         ("RATE_LIMIT_GIVE_UP_S", "1")):  # fmt: skip
         monkeypatch.setenv(f"BASHGYM_DESIGNER__{name}", value)
-    register_plugin(EchoJudgedPlugin(), "echo-plugin")
+    register_plugin(EchoPlugin(judge=DropLow()), "echo-plugin")
     answered = []
 
     def answers(request):  # the start-up check, then 8 answers
@@ -326,7 +226,7 @@ def test_a_top_up_surplus_without_a_judge_is_not_said_to_be_judged(
 ):
     """-n 4 --top-up, no judge: finalize makes 9 rows of 4 (b's dropped), 4 are wanted, 5 are
     the surplus, on a stage of its own. Before, its note said the rows were "judged"."""
-    register_plugin(Plugin(), "triple-plugin")
+    register_plugin(TriplePlugin(), "triple-plugin")
     seed = bashgym_env.workdir / "seed.csv"
     pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
     out = bashgym_env.workdir / "run"

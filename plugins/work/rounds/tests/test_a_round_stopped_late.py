@@ -15,37 +15,14 @@ import threading
 
 import pandas as pd
 import pytest
-
-from bashgym import hookimpl
-from bashgym.contracts import Judge, Pipeline, PipelineOptions
+from bashgym_testing.plugins import DropLow, Echo, EchoPlugin
 
 
-class Echo(Pipeline[PipelineOptions]):
-    """One structured answer per seed row; its finalize sends Ctrl-C in round 2 when
-    `interrupt_finalize` is set."""
-
-    runner = "datadesigner"
+class InterruptedEcho(Echo):
+    """`Echo` whose finalize sends Ctrl-C in round 2 when `interrupt_finalize` is set."""
 
     def __init__(self, interrupt_finalize: bool) -> None:
         self.interrupt_finalize, self.rounds = interrupt_finalize, 0
-
-    def build(self, options, run, seed):
-        import data_designer.config as dd
-        from bashgym_designer.models import model_config
-        from pydantic import BaseModel
-
-        class Answer(BaseModel):
-            answer: str
-
-        builder = dd.DataDesignerConfigBuilder(
-            model_configs=[model_config(run.models.resolve("default"))]
-        )
-        builder.add_column(
-            dd.LLMStructuredColumnConfig(
-                name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer
-            )
-        )
-        return builder
 
     def finalize(self, dataset, options, run):
         self.rounds += 1
@@ -54,8 +31,8 @@ class Echo(Pipeline[PipelineOptions]):
         return dataset
 
 
-class DropLow(Judge):
-    """Drops items 0-2; fails outright in round 2 when `fail` is set (a judge's bug)."""
+class BrokenDropLow(DropLow):
+    """`DropLow` that fails outright in round 2 when `fail` is set (a judge's bug)."""
 
     def __init__(self, fail: bool) -> None:
         self.fail, self.rounds = fail, 0
@@ -64,20 +41,12 @@ class DropLow(Judge):
         self.rounds += 1
         if self.fail and self.rounds == 2:
             raise RuntimeError("the judge broke")
-        return dataset["item"].map(lambda i: "low" if i in ("item 0", "item 1", "item 2") else None)
+        return super().verdicts(dataset, options, run)
 
 
-class Plugin:
-    def __init__(self, interrupt_finalize: bool = False, judge_fails: bool = False) -> None:
-        self.pipeline, self.judge = Echo(interrupt_finalize), DropLow(judge_fails)
-
-    @hookimpl
-    def register_pipelines(self, register):
-        register("echo", self.pipeline)
-
-    @hookimpl
-    def register_judges(self, register):
-        register("droplow", self.judge)
+def echo_plugin(interrupt_finalize: bool = False, judge_fails: bool = False) -> EchoPlugin:
+    """The echo plugin: `echo` that may be Ctrl-C'd in its finalize, `droplow` that may fail."""
+    return EchoPlugin(InterruptedEcho(interrupt_finalize), BrokenDropLow(judge_fails))
 
 
 def top_up(bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch, plugin,
@@ -129,7 +98,7 @@ def test_a_round_stopped_after_its_rows_were_made_counts_them_and_hands_back_its
     """Round 2 made 10 rows (item 4's two never parsed) when Ctrl-C came in its finalize, or
     its judge failed. Before: run.json counted nothing of what was asked (no requested, no
     generated, no rounds) and dropped.jsonl held the judge's 3 rows only."""
-    plugin = Plugin(interrupt_finalize=where == "finalize", judge_fails=where == "judge")
+    plugin = echo_plugin(interrupt_finalize=where == "finalize", judge_fails=where == "judge")
     out, result = top_up(
         bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch, plugin
     )
@@ -162,7 +131,7 @@ def test_ctrl_c_while_the_runner_makes_round_two_counts_its_rows_pending(
     """Ctrl-C as round 2's first request comes in: the runner counts none of its 12 rows.
     Before: requested_in_rounds said 18 but only 6 rows were anywhere (5 made, 1 dropped)."""
     out, result = top_up(
-        bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch, Plugin(),
+        bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch, echo_plugin(),
         interrupt_round_two=True,
     )  # fmt: skip
     assert result.exit_code == 130, result.output

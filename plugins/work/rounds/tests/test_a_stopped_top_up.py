@@ -10,48 +10,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-
-from bashgym import hookimpl
-from bashgym.contracts import Judge, Pipeline, PipelineOptions
-
-
-class Echo(Pipeline[PipelineOptions]):
-    """One structured answer per seed row, from the `default` model; no finalize."""
-
-    runner = "datadesigner"
-
-    def build(self, options, run, seed):
-        import data_designer.config as dd
-        from bashgym_designer.models import model_config
-        from pydantic import BaseModel
-
-        class Answer(BaseModel):
-            answer: str
-
-        builder = dd.DataDesignerConfigBuilder(
-            model_configs=[model_config(run.models.resolve("default"))]
-        )
-        builder.add_column(
-            dd.LLMStructuredColumnConfig(
-                name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer
-            )
-        )
-        return builder
-
-
-class DropLow(Judge):
-    def verdicts(self, dataset, options, run):
-        return dataset["item"].map(lambda i: "low" if i in ("item 0", "item 1", "item 2") else None)
-
-
-class Plugin:
-    @hookimpl
-    def register_pipelines(self, register):
-        register("echo", Echo())
-
-    @hookimpl
-    def register_judges(self, register):
-        register("droplow", DropLow())
+from bashgym_testing.plugins import DropLow, EchoPlugin
 
 
 def stopped_in_round_two(bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch):
@@ -64,7 +23,7 @@ def stopped_in_round_two(bashgym_cli, bashgym_env, register_plugin, scripted_mod
     for name, value in (("BUFFER_SIZE", "2"), ("MAX_CONCURRENT_ROW_GROUPS", "1"),
                         ("RATE_LIMIT_GIVE_UP_S", "1")):  # fmt: skip
         monkeypatch.setenv(f"BASHGYM_DESIGNER__{name}", value)
-    register_plugin(Plugin(), "echo-plugin")
+    register_plugin(EchoPlugin(judge=DropLow()), "echo-plugin")
     seen, answered = set(), []
 
     def unparseable(request):  # item 4 always, item 1 from its second time on

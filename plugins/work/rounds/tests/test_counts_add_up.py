@@ -11,73 +11,15 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-
-from bashgym import hookimpl
-from bashgym.contracts import Judge, Options, Pipeline, PipelineOptions, Sink, Written
+from bashgym_testing.plugins import Picky, TriplePlugin
 
 SECRET = "ghp_" + "x7Kd9Qm2Lp4Rt6Vw8Yz1Bc3Fg5Hj7Nq9Sa2D"  # a GitHub token's shape
-
-
-class Triple(Pipeline[PipelineOptions]):
-    runner = "datadesigner"
-
-    def build(self, options, run, seed):
-        import data_designer.config as dd
-
-        builder = dd.DataDesignerConfigBuilder()
-        builder.add_column(dd.ExpressionColumnConfig(name="prompt", expr="do {{ task }}"))
-        return builder
-
-    def finalize(self, dataset, options, run):
-        rows = []
-        for row in dataset.to_dict(orient="records"):
-            if row["task"] == "b":
-                run.drop("finalize: b has no parts", by="pipeline triple")
-                continue
-            rows += [{**row, "part": part} for part in range(3)]
-        return pd.DataFrame(rows)
-
-
-class NoThirdPart(Judge):
-    def verdicts(self, dataset, options, run):
-        return dataset["part"].map(lambda p: "a third part" if p == 2 else None)
-
-
-class Picky(Sink[Options]):
-    """Writes rows as JSON lines and refuses task c's, naming each (its id holds a secret)."""
-
-    def write(self, dataset, options, run, output_format):
-        path = run.run_dir / "picky.jsonl"
-        kept = 0
-        with path.open("w") as fh:
-            for row in dataset.to_dict(orient="records"):
-                if row["task"] == "c":
-                    where = f"c-{row['part']} {SECRET}"
-                    run.drop("c is refused", by="sink picky", row_id=where)
-                    continue
-                fh.write(json.dumps({k: str(v) for k, v in row.items()}) + "\n")
-                kept += 1
-        return Written([path], kept)
-
-
-class Plugin:
-    @hookimpl
-    def register_pipelines(self, register):
-        register("triple", Triple())
-
-    @hookimpl
-    def register_judges(self, register):
-        register("no-third", NoThirdPart())
-
-    @hookimpl
-    def register_sinks(self, register):
-        register("picky", Picky())
 
 
 def test_generated_counts_the_finalized_rows_and_every_count_adds_up(
     bashgym_cli, bashgym_env, register_plugin
 ):
-    register_plugin(Plugin(), "triple-plugin")
+    register_plugin(TriplePlugin(Picky(secret=SECRET)), "triple-plugin")
     seed = bashgym_env.workdir / "seed.csv"
     pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
     out = bashgym_env.workdir / "run"

@@ -1,0 +1,138 @@
+"""Small pipelines, judges and sinks for tests that run the real CLI and engine end to end.
+
+Why here: the round, count and report tests each need the same few plugins (a pipeline that
+asks the scripted model once per row, one whose finalize drops and multiplies rows, a judge
+and a sink that drop known rows); one copy keeps the scenarios those tests compare alike.
+Register one with the `register_plugin` fixture, e.g. `register_plugin(EchoPlugin(), "echo")`.
+
+`Echo` needs bashgym-designer (DataDesigner); it imports it only when a run builds it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from bashgym import hookimpl
+from bashgym.contracts import Judge, Options, Pipeline, PipelineOptions, Sink, Written
+
+
+class Echo(Pipeline[PipelineOptions]):
+    """`echo`: one structured answer per seed row (its `item` column), from the `default` model;
+    no finalize. The scripted model server decides which rows answer, fail or stop the run."""
+
+    runner = "datadesigner"
+
+    def build(self, options, run, seed):
+        import data_designer.config as dd
+        from bashgym_designer.models import model_config
+        from pydantic import BaseModel
+
+        class Answer(BaseModel):
+            answer: str
+
+        builder = dd.DataDesignerConfigBuilder(
+            model_configs=[model_config(run.models.resolve("default"))]
+        )
+        builder.add_column(
+            dd.LLMStructuredColumnConfig(
+                name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer
+            )
+        )
+        return builder
+
+
+class DropLow(Judge):
+    """`droplow`: drops items 0-2 ("low"), so a top-up run needs a second round."""
+
+    def verdicts(self, dataset, options, run):
+        return dataset["item"].map(lambda i: "low" if i in ("item 0", "item 1", "item 2") else None)
+
+
+class EchoPlugin:
+    """Registers `pipeline` as `echo` (an `Echo` by default) and, when given, `judge` as
+    `droplow`."""
+
+    def __init__(self, pipeline: Pipeline | None = None, judge: Judge | None = None) -> None:
+        self.pipeline, self.judge = pipeline or Echo(), judge
+
+    @hookimpl
+    def register_pipelines(self, register):
+        register("echo", self.pipeline)
+
+    @hookimpl
+    def register_judges(self, register):
+        if self.judge is not None:
+            register("droplow", self.judge)
+
+
+class Triple(Pipeline[PipelineOptions]):
+    """`triple`: no model; drops task b's row in its finalize and makes three rows of each other
+    (`part` 0-2): generated differs from requested both ways. Seed column: `task`."""
+
+    runner = "datadesigner"
+
+    def build(self, options, run, seed):
+        import data_designer.config as dd
+
+        builder = dd.DataDesignerConfigBuilder()
+        builder.add_column(dd.ExpressionColumnConfig(name="prompt", expr="do {{ task }}"))
+        return builder
+
+    def finalize(self, dataset, options, run):
+        rows = []
+        for row in dataset.to_dict(orient="records"):
+            if row["task"] == "b":
+                run.drop("finalize: b has no parts", by="pipeline triple")
+                continue
+            rows += [{**row, "part": part} for part in range(3)]
+        return pd.DataFrame(rows)
+
+
+class NoThirdPart(Judge):
+    """`no-third`: drops each row's third part ("a third part"), a judge's drops after
+    generation."""
+
+    def verdicts(self, dataset, options, run):
+        return dataset["part"].map(lambda p: "a third part" if p == 2 else None)
+
+
+class Picky(Sink[Options]):
+    """`picky`: writes rows as JSON lines to picky.jsonl and refuses task c's, naming each
+    `c-<part>`: one sink's drops, the other sinks keep those rows. With `secret`, each id is
+    followed by it (a leak test: ids are hostile output that must be scrubbed)."""
+
+    def __init__(self, secret: str = "") -> None:
+        self.secret = secret
+
+    def write(self, dataset, options, run, output_format):
+        path = run.run_dir / "picky.jsonl"
+        kept = 0
+        with path.open("w") as fh:
+            for row in dataset.to_dict(orient="records"):
+                if row["task"] == "c":
+                    where = f"c-{row['part']}" + (f" {self.secret}" if self.secret else "")
+                    run.drop("c is refused", by="sink picky", row_id=where)
+                    continue
+                fh.write(json.dumps({k: str(v) for k, v in row.items()}) + "\n")
+                kept += 1
+        return Written([path], kept)
+
+
+class TriplePlugin:
+    """Registers `triple`, `no-third` and `picky` (`picky` given, or a plain `Picky`)."""
+
+    def __init__(self, picky: Picky | None = None) -> None:
+        self.picky = picky or Picky()
+
+    @hookimpl
+    def register_pipelines(self, register):
+        register("triple", Triple())
+
+    @hookimpl
+    def register_judges(self, register):
+        register("no-third", NoThirdPart())
+
+    @hookimpl
+    def register_sinks(self, register):
+        register("picky", self.picky)
