@@ -27,6 +27,9 @@ from bashgym.settings import load_settings
 from bashgym_testing.models import models_for
 from bashgym_testing.server import ScriptedModelServer
 
+# the shared checks' asserts say what they compared, as a test's own do (before any imports them)
+pytest.register_assert_rewrite("bashgym_testing.shards")
+
 
 @pytest.fixture(scope="session")
 def _model_server_session() -> Iterator[Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from bashgym_testing import Fault
+from bashgym_testing.shards import assert_every_shards_drops, stop_two_of_three_shards
 
 from bashgym.events import read_events
 from bashgym.records import trace_from_row
@@ -191,14 +192,7 @@ def test_a_run_two_shards_stopped_writes_every_shards_drops(
     and third shards' second batches, so those shards stop and the run raises one of their
     errors. dropped.jsonl holds every shard's drops in seed order, as many as dropped_total.
     Before: the second shard's task 5 only."""
-    for name, value in (("BUFFER_SIZE", "2"), ("MAX_CONCURRENT_ROW_GROUPS", "1"),
-                        ("RATE_LIMIT_GIVE_UP_S", "1")):  # fmt: skip
-        monkeypatch.setenv(f"BASHGYM_DESIGNER__{name}", value)  # the shards' settings too
-    refused = Fault.status(400, {"error": {"message": "no"}})
-    for task in (1, 5, 9):
-        model_server.add_rule(f"Solve: task {task}$", refused)
-    for task in (7, 11):
-        model_server.add_rule(f"Solve: task {task}$", Fault.status(429))
+    stop_two_of_three_shards(model_server, monkeypatch)
     seed = tmp_path / "tasks.csv"
     pd.DataFrame({"task": [f"task {i}" for i in range(12)]}).to_csv(seed, index=False)
     out = tmp_path / "run"
@@ -207,11 +201,4 @@ def test_a_run_two_shards_stopped_writes_every_shards_drops(
         "-p", "solve", "-k", "parquet", "-n", "12", "--out", str(out),
         "--backend", "ray", "--set", "backend.shards=3",
     )  # fmt: skip
-    assert result.exit_code == 1 and "stopped answering" in result.output, result.output
-    run = summary(out)
-    counts = run["counts"]
-    assert run["status"] == "failed"
-    assert (counts["stopped_round_rows"], counts["pending"]) == (2, 4)  # tasks 4, 8; 6-7, 10-11
-    rows = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
-    assert [r["row"]["prompt"] for r in rows] == [f"Solve: task {i}" for i in (1, 5, 9)], rows
-    assert len(rows) == counts["dropped_total"]
+    assert_every_shards_drops(result, out)
