@@ -9,12 +9,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bashgym_orchestrator.planning import Spend
+from bashgym_testing.waiting import wait_while_running
 
 from bashgym.records import Usage
 
@@ -45,16 +45,6 @@ def start(env: Any, job: Path, plugin: str, *more: str) -> subprocess.Popen[byte
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-
-
-def wait_for(what: Any, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not what():
-        if proc.poll() is not None:
-            raise AssertionError(f"the job ended early: {proc.stdout.read().decode()[-2000:]}")  # type: ignore[union-attr]
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.1)
 
 
 def count(orch: Any, job: Any, kind: str) -> int:
@@ -92,7 +82,9 @@ def test_kill_9_mid_job_then_resume_ends_each_task_once(
     job.save_planning(Spend(requests=2, usage=Usage(input_tokens=900), cost_usd=0.25, model="m"))
     proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2")
     # mid-job: a task has ended (its trace written to the sink) and another is still running
-    wait_for(lambda: count(orch, job, "task_finished") >= 1 and len(sft_lines(job)) >= 2, proc)
+    wait_while_running(
+        lambda: count(orch, job, "task_finished") >= 1 and len(sft_lines(job)) >= 2, proc
+    )
     assert count(orch, job, "task_started") > count(orch, job, "task_finished")
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -151,7 +143,7 @@ def test_status_and_cancel_from_another_process_then_resume(
     job = orch.make_job(tmp_path / "job", repo, tasks)
     proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2")
     pids = [tmp_path / "a.pid", tmp_path / "b.pid"]
-    wait_for(lambda: all(p.is_file() and p.read_text().strip() for p in pids), proc)
+    wait_while_running(lambda: all(p.is_file() and p.read_text().strip() for p in pids), proc)
 
     status = bashgym_cli("orchestrate", "status", job.dir, "--json")
     seen = json.loads(status.stdout)
@@ -200,7 +192,7 @@ def test_a_cancelled_job_counts_the_tasks_it_never_ran(
     ]
     job = orch.make_job(tmp_path / "job", repo, tasks)
     proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2", "--retries", "0")
-    wait_for(lambda: pid.is_file() and count(orch, job, "task_finished") == 2, proc)
+    wait_while_running(lambda: pid.is_file() and count(orch, job, "task_finished") == 2, proc)
 
     assert bashgym_cli("orchestrate", "cancel", job.dir).exit_code == 0
     assert proc.wait(timeout=60) == 130
@@ -247,7 +239,7 @@ def test_ctrl_c_leaves_job_json_saying_interrupted(
     ]
     job = orch.make_job(tmp_path / "job", repo, tasks)
     proc = start(bashgym_env, job.dir, orch.shell_plugin)
-    wait_for(lambda: pid.is_file() and pid.read_text().strip(), proc)
+    wait_while_running(lambda: pid.is_file() and pid.read_text().strip(), proc)
 
     os.kill(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=60) == 130

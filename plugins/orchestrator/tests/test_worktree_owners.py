@@ -14,13 +14,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bashgym_orchestrator.plan import read_plan, write_plan
 from bashgym_orchestrator.worktrees import Repository, remove_entries
+from bashgym_testing.waiting import wait_while_running
 
 RUN = ("-x", "shell", "-e", "local")
 BASHGYM = shutil.which("bashgym") or str(Path(sys.executable).with_name("bashgym"))
@@ -159,7 +159,7 @@ def test_a_record_that_cannot_be_deleted_does_not_fail_the_job(
     job = orch.make_job(tmp_path / "job", repo, tasks)
     proc = start(bashgym_env, job.dir, orch.shell_plugin)
     try:
-        wait_for(stuck.exists, proc)
+        wait_while_running(stuck.exists, proc)
         subprocess.run(["chattr", "+i", str(stuck)], check=True)
         go.touch()
         code = proc.wait(timeout=120)
@@ -197,7 +197,7 @@ def test_two_jobs_and_a_users_worktree_on_one_repository(
     write_plan(plan, job_b.plan_file)
     proc = start(bashgym_env, job_a.dir, orch.shell_plugin)
     try:
-        wait_for(lambda: (job_a.dir / "worktrees" / "a" / ".git").exists(), proc)
+        wait_while_running(lambda: (job_a.dir / "worktrees" / "a" / ".git").exists(), proc)
         done = bashgym_cli(
             "orchestrate", "run", job_b.dir, *RUN, "--plugin", orch.shell_plugin, "--retries", "0"
         )
@@ -275,7 +275,7 @@ def test_kill_9_then_resume_strays_go_and_attempts_agree(
     job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", command)])
     proc = start(bashgym_env, job.dir, orch.shell_plugin)
     sibling = job.dir / "worktrees" / "sibling"
-    wait_for(lambda: (sibling / ".git").is_file(), proc)
+    wait_while_running(lambda: (sibling / ".git").is_file(), proc)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
@@ -307,13 +307,3 @@ def start(env: Any, job: Path, plugin: str) -> subprocess.Popen[bytes]:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-
-
-def wait_for(what: Any, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not what():
-        if proc.poll() is not None:
-            raise AssertionError(f"the job ended early: {proc.stdout.read().decode()[-2000:]}")  # type: ignore[union-attr]
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.1)
