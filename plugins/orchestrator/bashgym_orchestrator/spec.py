@@ -18,7 +18,7 @@ settings; the body holds the words:
     Text under the title, before any section, is (the start of) the description.
 
     ## Description
-    ...
+    What to build and why, in prose.
     ## Constraints
     - one bullet per constraint
     ## Acceptance criteria
