@@ -481,13 +481,18 @@ def _stopped_counts(job: Job) -> str:
         counts = job_status(job)["counts"]
     except (PlanError, InputError, OSError, ValueError, sqlite3.Error):
         return ""
-    return ": " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    return ": " + counts_text(counts)
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """`1 failed, 1 merged, 3 pending`: a job's task counts, by state name."""
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
 
 
 def _print_result(job: Job, summary: dict[str, Any]) -> None:
     result = job.result() or {}
     counts = result.get("counts", {})
-    said = ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) or "no tasks"
+    said = counts_text(counts) or "no tasks"
     failed = result.get("status") == "failed"  # no task merged (dispatch.JobRunner._ending)
     word = "[red]failed[/] (no task merged)" if failed else "[green]done[/]"
     out.print(f"{word} {job.dir}: {said}", highlight=False)

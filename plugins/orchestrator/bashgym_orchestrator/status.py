@@ -92,8 +92,13 @@ def job_status(job: Job) -> dict[str, Any]:
     if (job.dir / "state.db").is_file():
         store = RunStore(job.dir / "state.db")
         try:
+            # job.json's count: it counts the attempt under way while the run is `running`,
+            # and a kill -9 leaves it so (its last job.json counts that attempt; `resume`
+            # runs it again under its number), whether or not a process still holds the job
+            tries = attempt_counts(store, run.get("status") == "running")
             for item in store.items(TASKS):
                 entry = states.setdefault(item.key, {})
+                entry["attempts"] = tries.get(item.key, 0)
                 error = item.error or ""
                 if item.state == "done":
                     result = item.result or {}
@@ -104,12 +109,6 @@ def job_status(job: Job) -> dict[str, Any]:
                     entry.update(state="blocked" if blocked else "failed", reason=error)
                 elif item.state == "running":
                     entry["state"] = "running" if running else "interrupted"
-            # job.json's count: it counts the attempt under way while the run is `running`,
-            # and a kill -9 leaves it so (its last job.json counts that attempt; `resume`
-            # runs it again under its number), whether or not a process still holds the job
-            tries = attempt_counts(store, run.get("status") == "running")
-            for item in store.items(TASKS):
-                states[item.key]["attempts"] = tries.get(item.key, 0)
             ended: dict[str, list[dict[str, Any]]] = {}
             for item in store.items(ATTEMPTS, "done"):
                 tid = item.key.rsplit("#", 1)[0]

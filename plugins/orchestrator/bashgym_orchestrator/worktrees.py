@@ -376,15 +376,10 @@ class Repository:
         `bashgym/<name>` itself, which would block them) uses: two jobs never share branches,
         whatever their folders are called. One `for-each-ref` lists the branches; GitError
         when it fails (a broken packed-refs: asking again would fail again)."""
-        done = await self.run(
-            self.main, "for-each-ref", "--format=%(refname)", "refs/heads/bashgym/"
-        )
-        if not done.ok:
-            words = " ".join(done.output.strip().splitlines()[-3:]) or done.reason
-            raise GitError(f"git for-each-ref failed: {words}")
+        refs = await self.git("for-each-ref", "--format=%(refname)", "refs/heads/bashgym/")
         used = {
             "/".join(ref.split("/")[2:4])
-            for ref in done.output.splitlines()
+            for ref in refs.splitlines()
             if ref.startswith("refs/heads/bashgym/")
         }
         base = safe_name(name)
