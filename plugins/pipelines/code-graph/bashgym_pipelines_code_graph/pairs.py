@@ -78,12 +78,6 @@ class PairSet:
         """One tuple of PAIR_COLUMNS values per triplet."""
         return list(zip(*self.columns.values(), strict=True))
 
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for kind in self.columns["pair_type"]:
-            out[kind] = out.get(kind, 0) + 1
-        return out
-
     def extend(self, other: PairSet) -> None:
         self.add_many(**other.columns)
         for reason, n in other.unpaired.items():
