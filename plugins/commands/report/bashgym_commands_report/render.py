@@ -260,12 +260,11 @@ def _stages(
     generated = _int(counts.get("generated"))
     lost, judged_out = by_stage.get("generation", Counter()), by_stage.get("judges", Counter())
     to_sinks = next((n for n in steps.sink_in.values() if n is not None), None)
-    asked, in_rounds, surplus, beyond = _asked(summary, counts)
     pipeline = _mapping(plugins.get("pipeline")).get("name")
     if pipeline:
-        stages += _pipeline_stages(str(pipeline), summary, (asked, generated, to_sinks),
-                                   (lost, judged_out), (in_rounds, surplus, beyond))  # fmt: skip
+        stages += _pipeline_stages(str(pipeline), summary, to_sinks, lost, judged_out)
     else:
+        asked, in_rounds, surplus, beyond = _asked(summary, counts)
         lost = lost + judged_out  # no pipeline: the rows judged are the rows asked
         if to_sinks is None and steps.sink_in and generated is not None:
             to_sinks = generated - sum(lost.values())  # streamed: judged as they came
@@ -320,20 +319,19 @@ FEWER = "fewer_than_asked"  # run.json's count of the rows a pipeline had no mor
 
 
 def _pipeline_stages(
-    pipeline: str, summary: Mapping[str, Any], rows: tuple[int | None, int | None, int | None],
-    drops: tuple[Counter[str], Counter[str]], top_up: tuple[str, int, str],
+    pipeline: str, summary: Mapping[str, Any], to_sinks: int | None, lost: Counter[str],
+    judged_out: Counter[str],
 ) -> list[dict[str, Any]]:  # fmt: skip
     """A pipeline's stages: its generation, from the rows asked of it to the rows it produced
     (run.json's `generated`: after its finalize, which may drop rows or make several of one;
     its columns' failures and the filters run inside it are its drops; `fewer_than_asked`:
     rows it had no more to make of, its note says why), then the judges' verdicts and a
     top-up's surplus on those rows, before the sinks."""
-    (asked, generated, to_sinks), (lost, judged_out), (in_rounds, surplus, beyond) = (
-        rows, drops, top_up
-    )  # fmt: skip
+    counts = _mapping(summary.get("counts"))
+    asked, in_rounds, surplus, beyond = _asked(summary, counts)
+    generated = _int(counts.get("generated"))
     note = in_rounds or "rows asked of the pipeline"
     note += ", and the rows it produced (after its finalize)"
-    counts = _mapping(summary.get("counts"))
     stopped = _int(counts.get("stopped_round_rows")) or 0  # a round its model stopped: made
     pending = _int(counts.get("pending")) or 0  # in its finished batches, and not made yet
     fewer = _int(counts.get(FEWER)) or 0
