@@ -15,35 +15,12 @@ from bashgym_designer.designer import failure_reason, task_failures
 from bashgym_testing.server import Reply
 from bashgym_work_rounds import next_round_size
 
-# A pipeline plugin file, loaded with --plugin: one structured column per seed row.
+# A pipeline plugin file, loaded with --plugin: the shared Echo (one structured column per seed
+# row) and a judge of its own.
 PIPELINE_PLUGIN = '''
-from pydantic import BaseModel
-import data_designer.config as dd
 from bashgym import hookimpl
-from bashgym_designer.models import model_config
-from bashgym.contracts import Judge, Pipeline, PipelineOptions, Options
-
-
-class Answer(BaseModel):
-    answer: str
-
-
-class Echo(Pipeline):
-    """One structured answer per seed row."""
-
-    runner = "datadesigner"
-
-    output_format = "rows"
-
-    def build(self, options, run, seed):
-        default = model_config(run.models.resolve("default"))
-        builder = dd.DataDesignerConfigBuilder(model_configs=[default])
-        builder.add_column(
-            dd.LLMStructuredColumnConfig(
-                name="s", prompt="Answer {{ item }}", model_alias="default", output_format=Answer
-            )
-        )
-        return builder
+from bashgym.contracts import Judge
+from bashgym_testing.plugins import Echo  # one structured answer per seed row's `item`
 
 
 class OddOnly(Judge):
