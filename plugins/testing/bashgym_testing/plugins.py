@@ -10,6 +10,8 @@ Register one with the `register_plugin` fixture, e.g. `register_plugin(EchoPlugi
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -136,3 +138,30 @@ class TriplePlugin:
     @hookimpl
     def register_sinks(self, register):
         register("picky", self.picky)
+
+
+def run_triple(cli: Any, env: Any) -> tuple[Any, Path]:
+    """`bashgym run -p triple -j no-third -k parquet -k picky` on the seed tasks a-d (with a
+    `TriplePlugin` registered): the CLI's result and the run folder."""
+    seed = env.workdir / "seed.csv"
+    pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
+    out = env.workdir / "run"
+    result = cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "triple", "-j", "no-third",
+        "-k", "parquet", "-k", "picky", "--out", out,
+    )  # fmt: skip
+    return result, out
+
+
+def run_echo_top_up(cli: Any, env: Any) -> tuple[Any, Path]:
+    """`bashgym run -p echo -j droplow -k parquet --top-up` on `item 0`..`item 5` (with an
+    `EchoPlugin(judge=DropLow())` registered and the scripted model's rules set): the CLI's
+    result and the run folder."""
+    seed = env.workdir / "items.csv"
+    pd.DataFrame({"item": [f"item {i}" for i in range(6)]}).to_csv(seed, index=False)
+    out = env.workdir / "run"
+    result = cli(
+        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "echo", "-j", "droplow",
+        "-k", "parquet", "--top-up", "--out", out,
+    )  # fmt: skip
+    return result, out

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
-from bashgym_testing.plugins import DropLow, EchoPlugin, TriplePlugin
+from bashgym_testing.plugins import DropLow, EchoPlugin, TriplePlugin, run_echo_top_up, run_triple
 
 # the code-graph tests' sample repository: 7 files, 27 graph nodes
 SAMPLE = Path(__file__).parents[3] / "pipelines/code-graph/tests/fixtures/sample_repo"
@@ -78,13 +78,7 @@ def test_generation_judges_and_sinks_are_each_their_own_stage(
     judge drops the third parts (6 left); parquet writes 6, picky refuses c's 2. Before, the
     judge's drops were the generation's: "4 in, 4 dropped, 6 out; 6 rows more out than in"."""
     register_plugin(TriplePlugin(), "triple-plugin")
-    seed = bashgym_env.workdir / "seed.csv"
-    pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
-    out = bashgym_env.workdir / "run"
-    result = bashgym_cli(
-        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "triple", "-j", "no-third",
-        "-k", "parquet", "-k", "picky", "--out", out,
-    )  # fmt: skip
+    result, out = run_triple(bashgym_cli, bashgym_env)
     assert result.exit_code == 0, result.output
     counts = json.loads((out / "run.json").read_text())["counts"]
     assert (counts["requested"], counts["generated"]) == (4, 9)
@@ -198,13 +192,7 @@ def test_a_top_up_stopped_in_its_second_round_counts_both_rounds_asks(
 
     scripted_models.server.add_rule(answers, default_reply)
     scripted_models.server.add_rule(lambda r: True, Fault.status(429))
-    seed = bashgym_env.workdir / "items.csv"
-    pd.DataFrame({"item": [f"item {i}" for i in range(6)]}).to_csv(seed, index=False)
-    out = bashgym_env.workdir / "run"
-    result = bashgym_cli(
-        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "echo", "-j", "droplow",
-        "-k", "parquet", "--top-up", "--out", out,
-    )  # fmt: skip
+    result, out = run_echo_top_up(bashgym_cli, bashgym_env)
     assert result.exit_code == 1, result.output
     counts = json.loads((out / "run.json").read_text())["counts"]
     assert (counts["requested"], counts["requested_in_rounds"], counts["rounds"]) == (6, 12, 2)

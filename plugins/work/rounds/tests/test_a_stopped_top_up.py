@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
-from bashgym_testing.plugins import DropLow, EchoPlugin
+from bashgym_testing.plugins import DropLow, EchoPlugin, run_echo_top_up
 
 
 def stopped_in_round_two(bashgym_cli, bashgym_env, register_plugin, scripted_models, monkeypatch):
@@ -41,13 +40,7 @@ def stopped_in_round_two(bashgym_cli, bashgym_env, register_plugin, scripted_mod
     scripted_models.server.add_rule(unparseable, Reply("no json here"))
     scripted_models.server.add_rule(answers, default_reply)
     scripted_models.server.add_rule(lambda r: True, Fault.status(429))
-    seed = bashgym_env.workdir / "items.csv"
-    pd.DataFrame({"item": [f"item {i}" for i in range(6)]}).to_csv(seed, index=False)
-    out = bashgym_env.workdir / "run"
-    result = bashgym_cli(
-        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "echo", "-j", "droplow",
-        "-k", "parquet", "--top-up", "--out", out,
-    )  # fmt: skip
+    result, out = run_echo_top_up(bashgym_cli, bashgym_env)
     assert result.exit_code == 1, result.output
     assert "10 of 12 rows pending" in " ".join(result.output.split())
     return out

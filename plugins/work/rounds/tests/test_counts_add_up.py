@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
-from bashgym_testing.plugins import Picky, TriplePlugin
+from bashgym_testing.plugins import Picky, TriplePlugin, run_triple
 
 SECRET = "ghp_" + "x7Kd9Qm2Lp4Rt6Vw8Yz1Bc3Fg5Hj7Nq9Sa2D"  # a GitHub token's shape
 
@@ -20,13 +19,7 @@ def test_generated_counts_the_finalized_rows_and_every_count_adds_up(
     bashgym_cli, bashgym_env, register_plugin
 ):
     register_plugin(TriplePlugin(Picky(secret=SECRET)), "triple-plugin")
-    seed = bashgym_env.workdir / "seed.csv"
-    pd.DataFrame({"task": ["a", "b", "c", "d"]}).to_csv(seed, index=False)
-    out = bashgym_env.workdir / "run"
-    result = bashgym_cli(
-        "run", "-s", "files", "--set", f"source.path={seed}", "-p", "triple", "-j", "no-third",
-        "-k", "parquet", "-k", "picky", "--out", out,
-    )  # fmt: skip
+    result, out = run_triple(bashgym_cli, bashgym_env)
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "run.json").read_text())
     counts = summary["counts"]
