@@ -131,6 +131,9 @@ class Merged:
     output: str = ""
 
 
+ADMIN_PARTS = (".git", "worktrees")  # where git keeps an admin dir per worktree
+
+
 class Repository:
     """The user's repository, as the orchestrator uses it (see the module docstring)."""
 
@@ -139,6 +142,7 @@ class Repository:
         if not (root / ".git").is_dir() or (root / ".git").is_symlink():
             raise InputError(f"{root} is not a git checkout with a .git folder (git init it?)")
         self.root = root
+        self.admin_root = root.joinpath(*ADMIN_PARTS)  # git's records of the worktrees
         self.main = git.Repo.trusted(root, root / ".git")
         self.guard: GitDirGuard | None = None
         # the admin dir git records for each worktree made or opened here (found by its
@@ -235,10 +239,9 @@ class Repository:
         """The admin dir of the worktree at `path` when it is as git made it for `branch`:
         one admin dir records `path` (git's own record, in the user's `.git`), its HEAD names
         `branch`, and `path/.git` (read without following a link) names that admin dir."""
-        names = self._recording(path)
-        if len(names) != 1:
+        admin = self._sole_admin(path)
+        if admin is None:
             return None
-        admin = self.root / ".git" / "worktrees" / names.pop()
         head = _small_file(admin / "HEAD")
         if head is None or head.strip() != f"ref: refs/heads/{branch}":
             return None
@@ -259,11 +262,16 @@ class Repository:
         """The admin dir git just made for the worktree at `path`: the one under this
         repository's `.git/worktrees/` whose `gitdir` records `path` (git's own record, never
         the `.git` file in the worktree), exactly one."""
-        names = self._recording(path)
-        if len(names) != 1:
-            found = ", ".join(sorted(names)) or "none"
+        admin = self._sole_admin(path)
+        if admin is None:
+            found = ", ".join(sorted(self._recording(path))) or "none"
             raise GitError(f"{path}: git should record one worktree there, found {found}")
-        return self.root / ".git" / "worktrees" / names.pop()
+        return admin
+
+    def _sole_admin(self, path: Path) -> Path | None:
+        """The one admin dir whose `gitdir` records `path`; None when none or several do."""
+        names = self._recording(path)
+        return self.admin_root / names.pop() if len(names) == 1 else None
 
     async def remove_worktree(self, path: Path) -> list[str]:
         """Remove the worktree at `path` (its branch stays) and git's record of it; what could
@@ -291,7 +299,7 @@ class Repository:
         for path in paths:
             made = self.admins.pop(path, None)  # forgotten: a later worktree may get its name
             if made is not None and self.guard is not None:
-                self.guard.unwatch_worktree(self.root / ".git" / "worktrees" / made)
+                self.guard.unwatch_worktree(self.admin_root / made)
             names |= self._recording(path, records)
             if os.path.islink(path):
                 path.unlink()
@@ -300,9 +308,7 @@ class Repository:
                 if os.path.lexists(path):
                     failed.append(f"{path} (not all of it could be deleted)")
         if names:
-            gone = await asyncio.to_thread(
-                remove_entries, self.root, (".git", "worktrees"), only=names
-            )
+            gone = await asyncio.to_thread(remove_entries, self.root, ADMIN_PARTS, only=names)
             failed += [f"{self.root / '.git' / 'worktrees' / f}" for f in gone.failed]
         return failed
 
@@ -311,7 +317,7 @@ class Repository:
         names only: nothing in them is read). A job's snapshot, for `remove_strays` to say
         which worktrees were added while it ran."""
         try:
-            return set(os.listdir(self.root / ".git" / "worktrees"))
+            return set(os.listdir(self.admin_root))
         except OSError:
             return set()
 
@@ -339,18 +345,17 @@ class Repository:
             if os.path.isdir(path) and not os.path.islink(path):
                 kept |= self._recording(path, records)
         ours = {n for n, at in records.items() if _under(at, inside) and n not in kept}
-        gone = await asyncio.to_thread(remove_entries, self.root, (".git", "worktrees"), only=ours)
+        gone = await asyncio.to_thread(remove_entries, self.root, ADMIN_PARTS, only=ours)
         known = before | ours | kept | set(self.admins.values())
         outside = sorted(at for name, at in records.items() if at and name not in known)
-        failed = [f"{self.root / '.git' / 'worktrees' / f}" for f in gone.failed]
+        failed = [f"{self.admin_root / f}" for f in gone.failed]
         return Strays(len(gone.removed), outside, failed)
 
     def records(self) -> dict[str, str]:
         """Each admin dir under `.git/worktrees/` and the worktree path its `gitdir` records
         ('' when it has none that can be read): git's own record, read without a process."""
-        admin = self.root / ".git" / "worktrees"
         try:
-            entries = list(os.scandir(admin))
+            entries = list(os.scandir(self.admin_root))
         except OSError:
             return {}
         found = {}
