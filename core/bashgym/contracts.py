@@ -2,8 +2,7 @@
 
 Each kind is a small abstract base class, generic in its options model: `class Files(Source[
 FilesOptions])` is how a plugin declares its options (the one way), and types `options` for its
-author. Options are plain config, validated by the engine before any work starts.
-"""
+author. Options are plain config, validated by the engine before any work starts."""
 
 from __future__ import annotations
 
@@ -455,6 +454,11 @@ class Sink(Component[O]):
         """A writer taking the dataset in batches, so a run from a source straight to its
         sinks holds one batch in memory; override where the format can be written as it comes."""
         return SinkStream(lambda frame: self.write(frame, options, run, output_format))
+
+    def refuses(self, options: O, output_format: str) -> str | None:
+        """Why rows in `output_format` are nothing this sink can write, asked before the run
+        starts so that a mismatch costs no generation; None when it can (the default)."""
+        return None
 
 
 class Executor(Component[O]):

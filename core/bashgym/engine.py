@@ -125,7 +125,7 @@ class Engine:
         """Scrubbed rows (no runner's: nothing needs them all at once) to the sinks batch by
         batch, one batch in memory: each capped at -n and judged, then added to every sink."""
         resolved, run, left = self.resolved, self.run, self.resolved.spec.num_records
-        outs = [s.obj.stream(s.options, run, _output_format(resolved)) for s in resolved.sinks]
+        outs = [s.obj.stream(s.options, run, resolved.output_format()) for s in resolved.sinks]
         try:
             with self.step(step):
                 for batch in batches:
@@ -178,7 +178,7 @@ class Engine:
     def write(self, generated: Generated) -> None:
         with self.step("scrub"):
             dataset = self.scrubbing.frame(generated.dataset)
-        fmt = _output_format(self.resolved)
+        fmt = self.resolved.output_format()
         for sink in self.resolved.sinks:
             with self.step(f"sink {sink.name}", total=len(dataset)):
                 self.wrote(sink, sink.obj.write(dataset, sink.options, self.run, fmt))
@@ -426,12 +426,3 @@ def pipeline_runner(resolved: ResolvedRun) -> str | None:
         if type(judge.obj).configure is not Judge.configure:
             return judge.obj.runner  # type: ignore[no-any-return]
     return None
-
-
-def _output_format(resolved: ResolvedRun) -> str:
-    """What the rows are: the pipeline's format, else traces from an executor or the source's."""
-    if resolved.pipeline is not None:
-        return getattr(resolved.pipeline.obj, "output_format", "rows")
-    if resolved.executor is not None:
-        return "traces"
-    return getattr(resolved.source.obj, "output_format", "rows") if resolved.source else "rows"

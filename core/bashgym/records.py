@@ -3,8 +3,7 @@
 One Trace shape for every agent run, whatever produced it (a transcript, a rollout, `claude -p`,
 the student loop), so sinks and pipelines never care where work came from. Messages are
 OpenAI-style, the de-facto training format. Pydantic models: validated on the way in, JSON on the
-way out, unknown producer fields kept in `extra` (lossless).
-"""
+way out, unknown producer fields kept in `extra` (lossless)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,7 @@ batches) instead of starting a second run. A run is "the same" when its resolved
 its source files are unchanged (path, size, mtime); run.json stores both hashes. `--out DIR`
 resumes DIR when it holds an unfinished run of the same config (and refuses changed inputs);
 without `--out`, the newest such run under `runs_dir` that no live process holds resumes.
-`--fresh` starts over. The chosen dir is locked for the run (`bashgym.store.lock_run`).
-"""
+`--fresh` starts over. The chosen dir is locked for the run (`bashgym.store.lock_run`)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 A front end builds a RunSpec (`bashgym run`: bashgym-commands-run); `resolve()` checks every name
 against the registry and every option against its model before any work starts. `to_toml()` is
-the run file that produced it, kept as `run.toml` so any run can be repeated.
-"""
+the run file that produced it, kept as `run.toml` so any run can be repeated."""
 
 from __future__ import annotations
 
@@ -75,11 +74,8 @@ class RunSpec(BaseModel):
 
     def to_toml(self) -> str:
         """The spec as a run file that `bashgym run FILE` accepts back."""
-        doc: dict[str, Any] = {
-            k: v
-            for k, v in self.model_dump(mode="json").items()
-            if k not in (*ROLE_KEYS, "tables") and v not in (None, [], {})
-        }
+        dump = self.model_dump(mode="json").items()
+        doc = {k: v for k, v in dump if k not in (*ROLE_KEYS, "tables") and v not in (None, [], {})}
         doc.update(self.tables)
         for role in SINGLE_ROLES + tuple(PLURAL_KEYS):
             if tables := [{"plugin": s.plugin, **s.options} for s in self.steps(role)]:
@@ -131,6 +127,13 @@ class ResolvedRun:
 
     def steps(self) -> list[Step]:
         return [s for role in SINGLE_ROLES if (s := getattr(self, role))] + self.judges + self.sinks
+
+    def output_format(self) -> str:
+        """The rows' format: the pipeline's, else traces from an executor, else the source's."""
+        if self.executor is not None and self.pipeline is None:
+            return "traces"
+        step = self.pipeline or self.source
+        return getattr(step.obj, "output_format", "rows") if step else "rows"
 
 
 def resolve(
@@ -231,7 +234,11 @@ def resolve(
     sinks = [step("sink", s) for s in spec.sinks]
     backend = step("backend", spec.backend) if spec.backend else None
     steps = (source, pipeline, judges, sinks, executor, environment, router, backend)
-    return ResolvedRun(spec, *steps)
+    resolved = ResolvedRun(spec, *steps)
+    for sink in sinks:  # before the run: a format the sink cannot write costs no generation
+        if (why := sink.obj.refuses(sink.options, resolved.output_format())) is not None:
+            raise RunConfigError(f"sink {sink.name!r}: {why}")
+    return resolved
 
 
 def _names(registry: Registry, kind: str) -> str:

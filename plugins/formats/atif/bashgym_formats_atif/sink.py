@@ -33,6 +33,17 @@ class AtifSinkOptions(Options):
 class AtifSink(Sink[AtifSinkOptions]):
     """Traces as ATIF trajectory JSON files, one per trace (lossless: they read back equal)."""
 
+    def refuses(self, options: AtifSinkOptions, output_format: str) -> str | None:
+        """A pipeline's chat, DPO or triplet rows carry no Trace: refused before the run, not
+        dropped one by one after its generation (plain `rows` may be trace rows read back)."""
+        if output_format in ("traces", "rows"):
+            return None
+        return (
+            f"it writes Traces (from a transcript source or an executor), and this run makes "
+            f"{output_format!r} rows, which carry none: use -k parquet (or -k nemo-jsonl for "
+            "chat or DPO rows)"
+        )
+
     def write(
         self, dataset: pd.DataFrame, options: AtifSinkOptions, run: RunContext, output_format: str
     ) -> Written:

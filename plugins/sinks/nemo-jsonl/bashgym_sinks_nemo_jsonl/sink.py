@@ -132,6 +132,18 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
     ) -> NemoJsonlStream:
         return NemoJsonlStream(options, run, output_format)
 
+    def refuses(self, options: NemoJsonlOptions, output_format: str) -> str | None:
+        """Rows in a format this sink has no lines for (code-graph-pairs' `triplets`), unless
+        `sink.input` says how to read them: refused before the run, not after its generation."""
+        if options.input != "auto" or output_format in ("traces", "chat", "dpo", "rows"):
+            return None
+        return (
+            f"it writes traces, chat messages, DPO pairs or prompt/response rows, and this run "
+            f"makes {output_format!r} rows: write those with -k parquet or -k hf-hub, or name "
+            "the columns to train on with --set sink.input=rows --set sink.prompt_field=COLUMN "
+            "--set sink.response_field=COLUMN"
+        )
+
 
 class NemoJsonlStream(SinkStream):
     """The files written as batches come: each row's lines go to its split's file at once (the
