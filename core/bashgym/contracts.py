@@ -360,8 +360,11 @@ class Pipeline(Component[O]):
     def build(self, options: O, run: RunContext, seed: pd.DataFrame | None) -> Any:
         """Return the config its runner understands (the runner refuses any other kind)."""
 
-    def finalize(self, dataset: pd.DataFrame, options: O, run: RunContext) -> pd.DataFrame:
-        """Reshape generated rows into the output format (default: unchanged)."""
+    def finalize(
+        self, dataset: pd.DataFrame, options: O, run: RunContext
+    ) -> pd.DataFrame | Generated:
+        """Reshape generated rows into the output format (default: unchanged). A `Generated`
+        instead hands back the rows it dropped too, whole, for dropped.jsonl and the report."""
         return dataset
 
     def example_seed(self, options: O) -> pd.DataFrame | None:

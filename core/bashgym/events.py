@@ -2,8 +2,7 @@
 
 `run.emit(event)` is the one path for every count, drop, token and task: the bus appends it to
 `events.jsonl` (its text redacted), then hands it to the Tally (what run.json and the terminal
-say), run.json's writer and `on_event`. Nothing else keeps a count, so they cannot disagree.
-"""
+say), run.json's writer and `on_event`. Nothing else keeps a count, so they cannot disagree."""
 
 from __future__ import annotations
 
