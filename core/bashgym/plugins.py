@@ -2,8 +2,7 @@
 loaded, each plugin's registrations attributed to it; the process's host.
 
 pluggy's `load_setuptools_entrypoints` stops at the first plugin that fails to import; this loop
-records the failure under its name and goes on: one broken plugin never takes BashGym down.
-"""
+records the failure under its name and goes on: one broken plugin never takes BashGym down."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Settings: `BASHGYM_*` env vars over `./bashgym.toml` over the user's `bashgym.toml`.
 
 pydantic-settings does the layering. Model aliases are configured once here and shared by every
-caller; a key is never stored (an alias names its env var). A plugin owns its own table.
-"""
+caller; a key is never stored (an alias names its env var). A plugin owns its own table."""
 
 from __future__ import annotations
 
