@@ -61,6 +61,7 @@ from bashgym_orchestrator.stream import SinkStream
 from bashgym_orchestrator.worktrees import (
     EXPLAINED,
     GitError,
+    Uncommittable,
     Worktree,
     in_words,
     integration_branch,
@@ -381,18 +382,16 @@ class JobRunner:
             key = f"{tid}#{number}"
             self.store.add(ATTEMPTS, [key])
             self.store.claim(ATTEMPTS, key)
-            self._snapshot("running")  # its attempts count the one under way, as status does
-            with self._acts(f"task {tid} (attempt {number})"):
-                attempt = await self._attempt(task, number, slot, budget, earlier)
-            final = not attempt.success and (attempt.fatal or number - fresh > self.retries)
-            if not attempt.success and not final and attempt.branch:  # kept, renamed
-                kept = f"{attempt.branch}-attempt-{number}"
-                await self.bench.repo.remove_worktree(self.bench.job.worktrees / tid)
-                try:
-                    await self.bench.repo.rename_branch(attempt.branch, kept)
-                    attempt.branch = kept
-                except GitError as exc:
-                    run.note(f"task {tid}: the failed attempt's branch was not kept: {exc}")
+            attempt: Attempt | None = None
+            try:  # claimed: whatever happens, it ends (`_broken`), never stays `running`
+                self._snapshot("running")  # its attempts count the one under way, as status
+                with self._acts(f"task {tid} (attempt {number})"):
+                    attempt = await self._attempt(task, number, slot, budget, earlier)
+                final = not attempt.success and (attempt.fatal or number - fresh > self.retries)
+                if not attempt.success and not final and attempt.branch:  # kept, renamed
+                    await self._keep_branch(attempt, number)
+            except Exception as exc:  # noqa: BLE001 -- the job's error, not the task's
+                attempt, final = self._broken(task, number, attempt, exc), True
             self.store.complete(ATTEMPTS, key, attempt.record(self.bench.run.redact))
             self._stored()
             earlier.append(attempt.record(self.bench.run.redact))
@@ -426,11 +425,48 @@ class JobRunner:
                 self.bench, task, number, chosen, budget, slot, start, earlier
             )
         except (GitError, InputError, OSError) as exc:  # the worker never ran: a status too
-            reason = f"could not start the worker: {in_words(exc)}"
-            attempt = Attempt(task.id, number, "", "", "error", reason, "")
-            failed = WorkerResult.failed(Task(id=task.id, prompt=task.prompt), "", "error", reason)
-            attempt.row = trace_row(self.bench.run, failed, attempt, None, task.prompt)
+            attempt = self._unstarted(task, number, f"could not start the worker: {in_words(exc)}")
         attempt.row.setdefault("duration_s", round(time.monotonic() - started, 3))
+        return attempt
+
+    def _unstarted(self, task: PlannedTask, number: int, reason: str) -> Attempt:
+        """An attempt that ended before its worker ran (or as far as anyone can tell), and its
+        row: a failed trace with `reason`."""
+        attempt = Attempt(task.id, number, "", "", "error", reason, "")
+        failed = WorkerResult.failed(Task(id=task.id, prompt=task.prompt), "", "error", reason)
+        attempt.row = trace_row(self.bench.run, failed, attempt, None, task.prompt)
+        return attempt
+
+    async def _keep_branch(self, attempt: Attempt, number: int) -> None:
+        """A failed attempt that will be tried again: its worktree removed, its branch kept as
+        `<branch>-attempt-<n>` (the next attempt makes the branch again)."""
+        kept = f"{attempt.branch}-attempt-{number}"
+        await self.bench.repo.remove_worktree(self.bench.job.worktrees / attempt.task_id)
+        try:
+            await self.bench.repo.rename_branch(attempt.branch, kept)
+            attempt.branch = kept
+        except GitError as exc:
+            self.bench.run.note(
+                f"task {attempt.task_id}: the failed attempt's branch was not kept: {exc}"
+            )
+
+    def _broken(
+        self, task: PlannedTask, number: int, attempt: Attempt | None, exc: Exception
+    ) -> Attempt:
+        """The attempt, claimed in the store, as it ends when an error of the job's (not the
+        task's) stopped it: before it had a result (a router's or an environment's error, a
+        bug), or after (its worktree could not be cleared for the next try: git refusing to
+        run on an admin dir the task's check swapped for a link). It failed, saying why in
+        words, and is `fatal`: the task fails now, and is not paid for again; what its worker
+        did and spent stays in its record."""
+        if attempt is None:
+            return self._unstarted(task, number, _failure(exc))
+        attempt.reason = (  # failed: only a failed attempt's worktree is cleared (`_work`)
+            f"{attempt.reason or attempt.status}; then the job could not clear its worktree "
+            f"for a retry: {_failure(exc)}"
+        )
+        attempt.fatal = True
+        attempt.row.update(status=attempt.status, reason=self.bench.run.redact(attempt.reason))
         return attempt
 
     def _stored(self) -> None:
@@ -547,6 +583,36 @@ class JobRunner:
         key = f"{tid}#merge"
         self.store.add(ATTEMPTS, [key])
         self.store.claim(ATTEMPTS, key)
+        try:
+            return await self._resolution(task, branch, message, prompt, slot, budget, key)
+        except Exception as exc:  # ended, in words, never left `running`; raised on
+            self.store.fail(ATTEMPTS, key, f"the merge resolution stopped: {_failure(exc)}")
+            await self._fresh_integration()
+            raise
+
+    async def _fresh_integration(self) -> None:
+        """The integration worktree made again at the last merge's commit, after a merge
+        resolution stopped half way in it (the resolver's own git may have left its
+        `index.lock` there, which no later merge could pass): removed whole, as a failed
+        attempt's worktree is, once the resolver's processes are gone; the branch stays."""
+        repo, path = self.bench.repo, self.integration.path
+        with contextlib.suppress(GitError, OSError):
+            self._unremoved(await repo.remove_worktree(path))
+            self.integration = await repo.open_worktree(path, self.integration.branch, self.tip)
+            await repo.reset_to(self.integration, self.tip)
+
+    async def _resolution(
+        self,
+        task: PlannedTask,
+        branch: str,
+        message: str,
+        prompt: str,
+        slot: int,
+        budget: Budget,
+        key: str,
+    ) -> str | None:
+        """`_resolve`'s worker, and the merge commit it made possible (None: it did not)."""
+        bench, tid = self.bench, task.id
         chosen = await asyncio.to_thread(self.choose, task, 0, [])
         work = Task(id=tid, prompt=prompt, metadata={"job": bench.job.name, "merge": branch})
         folder, opts = self.integration.path, env_options(bench, slot)
@@ -559,15 +625,21 @@ class JobRunner:
                     result = await run_task(
                         chosen.obj, chosen.name, work, chosen.options, ctx, announce=False
                     )
-        commit = (
-            await bench.repo.finish_merge(self.integration, message) if result.success else None
-        )
+        commit = None
+        if result.success:
+            try:
+                commit = await bench.repo.finish_merge(self.integration, message)
+            except Uncommittable as exc:  # the resolver's own doing: its resolution failed
+                result = result.model_copy(update={"status": "failed", "reason": in_words(exc)})
         if commit is None and result.success:
             result = result.model_copy(
                 update={"status": "failed", "reason": "conflict markers left"}
             )
-        elif commit is None:
-            await bench.repo.reset_to(self.integration, await bench.repo.tip(self.integration))
+        if commit is None:  # the integration worktree as the last merge left it
+            try:
+                await bench.repo.reset_to(self.integration, self.tip)
+            except GitError:  # git cannot (the resolver's git left its index.lock): remade
+                await self._fresh_integration()
         attempt = Attempt(
             tid, 0, branch, "", result.status, result.reason, chosen.name, cost_usd=result.cost_usd
         )

@@ -62,7 +62,8 @@ DISK_TROUBLE = (
 # What `git add -A` says (git 2.x, read-cache.c and object-file.c) of a path in the worktree
 # that the task left there and git cannot take: a repository with no commit, a file or link it
 # cannot open or read, a name git refuses, something that is not a file. Anything else (the
-# index or its lock, the object database, a signal) is not the task's.
+# index, the object database, a signal) is not the task's, but for the index lock a git of the
+# task's left (`lock_left`).
 TASK_CAUSES = (
     "does not have a commit checked out",
     "error: open(",
@@ -403,13 +404,16 @@ class Repository:
     async def commit_all(self, tree: Worktree, message: str, keep_out: list[str]) -> bool:
         """Commit what the worker left uncommitted (the files in `keep_out`, copied in for it,
         excepted); False when there was nothing. Uncommittable when `git add` refuses what the
-        task left (`tasks_doing`); GitError for anything else (a timeout, a signal, a full
-        disk, the index or its lock, the guard)."""
+        task left (`tasks_doing`), or cannot run for the index lock a git of the task's left
+        (`lock_left`); GitError for anything else (a timeout, a signal, a full disk, the
+        index, the guard)."""
         added = await self.run(tree.repo, "add", "-A", "--", ".", config=AUTHOR, timeout=300)
         if not added.ok:
             lines = added.output.strip().splitlines()
             said = [line for line in lines if line.startswith(("error:", "fatal:"))]
             words = " ".join((said or lines)[-3:]) or added.reason
+            if lock_left(tree, added):
+                raise Uncommittable(_lock_words(tree))
             if tasks_doing(added):
                 raise Uncommittable(f"git add failed: {words}")
             raise GitError(f"git add failed: {words}")
@@ -494,8 +498,11 @@ class Repository:
 
     async def finish_merge(self, into: Worktree, message: str) -> str | None:
         """Commit a merge a worker resolved; None (and the merge aborted) when a conflict
-        marker or an unmerged path is left."""
-        await self.run(into.repo, "add", "-A", "--", ".")
+        marker or an unmerged path is left. Uncommittable when the resolver's own git left the
+        index lock (`lock_left`): the merge stays as it is (git cannot abort it either)."""
+        added = await self.run(into.repo, "add", "-A", "--", ".")
+        if not added.ok and lock_left(into, added):
+            raise Uncommittable(_lock_words(into))
         left = await self.conflicts(into)
         markers = await self.run(into.repo, "diff", "--cached", "--check")
         if left or "conflict marker" in markers.output:
@@ -587,13 +594,36 @@ def _collect(errors: list[OSError]) -> Callable[..., None]:
     return onerror
 
 
+def lock_left(tree: Worktree, added: Completed) -> bool:
+    """Whether a failed `git add` in the task's worktree `tree` failed on the index lock in its
+    admin dir, which is there: a git the task ran itself left it (killed half way, by its
+    command's timeout; or one of its processes still holds it), since no git of the job's
+    runs in a task's worktree before this `add` but `worktree add`, which finished. The task's
+    doing (Uncommittable: a failed attempt), never mended by deleting the lock and going on in
+    that worktree: nothing here can tell that no process of the task's holds it (a daemon it
+    started, a worker on another node). The worktree goes whole, as any failed attempt's, and
+    the next attempt starts in a fresh one."""
+    lock = tree.admin / "index.lock"
+    named = (f"'{lock}': File exists", f"'{os.path.realpath(lock)}': File exists")
+    return not added.timed_out and any(n in added.output for n in named) and os.path.lexists(lock)
+
+
+def _lock_words(tree: Worktree) -> str:
+    return (
+        f"a git command the task ran left .git/worktrees/{tree.admin.name}/index.lock behind "
+        "(stopped before it finished, by a timeout most likely), and git adds nothing while it "
+        "is there"
+    )
+
+
 def tasks_doing(added: Completed) -> bool:
     """Whether a failed `git add -A` failed on what the task left in its worktree (Uncommittable:
     a failed attempt, retried): git exited by itself, said no disk trouble, named at least one
     of `TASK_CAUSES` and nothing but those and what follows them (`TASK_FOLLOWING`). Anything
     else is the job's (a GitError: the task is not paid for again): a timeout or a git killed
-    by a signal, a full disk, `unable to write new index file`, an `index.lock` a killed git
-    left, an object git could not write, words git may say some day that are not listed."""
+    by a signal, a full disk, `unable to write new index file`, an object git could not
+    write, words git may say some day that are not listed. (The index lock a git of the
+    task's left is the task's too: `lock_left`, asked first.)"""
     if added.timed_out or added.exit_code is None or added.exit_code <= 0:
         return False
     if any(t in added.output for t in DISK_TROUBLE):
