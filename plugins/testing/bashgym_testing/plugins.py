@@ -1,8 +1,9 @@
 """Small pipelines, judges and sinks for tests that run the real CLI and engine end to end.
 
 Why here: the round, count and report tests each need the same few plugins (a pipeline that
-asks the scripted model once per row, one whose finalize drops and multiplies rows, a judge
-and a sink that drop known rows); one copy keeps the scenarios those tests compare alike.
+asks the scripted model once per row, one whose finalize drops and multiplies rows, handing
+back the rows it drops, a judge and a sink that drop known rows); one copy keeps the
+scenarios those tests compare alike.
 Register one with the `register_plugin` fixture, e.g. `register_plugin(EchoPlugin(), "echo")`.
 
 `Echo` needs bashgym-designer (DataDesigner); it imports it only when a run builds it."""
@@ -16,7 +17,16 @@ from typing import Any
 import pandas as pd
 
 from bashgym import hookimpl
-from bashgym.contracts import Judge, Options, Pipeline, PipelineOptions, Sink, Written
+from bashgym.contracts import (
+    Generated,
+    Judge,
+    Options,
+    Pipeline,
+    PipelineOptions,
+    Sink,
+    Written,
+)
+from bashgym.records import DroppedRow
 
 
 class Echo(Pipeline[PipelineOptions]):
@@ -42,6 +52,21 @@ class Echo(Pipeline[PipelineOptions]):
             )
         )
         return builder
+
+
+class EchoLeavingOut(Echo):
+    """`Echo` whose finalize leaves out item 5's rows ("finalize: item 5 is left out", by
+    `pipeline echo`), counted and handed back whole in a `Generated`."""
+
+    def finalize(self, dataset, options, run):
+        out = dataset["item"] == "item 5"
+        dropped = [
+            DroppedRow("pipeline echo", "finalize: item 5 is left out", row)
+            for row in dataset[out].to_dict(orient="records")
+        ]
+        if dropped:
+            run.drop("finalize: item 5 is left out", len(dropped), by="pipeline echo")
+        return Generated(dataset[~out].reset_index(drop=True), dropped)
 
 
 class DropLow(Judge):
@@ -82,13 +107,14 @@ class Triple(Pipeline[PipelineOptions]):
         return builder
 
     def finalize(self, dataset, options, run):
-        rows = []
+        rows, dropped = [], []
         for row in dataset.to_dict(orient="records"):
-            if row["task"] == "b":
+            if row["task"] == "b":  # counted, and handed back whole (dropped.jsonl)
                 run.drop("finalize: b has no parts", by="pipeline triple")
+                dropped.append(DroppedRow("pipeline triple", "finalize: b has no parts", row))
                 continue
             rows += [{**row, "part": part} for part in range(3)]
-        return pd.DataFrame(rows)
+        return Generated(pd.DataFrame(rows), dropped)
 
 
 class NoThirdPart(Judge):

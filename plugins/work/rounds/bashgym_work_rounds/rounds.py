@@ -67,8 +67,11 @@ def generate_in_rounds(
     after `finalize` (which may drop rows, or make several of one), the rows the judges, a
     top-up's surplus and the sinks then take from, so kept + what they drop = generated.
     A round stopped anywhere (its runner, finalize, a judge, Ctrl-C) still counts what it
-    asked: the rows its runner made as `stopped_round_rows`, or, Ctrl-C in a runner that
-    counted none of them, as pending; every drop so far goes back on the exception."""
+    asked: the rows its runner made as `stopped_round_rows` (less those its finalize dropped),
+    or, when the runner stopped counting none of them (Ctrl-C, or an error in a later round:
+    round 1's is most often bad input), as pending (the same command resumes the round);
+    every drop so far goes back on the exception.
+    `finalize` may return a `Generated`: the rows it dropped follow the runner's of the round."""
     import pandas as pd
 
     spec, pipeline = resolved.spec, resolved.pipeline
@@ -76,16 +79,18 @@ def generate_in_rounds(
     kept, dropped, rounds, summary = [], [], [], {}  # type: ignore[var-annotated]
     asked = passed = number = accounted = 0
     made: Generated | None = None  # the round under way's rows, once its runner returned them
+    left: list[DroppedRow] = []  # the rows its finalize dropped, once it returned
     run.emit(RowsGenerated(step="pipeline", n=0, total=size))
     try:  # a round stopped anywhere (its runner, finalize, a judge, Ctrl-C) records what it asked
         for number in range(1, (spec.max_rounds if spec.top_up else 1) + 1):
-            made, accounted = None, _accounted(run)
+            made, left, accounted = None, [], _accounted(run)
             part = rotated(seed, asked) if seed is not None and len(seed) else seed
             fewer_before = run.counts.get(FEWER, 0)
             made = generate(pipeline, resolved.judges, part, size, run, round=number, resume=resume)
             rows = made.dataset
-            if pipeline is not None:
-                rows = pipeline.obj.finalize(rows, pipeline.options, run)
+            if pipeline is not None:  # the rows it dropped go after the runner's of the round
+                rows, left = finalized(pipeline.obj.finalize(rows, pipeline.options, run))
+                made = Generated(made.dataset, [*made.dropped, *left], made.summary)
             kept.append(judged := judge(rows))
             summary.update(made.summary)
             passed, asked = passed + len(judged), asked + size
@@ -119,15 +124,28 @@ def generate_in_rounds(
             dataset = dataset.head(target)
     except BaseException as exc:
         if (stopped := size if number > len(rounds) else 0) and made is not None:
-            run.count(STOPPED_ROWS, len(made.dataset))  # made, never finalized nor judged
-            dropped.extend(made.dropped)
-        elif stopped and isinstance(exc, KeyboardInterrupt) and _accounted(run) == accounted:
-            run.count("pending", size)  # Ctrl-C in the runner, which counted none of its rows
+            # made, never judged: those its finalize dropped are counted (and listed) as drops
+            run.count(STOPPED_ROWS, max(len(made.dataset) - len(left), 0))
+            dropped.extend(made.dropped)  # the runner's of this round, then its finalize's
+        elif (
+            stopped
+            and _accounted(run) == accounted
+            and (number > 1 or isinstance(exc, KeyboardInterrupt))
+        ):  # the runner counted none of its rows: Ctrl-C, or a later round's error (its
+            run.count("pending", size)  # finished batches are on disk: the same command resumes)
         _count(run, target, rounds, stopped=stopped)
         hand_back(exc, dropped)  # the finished rounds' drops go with the exception
         raise
     _count(run, target, rounds)
     return Generated(dataset, dropped, {"rounds": rounds, **summary})
+
+
+def finalized(out: pd.DataFrame | Generated) -> tuple[pd.DataFrame, list[DroppedRow]]:
+    """A pipeline's `finalize` result: its rows, and the rows it handed back as dropped (a
+    plain DataFrame hands back none; its drops are only counted)."""
+    if isinstance(out, Generated):
+        return out.dataset, list(out.dropped)
+    return out, []
 
 
 def _accounted(run: RunContext) -> int:

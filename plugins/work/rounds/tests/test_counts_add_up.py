@@ -4,7 +4,8 @@ drops after generation = generated for every sink, and kept never exceeds genera
 drops land in dropped.jsonl beside every other drop, with the row's id and the reason.
 
 A real run through the CLI, DataDesigner and the engine: a seed of four tasks, a pipeline whose
-finalize drops one task's row and makes three rows of each other, a judge and a picky sink."""
+finalize drops one task's row (handing it back whole) and makes three rows of each other, a
+judge and a picky sink."""
 
 from __future__ import annotations
 
@@ -45,5 +46,11 @@ def test_generated_counts_the_finalized_rows_and_every_count_adds_up(
     by_sink = [d for d in dropped if d["by"] == "sink picky"]
     assert [d["reason"] for d in by_sink] == ["c is refused"] * 2
     assert [d["row"]["row_id"].split()[0] for d in by_sink] == ["c-0", "c-1"]
-    assert len(dropped) == counts["dropped_total"] - 1  # all but finalize's (no row to keep)
+    assert len(dropped) == counts["dropped_total"]  # finalize's too: it hands its row back
+    # finalize's first (the generation's), then the judge's, then the sink's
+    assert [d["by"] for d in dropped] == ["pipeline triple"] + ["judge no-third"] * 3 + [
+        "sink picky"
+    ] * 2
+    assert (dropped[0]["reason"], dropped[0]["row"]["task"]) == ("finalize: b has no parts", "b")
+    assert dropped[0]["row"]["prompt"] == "do b"  # the row whole, as finalize had it
     assert summary["artifacts"]["dropped_rows"] == str(out / "dropped.jsonl")
