@@ -39,7 +39,7 @@ from bashgym_designer.rounds import account, skip_health_checks
 from bashgym_runners_datadesigner.scrubbed import scrubbed_artifacts
 from data_designer.errors import DataDesignerError
 
-from bashgym.contracts import InputError, RunContext
+from bashgym.contracts import Generated, InputError, RunContext
 from bashgym_commands_pipeline.messages import log_problems, one_line, quiet
 from bashgym_commands_pipeline.preparing import Prepared
 
@@ -100,6 +100,8 @@ def preview(prepared: Prepared, n: int) -> Preview:
     generated = len(dataset)
     if generated:
         dataset = step.obj.finalize(dataset, step.options, run)
+        if isinstance(dataset, Generated):  # its dropped rows: a preview writes no dropped.jsonl
+            dataset = dataset.dataset
         if prepared.scrubbing is not None:  # prepare() always opens one
             dataset = prepared.scrubbing.frame(dataset)  # it is about to be printed
     return Preview(dataset.reset_index(drop=True), n, generated, redacted_counts(run))

@@ -20,8 +20,9 @@ from bashgym_designer.models import model_config
 from bashgym_testing.pytest_plugin import CliRunner
 
 from bashgym import hookimpl
-from bashgym.contracts import Judge, Pipeline, PipelineOptions, Runtime
+from bashgym.contracts import Generated, Judge, Pipeline, PipelineOptions, Runtime
 from bashgym.plugins import PluginHost, use_host
+from bashgym.records import DroppedRow
 
 
 class StoryOptions(PipelineOptions):
@@ -67,9 +68,10 @@ class Story(Pipeline[StoryOptions]):
                 "meta": [{"topic": t, "tags": ["a", "b"]} for t in dataset["topic"]],
             }
         )
-        if options.drop_first and len(rows):
+        if options.drop_first and len(rows):  # counted, and handed back whole (a Generated)
             run.drop("story: first row dropped on request")
-            rows = rows.iloc[1:]
+            first = rows.iloc[0].to_dict()
+            return Generated(rows.iloc[1:], [DroppedRow("pipeline story", "first row", first)])
         return rows
 
 
