@@ -6,6 +6,7 @@ import itertools
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from bashgym_designer.designer import generate
 from bashgym_designer.drops import read_drops
@@ -16,6 +17,9 @@ from bashgym_pipelines_tool_use_sft.pipeline import ToolUseSftPipeline
 from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from bashgym_testing.server import Reply
+
+from bashgym.contracts import RunContext
+from bashgym.settings import Settings
 
 RUBRIC = get_rubric("tool-use")
 FENCE = "```json\n{}\n```"
@@ -75,7 +79,7 @@ def run_pipeline(scripted_models, options: ToolUseOptions, n: int):
             settings=run.settings,
             providers=providers_for(run.models, builder.model_configs),
         )
-    return run, builder, gen, pipeline.finalize(gen.dataset, options, run)
+    return run, builder, gen, pipeline.finalize(gen.dataset, options, run).dataset
 
 
 def test_valid_conversations_become_tool_use_rows_the_sink_accepts(scripted_models, tmp_path):
@@ -179,3 +183,23 @@ def test_option_checks():
     with pytest.raises(ValueError, match="scenarios must not be empty"):
         ToolUseOptions(scenarios=[])
     assert all(f.description for f in ToolUseOptions.model_fields.values())
+
+
+def test_a_row_that_cannot_become_messages_is_handed_back_whole(tmp_path):
+    """finalize drops a row whose conversation is missing or whose call arguments are no JSON
+    object (the call check drops such rows first in a run; finalize stays safe), counts it as
+    before and hands it back whole, for dropped.jsonl."""
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    odd = conversation("Fixed.", call("read_file", "[1]", "..."))
+    frame = pd.DataFrame({"conversation": [GOOD, None, odd], "domain": ["a", "b", "c"]})
+    out = ToolUseSftPipeline().finalize(frame, ToolUseOptions(), run)
+    assert list(out.dataset["domain"]) == ["a"]
+    assert run.dropped == {
+        "tool-use-sft: conversation is missing": 1,
+        "tool-use-sft: call 1: arguments are not a JSON object": 1,
+    }
+    assert [(d.by, d.reason, d.row["domain"]) for d in out.dropped] == [
+        ("pipeline tool-use-sft", "conversation is missing", "b"),
+        ("pipeline tool-use-sft", "call 1: arguments are not a JSON object", "c"),
+    ]
+    assert out.dropped[1].row["conversation"] == odd  # as the pipeline had it
