@@ -19,7 +19,7 @@ import data_designer.config as dd
 from bashgym_designer.filters import FilterRule
 from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
 
-from bashgym.contracts import InputError, Pipeline, RunContext
+from bashgym.contracts import Generated, InputError, Pipeline, RunContext
 from bashgym_pipelines_from_external.examples import example_rows
 from bashgym_pipelines_from_external.mapping import NAME, check_columns, resolve_mapping
 from bashgym_pipelines_from_external.options import RUBRIC, FromExternalOptions
@@ -129,7 +129,7 @@ class FromExternalPipeline(Pipeline[FromExternalOptions]):
 
     def finalize(
         self, dataset: pd.DataFrame, options: FromExternalOptions, run: RunContext
-    ) -> pd.DataFrame:
+    ) -> Generated:
         return to_rows(dataset, options.reference, run)
 
     def example_seed(self, options: FromExternalOptions) -> pd.DataFrame:

@@ -16,6 +16,9 @@ from bashgym_sinks_nemo_jsonl.options import NemoJsonlOptions
 from bashgym_sinks_nemo_jsonl.sink import NemoJsonlSink
 from bashgym_testing.server import Reply
 
+from bashgym.contracts import RunContext
+from bashgym.settings import Settings
+
 RUBRIC = get_rubric("instruction-response")
 RESPONSE_RE = re.compile(r"<response>\s*(.*?)\s*</response>", re.DOTALL)
 
@@ -60,7 +63,7 @@ def run_pipeline(scripted_models, seed: pd.DataFrame, options: FromExternalOptio
             settings=run.settings,
             providers=providers_for(run.models, builder.model_configs),
         )
-    return run, builder, gen, pipeline.finalize(gen.dataset, options, run)
+    return run, builder, gen, pipeline.finalize(gen.dataset, options, run).dataset
 
 
 SEED = pd.DataFrame(
@@ -156,3 +159,30 @@ def test_the_config_exports_with_a_file_seed(scripted_models, tmp_path):
     loaded = dd.DataDesignerConfigBuilder.from_config(tmp_path / "config.yaml")
     names = [c.name for c in loaded.get_column_configs()]
     assert {"gen_prompt", "gen_response", "gen_judge", "gen_has_reference"} <= set(names)
+
+
+def test_rows_without_an_instruction_or_a_response_are_handed_back_whole(tmp_path):
+    """finalize drops a row with no instruction or no response (the filter drops such rows
+    first in a run; finalize stays safe), counts it as before and hands it back whole."""
+    run = RunContext(run_dir=tmp_path, settings=Settings())
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b", "c"],
+            "gen_prompt": ["What is 2 + 2?", None, "Name a colour."],
+            "gen_response": ["4", "x", "  "],
+            "gen_system": ["Be brief."] * 3,
+        }
+    )
+    out = FromExternalPipeline().finalize(frame, FromExternalOptions(), run)
+    assert list(out.dataset["id"]) == ["a"]
+    assert run.dropped == {
+        "from-external: empty instruction": 1,
+        "from-external: empty response": 1,
+    }
+    assert [(d.by, d.reason, d.row["id"]) for d in out.dropped] == [
+        ("pipeline from-external", "empty instruction", "b"),
+        ("pipeline from-external", "empty response", "c"),
+    ]
+    assert out.dropped[1].row == {
+        "id": "c", "gen_prompt": "Name a colour.", "gen_response": "  ", "gen_system": "Be brief."
+    }  # fmt: skip
