@@ -28,7 +28,7 @@ import data_designer.config as dd
 from bashgym_designer.filters import FilterRule
 from bashgym_designer.rubrics import add_rubric_judge, get_rubric, writer_builder
 
-from bashgym.contracts import InputError, Pipeline, RunContext
+from bashgym.contracts import Generated, InputError, Pipeline, RunContext
 from bashgym_pipelines_from_unstructured.examples import example_rows
 from bashgym_pipelines_from_unstructured.options import RUBRIC, FromUnstructuredOptions
 from bashgym_pipelines_from_unstructured.prompts import answer_prompt, ask_prompt, judge_prompt
@@ -117,7 +117,7 @@ class FromUnstructuredPipeline(Pipeline[FromUnstructuredOptions]):
 
     def finalize(
         self, dataset: pd.DataFrame, options: FromUnstructuredOptions, run: RunContext
-    ) -> pd.DataFrame:
+    ) -> Generated:
         return to_rows(dataset, options, run)
 
     def example_seed(self, options: FromUnstructuredOptions) -> pd.DataFrame:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bashgym.contracts import Generated
+from bashgym.records import DroppedRow
 from bashgym.text import plain
 
 if TYPE_CHECKING:
@@ -35,25 +37,27 @@ def with_context(context: str, question: str, path: Any) -> str:
     return f"<document{source}>\n{context.strip()}\n</document>\n\n{question}"
 
 
-def to_rows(
-    dataset: pd.DataFrame, options: FromUnstructuredOptions, run: RunContext
-) -> pd.DataFrame:
+def to_rows(dataset: pd.DataFrame, options: FromUnstructuredOptions, run: RunContext) -> Generated:
+    """The output rows, and each row dropped (no question or answer) handed back whole."""
     import pandas as pd  # ~0.5 s (measured): only when rows are made, not at every start-up
 
     meta = {out: col for out, col in METADATA.items() if col in dataset.columns}
     columns = ["prompt", "response", "chunk_id", *meta, "question_type", "difficulty"]
     columns += [JUDGE, "context"]
-    rows = []
+    rows, dropped = [], []
     for row in dataset.to_dict(orient="records"):
         question, answer = plain(row.get("question")), plain(row.get("answer"))
         context = plain(row.get(options.text_column))
-        if not (isinstance(question, str) and question.strip()):
-            run.drop(f"{NAME}: no question")
+        missing = (
+            "no question" if not (isinstance(question, str) and question.strip())
+            else "no answer" if not (isinstance(answer, str) and answer.strip())
+            else None
+        )  # fmt: skip
+        if missing is not None:
+            run.drop(f"{NAME}: {missing}")
+            dropped.append(DroppedRow(f"pipeline {NAME}", missing, plain(row)))
             continue
-        if not (isinstance(answer, str) and answer.strip()):
-            run.drop(f"{NAME}: no answer")
-            continue
-        question = question.strip()
+        question = str(question).strip()
         prompt = (
             with_context(str(context or ""), question, row.get("path"))
             if options.prompt_style == "with-context"
@@ -62,7 +66,7 @@ def to_rows(
         rows.append(
             {
                 "prompt": prompt,
-                "response": answer.strip(),
+                "response": str(answer).strip(),
                 "chunk_id": row.get("chunk_id"),
                 **{out: row.get(col) for out, col in meta.items()},
                 "question_type": row.get("question_type"),
@@ -71,4 +75,4 @@ def to_rows(
                 "context": context,
             }
         )
-    return pd.DataFrame(rows, columns=columns)
+    return Generated(pd.DataFrame(rows, columns=columns), dropped)

@@ -83,7 +83,7 @@ def run_pipeline(scripted_models, options: FromUnstructuredOptions, seed: pd.Dat
             settings=run.settings,
             providers=providers_for(run.models, builder.model_configs),
         )
-    return run, gen, pipeline.finalize(gen.dataset, options, run)
+    return run, gen, pipeline.finalize(gen.dataset, options, run).dataset
 
 
 def test_grounded_questions_and_answers_from_chunks(scripted_models, tmp_path):
