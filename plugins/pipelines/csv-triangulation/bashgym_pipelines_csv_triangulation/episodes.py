@@ -219,15 +219,18 @@ async def work_questions(
         run.emit(StepFinished(step=STEP, duration_s=time.perf_counter() - started, ok=ok))
 
 
-def results(run: RunContext, questions: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The finished rows of `questions`, in their order; a question whose work failed is
-    dropped with the failure as its reason."""
-    rows = []
+def results(
+    run: RunContext, questions: dict[str, dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The finished rows of `questions`, in their order, and the reason (by key) of each
+    question whose work failed: it is dropped with the failure as its reason."""
+    rows, failed = [], {}
     for key in questions:
         item = run.store.get(NAMESPACE, key)
         if item is not None and item.state == "done" and isinstance(item.result, dict):
             rows.append(item.result)
         else:
             error = (item.error if item is not None else None) or "not finished"
-            run.drop(f"csv-triangulation: question failed: {error}", row_id=key)
-    return rows
+            failed[key] = f"question failed: {error}"
+            run.drop(f"csv-triangulation: {failed[key]}", row_id=key)
+    return rows, failed

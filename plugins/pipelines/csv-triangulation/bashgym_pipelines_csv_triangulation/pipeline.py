@@ -38,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 import data_designer.config as dd
 from bashgym_designer.models import model_config
 
-from bashgym.contracts import InputError, Pipeline, RunContext
+from bashgym.contracts import Generated, InputError, Pipeline, RunContext
 from bashgym.events import Artifact
+from bashgym.records import DroppedRow
 from bashgym.text import plain
 from bashgym_pipelines_csv_triangulation import episodes as ep
 from bashgym_pipelines_csv_triangulation.agent import Teacher
@@ -50,7 +51,7 @@ from bashgym_pipelines_csv_triangulation.questions import (
     NAME,
     PROPOSAL,
     llm_seed_rows,
-    read_questions,
+    read_generated,
     template_seed_rows,
 )
 from bashgym_pipelines_csv_triangulation.sandbox import choose, make_pool, registry_of
@@ -143,15 +144,21 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
 
     def finalize(
         self, dataset: pd.DataFrame, options: CsvTriangulationOptions, run: RunContext
-    ) -> pd.DataFrame:
+    ) -> Generated:
+        """The episodes' rows; each question row dropped (unusable, repeated, failed) is handed
+        back whole, as DataDesigner left it, with its reason (dropped.jsonl)."""
         import pandas as pd  # (see build)
 
         prof = load_profile(options)
         columns = [c.name for c in prof.columns]
-        questions = read_questions(dataset, options, run, prof.sha256, columns)
+        read = read_generated(dataset, options, run, prof.sha256, columns)
+        questions, dropped = read.questions, read.dropped
         asked = self._asked.setdefault(str(run.run_dir), set())
         for key in [k for k in questions if k in asked]:
             run.drop(f"{NAME}: asked in an earlier round", row_id=key)
+            dropped.append(
+                DroppedRow(f"pipeline {NAME}", "asked in an earlier round", read.rows[key])
+            )
             del questions[key]
         asked.update(questions)
         if questions:
@@ -164,12 +171,13 @@ class CsvTriangulationPipeline(Pipeline[CsvTriangulationOptions]):
                     options.concurrency,
                 )
             )
-        rows = ep.results(run, questions)
+        rows, failed = ep.results(run, questions)
+        dropped += [DroppedRow(f"pipeline {NAME}", why, read.rows[k]) for k, why in failed.items()]
         frame = pd.DataFrame(rows, columns=COLUMNS)
         run.count(f"{NAME}.verified", int(frame["verified"].sum()) if len(frame) else 0)
         if options.episodes_file:
             write_episodes(run)
-        return frame
+        return Generated(frame, dropped)
 
 
 def make_teachers(options: CsvTriangulationOptions, run: RunContext) -> tuple[Teacher, Teacher]:

@@ -13,8 +13,10 @@ import json
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bashgym.records import DroppedRow
 from bashgym.text import plain
 from bashgym_pipelines_csv_triangulation.episodes import question_key
 from bashgym_pipelines_csv_triangulation.prompts import KIND_GUIDE
@@ -125,6 +127,20 @@ def _proposal(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@dataclass
+class Read:
+    """The questions of the generated rows by key, the row each was read from (by key), and
+    the rows dropped, each whole with its reason (for dropped.jsonl)."""
+
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dropped: list[DroppedRow] = field(default_factory=list)
+
+    def drop(self, run: RunContext, reason: str, row: dict[str, Any]) -> None:
+        run.drop(f"{NAME}: {reason}")
+        self.dropped.append(DroppedRow(f"pipeline {NAME}", reason, plain(row)))
+
+
 def read_questions(
     dataset: Any,
     options: CsvTriangulationOptions,
@@ -132,10 +148,22 @@ def read_questions(
     csv_sha256: str,
     columns: Sequence[str] = (),
 ) -> dict[str, dict[str, Any]]:
+    """The questions of the generated rows, by key (see `read_generated`)."""
+    return read_generated(dataset, options, run, csv_sha256, columns).questions
+
+
+def read_generated(
+    dataset: Any,
+    options: CsvTriangulationOptions,
+    run: RunContext,
+    csv_sha256: str,
+    columns: Sequence[str] = (),
+) -> Read:
     """The questions of the generated rows, by key; unusable and repeated ones are dropped
     with their reason. A rewording that changed the question's meaning (`columns`: the CSV's,
     which it must keep naming) is asked in the template's words instead, and counted."""
-    found: dict[str, dict[str, Any]] = {}
+    read = Read()
+    found = read.questions
     for row in dataset.to_dict(orient="records"):
         if options.questions == "llm":
             proposal = _proposal(row.get(PROPOSAL))
@@ -169,14 +197,14 @@ def read_questions(
                 "source": "template",
             }
         if not q["question"]:
-            run.drop(f"{NAME}: no question")
+            read.drop(run, "no question", row)
             continue
         if not q["hint"]:
-            run.drop(f"{NAME}: no hint for the gold run")
+            read.drop(run, "no hint for the gold run", row)
             continue
         key = question_key(q, csv_sha256)
         if key in found:
-            run.drop(f"{NAME}: duplicate question")
+            read.drop(run, "duplicate question", row)
             continue
-        found[key] = q
-    return found
+        found[key], read.rows[key] = q, plain(row)
+    return read

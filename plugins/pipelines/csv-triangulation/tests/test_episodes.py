@@ -51,7 +51,7 @@ def test_finalize_triangulates_and_a_second_call_resumes_from_the_store(
         {first: ["correct", "correct", "wrong"], second: ["wrong", "wrong", "wrong"]},
     )
     pipeline, opts = CsvTriangulationPipeline(), options(shop)
-    out = pipeline.finalize(rows, opts, run)
+    out = pipeline.finalize(rows, opts, run).dataset
     assert list(out["question"]) == [first, second]
     assert list(out["verified"]) == [True, False]
     assert list(out["agreement"]) == ["2/3", "3/3"]
@@ -60,7 +60,7 @@ def test_finalize_triangulates_and_a_second_call_resumes_from_the_store(
     assert run.counts["csv-triangulation.verified"] == 1
     assert run.usage.output_tokens > 0
 
-    again = CsvTriangulationPipeline().finalize(rows, opts, run)  # a resumed attempt: done
+    again = CsvTriangulationPipeline().finalize(rows, opts, run).dataset  # resumed: done
     assert len(scripted_models.server.completions) == requests  # no model call repeated
     pd.testing.assert_frame_equal(again, out)
     episodes = (run.run_dir / "csv-triangulation" / "episodes.jsonl").read_text().splitlines()
@@ -76,8 +76,13 @@ def test_a_top_up_round_asks_new_questions_and_drops_repeated_ones(run, scripted
     rows = question_rows(shop, 2)
     pipeline.finalize(rows, opts, run)
     repeated = pipeline.finalize(rows, opts, run)  # the same questions in a second round
-    assert repeated.empty
+    assert repeated.dataset.empty
     assert run.dropped["csv-triangulation: asked in an earlier round"] == 2
+    # handed back whole, as DataDesigner left them (dropped.jsonl)
+    assert [(d.by, d.reason) for d in repeated.dropped] == [
+        ("pipeline csv-triangulation", "asked in an earlier round")
+    ] * 2
+    assert [d.row["question"] for d in repeated.dropped] == list(rows["question"])
     later = pipeline.build(opts, run, None).get_seed_config().source.df
     earlier = first_seed.source.df
     assert list(later["template_question"][:3]) == list(earlier["template_question"][2:5])
@@ -86,7 +91,7 @@ def test_a_top_up_round_asks_new_questions_and_drops_repeated_ones(run, scripted
 def test_a_failed_gold_run_skips_the_consistency_runs(run, scripted_models, shop):
     rows = question_rows(shop, 1)
     rows.loc[0, "code"] = "print(df.units.sum())"  # prints the answer, submits nothing
-    out = CsvTriangulationPipeline().finalize(rows, options(shop), run)
+    out = CsvTriangulationPipeline().finalize(rows, options(shop), run).dataset
     (row,) = out.to_dict(orient="records")
     assert not row["verified"] and not row["gold_submitted"]
     assert row["verdict"] == (
@@ -101,7 +106,7 @@ def test_a_failing_model_call_fails_the_episode_with_its_reason(run, scripted_mo
         lambda r: "data analyst" in r.system_text, Fault.status(400, body={"error": "bad"})
     )
     rows = question_rows(shop, 1)
-    out = CsvTriangulationPipeline().finalize(rows, options(shop, consistency_runs=2), run)
+    out = CsvTriangulationPipeline().finalize(rows, options(shop, consistency_runs=2), run).dataset
     traces = json.loads(out.loc[0, "consistency_traces"])
     assert [t["error"].startswith("model call failed:") for t in traces] == [True, True]
     assert out.loc[0, "verdict"] == "no consistency run submitted an answer (0 of 2)"
@@ -113,7 +118,7 @@ def test_a_reply_of_bare_code_runs_and_is_recorded_fenced(run, scripted_models, 
     )
     rows = question_rows(shop, 1)
     rows.loc[0, "code"] = "submit(round(df['revenue'].sum(), 2))"
-    out = CsvTriangulationPipeline().finalize(rows, options(shop, consistency_runs=1), run)
+    out = CsvTriangulationPipeline().finalize(rows, options(shop, consistency_runs=1), run).dataset
     (trace,) = json.loads(out.loc[0, "consistency_traces"])
     assert trace["submitted"] and trace["answer"] == 1507.81 and trace["unfenced"] == 1
     assert trace["messages"][-1]["content"] == (
@@ -127,8 +132,10 @@ def test_running_out_of_turns_fails_the_episode(run, scripted_models, shop):
         lambda r: "data analyst" in r.system_text, Reply("```python\nprint(1)\n```")
     )
     rows = question_rows(shop, 1)
-    out = CsvTriangulationPipeline().finalize(
-        rows, options(shop, consistency_runs=1, max_turns=2), run
+    out = (
+        CsvTriangulationPipeline()
+        .finalize(rows, options(shop, consistency_runs=1, max_turns=2), run)
+        .dataset
     )
     (trace,) = json.loads(out.loc[0, "consistency_traces"])
     assert trace["error"] == "no submit() within 2 turns" and trace["turns"] == 2

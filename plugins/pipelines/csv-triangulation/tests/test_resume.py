@@ -111,7 +111,7 @@ def test_a_killed_run_resumes_with_only_the_unfinished_question(
     before = len(scripted_models.server.completions)
     run = scripted_models.run_context(run_dir, registry=PluginHost().registry)
     with run.models:
-        out = CsvTriangulationPipeline().finalize(frame, options, run)
+        out = CsvTriangulationPipeline().finalize(frame, options, run).dataset
     again = scripted_models.server.completions[before:]
     assert again and all(second in json.dumps(r.body) for r in again)  # only the unfinished one
     assert list(out["question"]) == [first, second]
