@@ -48,7 +48,7 @@ from bashgym_designer.rubrics import (
 from bashgym_designer.settings import designer_settings
 from jinja2.sandbox import SandboxedEnvironment
 
-from bashgym.contracts import InputError, Pipeline, RunContext
+from bashgym.contracts import Generated, InputError, Pipeline, RunContext
 from bashgym_pipelines_code_graph.build import build_graph
 from bashgym_pipelines_code_graph.model import GRAPH_COLUMNS, graph_rows, graphs_from_rows
 from bashgym_pipelines_code_graph.options import CodeGraphPairsOptions
@@ -300,7 +300,7 @@ class CodeGraphPairsPipeline(Pipeline[CodeGraphPairsOptions]):
 
     def finalize(
         self, dataset: pd.DataFrame, options: CodeGraphPairsOptions, run: RunContext
-    ) -> pd.DataFrame:
+    ) -> Generated:
         memo = self._memos.get(str(run.run_dir))
         if memo is None:
             raise RuntimeError(f"{NAME}: finalize before build in this run")

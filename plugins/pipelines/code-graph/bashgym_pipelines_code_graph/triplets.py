@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from bashgym_designer.rubrics import scores_of
 
+from bashgym.contracts import Generated
+from bashgym.records import DroppedRow
 from bashgym.text import plain
 from bashgym_pipelines_code_graph.model import Graph
 from bashgym_pipelines_code_graph.pairs import (
@@ -40,6 +42,7 @@ QA_TYPES = ("qa", "co_relevant")
 # run.json's count (any pipeline's; the report's generation stage reads it) of the rows asked
 # that, besides the drops, gave no output row: the graph has no more triplets to make of them
 FEWER = "fewer_than_asked"
+UNCITED = "code-qa: accepted row without valid citations"
 
 
 @dataclass
@@ -116,11 +119,13 @@ def qa_pairs(
 
 def to_triplets(
     dataset: pd.DataFrame, memo: GraphMemo, options: CodeGraphPairsOptions, run: RunContext
-) -> pd.DataFrame:
+) -> Generated:
+    """The triplets, and each accepted Q&A row that gave none handed back whole (the hard
+    negatives not found are counted only: they are triplets not made, not rows)."""
     # ~0.5 s (measured): pandas only when rows are made, not whenever the plugins load
     import pandas as pd
 
-    out, uncited = PairSet(), 0
+    out, uncited, dropped = PairSet(), 0, []
     # the round that makes the graph's pairs: a top-up's later rounds add none of them
     first = not memo.structural_done
     if first:
@@ -138,7 +143,8 @@ def to_triplets(
                 run.count("qa.accepted")
                 run.count(f"qa.accepted.{category}")
             else:
-                run.drop("code-qa: accepted row without valid citations", by=NAME)
+                run.drop(UNCITED, by=NAME)
+                dropped.append(DroppedRow(NAME, UNCITED, plain(row)))
                 uncited += 1
         memo.qa_done = memo.qa_done or bool((gates == ASK).any() or skipped)
     spend = memo.spend
@@ -165,7 +171,7 @@ def to_triplets(
             "accepted answer, not a row ('generated' counts triplets, pairs.* count them by "
             "type)"
         )
-    return written
+    return Generated(written, dropped)
 
 
 def short_of(limit: int, made: pd.DataFrame, memo: GraphMemo, run: RunContext) -> None:
