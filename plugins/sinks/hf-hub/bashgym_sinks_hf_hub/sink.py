@@ -35,6 +35,7 @@ from bashgym_sinks_hf_hub.paths import shorten_frame, shortened
 from bashgym_sinks_hf_hub.rows import features, trace_rows
 
 NAME = "hf-hub"
+BY = f"sink {NAME}"  # who drops, as every sink says it (`sink nemo-jsonl`): the report's stage
 SPLITS = ("train", "validation")
 
 
@@ -60,8 +61,9 @@ class HfHubSink(Sink[HfHubOptions]):
             kept, hub_rows = [], []
             for row, out in trace_rows(rows, options):
                 if isinstance(out, str):
-                    where = row.get("source_file") or row.get("id")  # named in run.json
-                    run.drop(f"{NAME}: {out}", row_id=str(where) if where else None)
+                    # named in run.json: its file, else its id as nemo-jsonl names it
+                    where = plain(row.get("source_file")) or record_key(row, options.id_field)[0]
+                    run.drop(out, by=BY, row_id=str(where))
                     continue
                 kept.append(row)
                 hub_rows.append(out)

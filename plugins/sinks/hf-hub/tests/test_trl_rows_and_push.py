@@ -59,7 +59,7 @@ def test_hub_rows_carry_messages_and_tools_ready_for_trl(
         pd.DataFrame(rows), HfHubOptions(file_format=file_format), run_ctx, "traces"
     )
     assert written.rows == 4
-    assert run_ctx.dropped == {"hf-hub: trace did not succeed (api_error)": 1}
+    assert run_ctx.dropped == {"sink hf-hub: trace did not succeed (api_error)": 1}
     ds = datasets.load_dataset(
         str(default_folder(run_ctx.run_dir)), cache_dir=str(tmp_path / f"hf-{file_format}")
     )
@@ -131,6 +131,25 @@ def finished_run(bashgym_cli, bashgym_env, register_plugin, make_trace):
         return out
 
     return run
+
+
+def test_a_failed_trace_is_dropped_by_the_sink_stage_as_nemo_jsonl_drops_it(
+    bashgym_cli, bashgym_env, finished_run
+):
+    """Before: `hf-hub: trace did not succeed (api_error)`, the sink's name inside the reason
+    and no `by`, where nemo-jsonl says `by="sink nemo-jsonl"` and the reason alone: run.json,
+    the terminal and dropped.jsonl named hf-hub's drops unlike every other sink's."""
+    out = finished_run("hf-hub")  # a real run, dry: no repo id, no token, no network
+    reason = "trace did not succeed (api_error)"
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["counts"]["dropped"] == {f"sink hf-hub: {reason}": 1}
+    # a trace with no file is named by its id, as nemo-jsonl names it (it had no name here)
+    assert summary["dropped_rows"] == {f"sink hf-hub: {reason}": ["trace-99"]}
+    lines = [json.loads(x) for x in (out / "dropped.jsonl").read_text().splitlines()]
+    assert [(x["by"], x["reason"], x["row"]["row_id"]) for x in lines] == [
+        ("sink hf-hub", reason, "trace-99")
+    ]
+    assert "hf-hub: hf-hub:" not in (out / "run.json").read_text()
 
 
 @pytest.mark.slow  # two runs through the CLI: ~18 s on 2 busy cores
