@@ -270,6 +270,30 @@ def test_a_crash_leaves_run_json_with_the_error(bashgym_cli, bashgym_env, regist
     assert run["status"] == "failed" and run["error"] == "RuntimeError: disk on fire"
 
 
+class Refusing(Source):
+    def open(self, options, run):
+        raise InputError("rows.csv has no column 'prompt'")
+
+
+def test_a_refused_input_is_in_run_json_in_words_without_a_class_name(
+    bashgym_cli, bashgym_env, register_plugin
+):
+    """run.json's error (and report.html's "Run failed") read `InputError: rows.csv …`; a
+    user's mistake is said as the terminal says it. A crash keeps its type (above): news."""
+
+    class P:
+        @hookimpl
+        def register_sources(self, register):
+            register("refusing", Refusing())
+
+    register_plugin(P(), "refusing-plugin")
+    out = bashgym_env.workdir / "refused"
+    result = bashgym_cli("run", "-s", "refusing", "-k", "parquet", "--out", out)
+    assert result.exit_code == 2, result.output
+    run = read_run(out)
+    assert run["status"] == "failed" and run["error"] == "rows.csv has no column 'prompt'"
+
+
 def test_a_run_started_over_in_another_runs_folder_says_so_and_clears_its_files(
     bashgym_cli, bashgym_env, tasks_csv
 ):

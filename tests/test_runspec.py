@@ -156,3 +156,23 @@ def test_a_bad_value_is_said_plainly_without_the_list_of_options():
     with pytest.raises(RunConfigError) as exc:
         resolve(spec, PluginHost().registry)
     assert str(exc.value) == "source 'claude-code': value: min_turns is greater than max_turns"
+
+
+def test_two_sinks_of_one_kind_writing_the_same_files_are_refused(tmp_path):
+    """Two [[sinks]] nemo-jsonl tables (tool-use and chat) both wrote RUN_DIR/nemo-jsonl: the
+    first's lines were lost and the counts added up twice. Each needs its own path."""
+    registry = PluginHost().registry
+    traces = StepSpec(plugin="claude-code", options={"path": str(tmp_path)})
+
+    def sinks(*specs: StepSpec) -> RunSpec:
+        return RunSpec(source=traces, sinks=list(specs))
+
+    chat = StepSpec(plugin="nemo-jsonl", options={"format": "chat"})
+    with pytest.raises(RunConfigError, match="two sinks of one kind would write the same files"):
+        resolve(sinks(StepSpec(plugin="nemo-jsonl"), chat), registry)
+    with pytest.raises(RunConfigError, match="give each a path"):
+        resolve(sinks(StepSpec(plugin="parquet"), StepSpec(plugin="parquet")), registry)
+    apart = StepSpec(plugin="nemo-jsonl", options={"format": "chat", "path": str(tmp_path / "c")})
+    assert len(resolve(sinks(StepSpec(plugin="nemo-jsonl"), apart), registry).sinks) == 2
+    both = sinks(StepSpec(plugin="nemo-jsonl"), StepSpec(plugin="parquet"))
+    assert [s.name for s in resolve(both, registry).sinks] == ["nemo-jsonl", "parquet"]

@@ -63,3 +63,36 @@ def test_a_named_config_file_that_is_missing_is_an_error(bashgym_env, monkeypatc
     empty.write_text("")  # how to read no project file: name an empty one
     monkeypatch.setenv("BASHGYM_CONFIG", str(empty))
     assert str(load_settings().runs_dir) != "project-runs"
+
+
+def test_a_file_naming_only_the_judge_keeps_the_default_alias(bashgym_env, bashgym_cli):
+    """`[models.judge]` alone replaced the whole models table: `default` vanished, so `validate`
+    refused a pipeline's columns ("uses provider 'default', which is not a BashGym model alias")
+    and `bashgym models` listed no default, though every unlisted alias still used it."""
+    (bashgym_env.workdir / "bashgym.toml").write_text(
+        '[models.judge]\nprovider = "openai"\nmodel = "gpt-4o-mini"\n'
+    )
+    settings = load_settings()
+    assert set(settings.models) == {"default", "judge"}
+    assert settings.models["default"].provider == "embedded"
+    assert settings.alias("judge").model == "gpt-4o-mini"
+    listed = bashgym_cli("models")
+    assert listed.exit_code == 0, listed.output
+    assert any(line.split()[:2] == ["default", "embedded"] for line in listed.output.splitlines())
+    (bashgym_env.workdir / "bashgym.toml").write_text(  # a default of the user's own still wins
+        '[models.default]\nprovider = "openai"\nmodel = "gpt-4o"\n'
+    )
+    assert load_settings().alias("anything-unlisted").model == "gpt-4o"
+
+
+def test_a_missing_required_value_is_said_in_words(bashgym_env):
+    from pydantic import BaseModel, ValidationError
+
+    from bashgym.text import explain_validation
+
+    class Needs(BaseModel):
+        path: str
+
+    with pytest.raises(ValidationError) as exc:
+        Needs.model_validate({})
+    assert explain_validation(exc.value) == "path: required, and not given"

@@ -459,8 +459,7 @@ class Sink(Component[O]):
         return SinkStream(lambda frame: self.write(frame, options, run, output_format))
 
     def refuses(self, options: O, output_format: str) -> str | None:
-        """Why rows in `output_format` are nothing this sink can write, asked before the run
-        starts so that a mismatch costs no generation; None when it can (the default)."""
+        """Why it cannot write rows in `output_format` (asked before the run starts), or None."""
         return None
 
 

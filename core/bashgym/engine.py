@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 DROPPED_FILE = "dropped.jsonl"
 SCRATCH_DIR = "bashgym-scratch"  # not `tmp`: `--out .` must never empty a folder of the user's
 UNWRITABLE = "cannot write the run directory {!r}: {}"  # the OS's reason, without class or errno
+EXIT_EMPTY = 3  # a run that kept no rows: not an error in the config, not a success either
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -46,9 +47,6 @@ class RunInterrupted(KeyboardInterrupt):
     def __init__(self, run_dir: Path, why: str) -> None:
         super().__init__(why)
         self.run_dir, self.why = run_dir, why
-
-
-EXIT_EMPTY = 3  # a run that kept no rows: not an error in the config, not a success either
 
 
 class RunJson:
@@ -259,7 +257,8 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                 if redact and len(exc.args) == 1 and isinstance(exc.args[0], str):
                     exc.args = (redact(exc.args[0]),)  # what the terminal prints, too
                 why = str(exc) or "Ctrl-C"
-                error = why if interrupted else f"{type(exc).__name__}: {exc}"
+                plain_words = interrupted or isinstance(exc, InputError)  # a crash's type is news
+                error = why if plain_words else f"{type(exc).__name__}: {exc}"
                 error = redact(error) if redact else error
                 run.emit(ev.RunFinished(status=status, error=error))
                 finish(recorder, host, run, status=status, error=error,
@@ -420,9 +419,6 @@ def write_dropped(run_dir: Path, dropped: list[DroppedRow], scrubbing: Scrubbing
 def pipeline_runner(resolved: ResolvedRun) -> str | None:
     """The runner the run's rows go through: the pipeline's, else that of a judge that adds
     columns (source rows then pass through it one for one), else none."""
-    if resolved.pipeline is not None:
-        return resolved.pipeline.obj.runner  # type: ignore[no-any-return]
-    for judge in resolved.judges:
-        if type(judge.obj).configure is not Judge.configure:
-            return judge.obj.runner  # type: ignore[no-any-return]
-    return None
+    adders = [j for j in resolved.judges if type(j.obj).configure is not Judge.configure]
+    step = resolved.pipeline or (adders[0] if adders else None)
+    return step.obj.runner if step else None  # type: ignore[no-any-return]

@@ -2,8 +2,7 @@
 
 A plugin is a module (a `bashgym` entry point, or `bashgym run --plugin`) implementing some of
 these with `@bashgym.hookimpl`. Registration hooks get a `register(name, obj)` callback, so one
-package can add several things (shapes in `bashgym.contracts`). An unknown hook name is an error.
-"""
+package can add several things (shapes in `bashgym.contracts`). An unknown hook name is an error."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -28,12 +29,9 @@ class _Record(BaseModel):
 def parse_timestamp(value: Any) -> datetime | None:
     """An ISO 8601 timestamp as producers write it (`...Z` included), or None if it is not one:
     transcripts are untrusted input and a bad stamp must not lose the message."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
+    with suppress(ValueError):
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    return None
 
 
 class ToolCall(_Record):

@@ -232,6 +232,8 @@ def resolve(
                     "which has no network: add --set environment.network=true"
                 )
     sinks = [step("sink", s) for s in spec.sinks]
+    if len({(s.name, str(getattr(s.options, "path", None))) for s in sinks}) < len(sinks):
+        raise RunConfigError("two sinks of one kind would write the same files: give each a path")
     backend = step("backend", spec.backend) if spec.backend else None
     steps = (source, pipeline, judges, sinks, executor, environment, router, backend)
     resolved = ResolvedRun(spec, *steps)

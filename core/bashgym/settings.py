@@ -11,10 +11,11 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic.functional_validators import AfterValidator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -62,6 +63,10 @@ class ModelAlias(BaseModel):
         return value
 
 
+# `default`, which any alias not listed uses, stays when a file's [models.judge] replaces the table
+Aliases = Annotated[dict[str, ModelAlias], AfterValidator(lambda m: {"default": ModelAlias(), **m})]
+
+
 class SettingsTable(BaseModel):
     """Base of a plugin's settings table (`[designer]`, `BASHGYM_DESIGNER__*`), registered with
     `register_settings`. `resume_keys`: fields a resumed run must keep. A run's own table is also
@@ -87,9 +92,9 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(platformdirs.user_cache_dir("bashgym")),
         description="Downloaded/assembled artifacts (e.g. the embedded model).",
     )
-    models: dict[str, ModelAlias] = Field(
-        default_factory=lambda: {"default": ModelAlias()},
-        description="Model aliases; any alias not listed uses the embedded default.",
+    models: Aliases = Field(
+        default_factory=dict,
+        description="Model aliases; any alias not listed uses `default` (the embedded model).",
     )
     telemetry: bool = Field(default=False, description="Let libraries send usage telemetry.")
 
@@ -102,7 +107,7 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, toml)
 
     def alias(self, name: str) -> ModelAlias:
-        return self.models.get(name) or self.models.get("default") or ModelAlias()
+        return self.models.get(name) or self.models["default"]
 
     def table(self, model: type[T]) -> T:
         """A plugin's settings table (its defaults when these settings were built without it)."""

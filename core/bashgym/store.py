@@ -90,9 +90,8 @@ def lock_run(run_dir: Path, command: str = "") -> IO[str] | None:
         return None
     since = datetime.now(UTC).isoformat(timespec="seconds")
     fh.truncate(0)
-    fh.write(
-        json.dumps(dict(pid=os.getpid(), host=socket.gethostname(), since=since, command=command))
-    )
+    who = dict(pid=os.getpid(), host=socket.gethostname(), since=since, command=command)
+    fh.write(json.dumps(who))
     fh.flush()
     return fh
 

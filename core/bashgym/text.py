@@ -44,6 +44,7 @@ def explain_validation(
         extra = err["type"] == "extra_forbidden"
         near = did_you_mean(loc.rsplit(".", 1)[-1], known) if extra else ""
         msg = unknown + near if extra else err["msg"].removeprefix("Value error, ")  # a validator's
+        msg = "required, and not given" if err["type"] == "missing" else msg  # not "Field required"
         got = None if extra else err.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float) and got != "" else ""
         problems.append(f"{loc}: {msg}{shown}")
