@@ -26,5 +26,7 @@ class FilterOptions(Options):
 class FilterJudge(Judge[FilterOptions]):
     """Drop rows failing Jinja keep conditions (inside DataDesigner), recording each reason."""
 
+    runner = "datadesigner"
+
     def configure(self, builder: Any, options: FilterOptions, run: RunContext) -> None:
         add_filter(builder, options.name, options.rules)
