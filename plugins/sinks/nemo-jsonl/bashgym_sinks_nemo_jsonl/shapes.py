@@ -444,7 +444,13 @@ def _acts(message: Mapping[str, Any]) -> bool:
 
 
 def chat_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
-    messages = _loads(row.get("messages"), "messages")
+    """A `messages` row. A row of the same file with no messages at all (a chat export's
+    prompt-only or prompt/response lines, as the prompts source reads such a file: the column
+    is there for the chats, empty on the others) is the prompt/response row it is."""
+    raw = plain(row.get("messages"))
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return _without_messages(row, options)
+    messages = _loads(raw, "messages")
     if not isinstance(messages, list):
         raise Invalid("messages is not a list")
     system = plain(row.get("system_prompt"))
@@ -454,6 +460,21 @@ def chat_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
         options,
         system_prompt=system if isinstance(system, str) else None,
     )
+
+
+def _without_messages(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
+    """What is really missing: a prompt alone is a task with no answer (not a bad messages
+    list), and a prompt with its response is a line of its own."""
+
+    def given(name: str) -> bool:
+        value = plain(row.get(name))
+        return value is not None and not (isinstance(value, str) and not value.strip())
+
+    if not given(options.prompt_field):
+        raise Invalid("no messages")
+    if not given(options.response_field):
+        raise Invalid("a prompt with no response: nothing to train on")
+    return rows_line(row, options)
 
 
 def rows_line(row: Mapping[str, Any], options: NemoJsonlOptions) -> Line:
