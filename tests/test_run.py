@@ -308,7 +308,8 @@ def test_a_run_started_over_in_another_runs_folder_says_so_and_clears_its_files(
     (out / "mine.txt").write_text("the user's")
     second = bashgym_cli("run", *source, "-k", "hf-hub", "--out", out)
     assert second.exit_code == 0, second.output
-    assert "replaced the earlier run" in second.output
+    said = second.output.index("WARNING replaced the earlier run")  # at once, not at the end
+    assert said < second.output.index("sink hf-hub"), second.output
     assert not (out / "data.parquet").exists() and (out / "mine.txt").read_text() == "the user's"
     run = read_run(out)
     assert list(run["outputs"]) == ["hf-hub"] and any("replaced" in n for n in run["notes"])

@@ -232,7 +232,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
         resumed_from = target.previous_status if target.resume else None
         run.emit(ev.RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
         if ended := earlier.get("status"):  # (`--out` named another run's folder: say so)
-            run.note(f"replaced the earlier run in {run_dir} (it ended {ended}; its files went)")
+            run.note(f"warning: replaced the earlier run in {run_dir} ({ended}): its files went")
         generated: Generated | None = None
         try:
             try:
