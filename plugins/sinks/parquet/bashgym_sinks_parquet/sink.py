@@ -20,10 +20,18 @@ NAME = "parquet"
 class ParquetOptions(Options):
     path: str | None = Field(
         default=None,
-        description="Output file (or folder for shards); default: RUN_DIR/data.parquet.",
+        description=(
+            "Output file, or with shard_rows the folder of its shards; default: "
+            "RUN_DIR/data.parquet, with shard_rows RUN_DIR/parquet/part-*.parquet."
+        ),
     )
     shard_rows: int | None = Field(
-        default=None, ge=1, description="Rows per shard; unset writes one file."
+        default=None,
+        ge=1,
+        description=(
+            "Rows per shard, written as part-00000-of-0000N.parquet in the path's folder; "
+            "unset writes one file."
+        ),
     )
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
 
