@@ -48,6 +48,9 @@ def test_bad_files_name_the_file(bashgym_env):
     path.write_text("runs_dir = [unclosed\n")
     with pytest.raises(SettingsError, match=r"bashgym\.toml.*not valid TOML"):
         load_settings()
+    path.write_text("runs_dir = 5\n")  # pydantic: "Input is not a valid path for <class …>"
+    with pytest.raises(SettingsError, match=r"runs_dir: must be a path, as text \(got 5\)$"):
+        load_settings()
     path.write_text("no_such_setting = 1\n")
     with pytest.raises(SettingsError, match="no_such_setting: unknown setting"):
         load_settings()

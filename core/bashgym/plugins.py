@@ -78,10 +78,8 @@ class PluginHost:
             version = ep.dist.version if ep.dist else None
             try:
                 self.add(ep.load(), ep.name, distribution=dist, version=version)
-            except Exception as exc:  # noqa: BLE001 -- any import error: report it, keep going
-                error = f"{type(exc).__name__}: {exc}"
-                if isinstance(exc, PluginLoadError):
-                    error = str(exc)
+            except Exception as e:  # noqa: BLE001 -- any import error: report it, keep going
+                error = str(e) if isinstance(e, PluginLoadError) else f"{type(e).__name__}: {e}"
                 self.infos[ep.name] = PluginInfo(ep.name, dist, version, ep.value, error=error)
 
     def add(

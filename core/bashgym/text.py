@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import ValidationError
 
 MAX_MESSAGE = 300
+# pydantic's words where they name a class or say "Field required" (`runs_dir = 5` in a file)
+PLAIN_ERRORS = {"missing": "required, and not given", "path_type": "must be a path, as text"}
 
 
 def plain(value: Any) -> Any:
@@ -44,7 +46,7 @@ def explain_validation(
         extra = err["type"] == "extra_forbidden"
         near = did_you_mean(loc.rsplit(".", 1)[-1], known) if extra else ""
         msg = unknown + near if extra else err["msg"].removeprefix("Value error, ")  # a validator's
-        msg = "required, and not given" if err["type"] == "missing" else msg  # not "Field required"
+        msg = PLAIN_ERRORS.get(err["type"], msg)
         got = None if extra else err.get("input")
         shown = f" (got {got!r})" if isinstance(got, str | int | float) and got != "" else ""
         problems.append(f"{loc}: {msg}{shown}")
