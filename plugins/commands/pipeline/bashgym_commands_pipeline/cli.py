@@ -127,9 +127,9 @@ def pipeline_list(as_json: JsonOpt = False) -> None:
         seed = "required" if info.needs_seed else "optional"
         if info.example_seed:
             seed += f"\nexample: {', '.join(info.seed_columns)}"
-        columns = (
-            f"build failed: {info.error}" if info.error else ", ".join(c.name for c in info.columns)
-        )
+        columns = ", ".join(c.name for c in info.columns)
+        if info.error:  # an option to set is no failure: say what to set
+            columns = f"to list them, {info.needs}" if info.needs else f"build failed: {info.error}"
         rows.append([info.name, info.plugin, info.output_format, seed, info.description, columns])
     print_listing(out, fields, rows)
 
@@ -302,12 +302,17 @@ def pipeline_export(
             origin = prepared.seed_origin
     except InputError as exc:
         raise fail(str(exc)) from None
-    out.print(f"[green]wrote[/] {result.config}", highlight=False)
+    # a path is never folded (a user copies it), nor is any line where no person reads it (a
+    # pipe, a file): rich wrapped at 80 columns there, a path alone after a trailing space
+    out.print(f"[green]wrote[/] {escape(str(result.config))}", highlight=False, soft_wrap=True)
     if result.seed:
-        out.print(f"  seed rows ({origin}): {result.seed}", highlight=False)
-    out.print(f"  providers: {result.home / 'model_providers.yaml'}", highlight=False)
+        seed = f"  seed rows ({escape(str(origin))}): {escape(str(result.seed))}"
+        out.print(seed, highlight=False, soft_wrap=True)
+    providers = escape(str(result.home / "model_providers.yaml"))
+    out.print(f"  providers: {providers}", highlight=False, soft_wrap=True)
     for note in result.notes:
-        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+        note_line = f"[yellow]note:[/] {escape(note)}"
+        err.print(note_line, highlight=False, soft_wrap=not err.is_terminal)
     out.print("run it with:", highlight=False)
     out.print(f"  {result.command}", highlight=False, markup=False, soft_wrap=True)
 

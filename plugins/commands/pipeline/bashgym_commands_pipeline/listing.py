@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bashgym_designer.designer import prepare_environment
 from bashgym_designer.rounds import assemble
@@ -38,6 +38,9 @@ class PipelineInfo:
     seed_columns: list[str]
     columns: list[Column]
     error: str | None = None
+    # what to set before the columns can be listed, in words (`set pipeline.csv=PATH to a CSV
+    # file`); with it, `error` is why its default options did not build ("needs options: ...")
+    needs: str | None = None
 
 
 def list_pipelines(host: PluginHost, settings: Settings) -> list[PipelineInfo]:
@@ -81,6 +84,7 @@ def _describe(registered: Registered, run: RunContext) -> PipelineInfo:
         builder, origins = assemble(Step("pipeline", registered, options), [], run, seed)
     except ValidationError as exc:
         info.error = f"needs options: {explain_validation(exc)}"
+        info.needs = needs(exc, obj.Options)
         return info
     except Exception as exc:  # noqa: BLE001 -- one broken pipeline never breaks the listing
         cause = exc.__cause__ if isinstance(exc, InputError) else exc  # the plugin's own error
@@ -90,3 +94,22 @@ def _describe(registered: Registered, run: RunContext) -> PipelineInfo:
         return info
     info.columns = generated_columns(builder, origins)
     return info
+
+
+def needs(exc: ValidationError, options: Any) -> str:
+    """What a user sets for a pipeline's default options to build, in words: the plugin's own
+    (`set pipeline.csv=PATH to a CSV file`), else the option and what its help says it is."""
+    wants = []
+    for error in exc.errors():
+        loc = ".".join(str(p) for p in error["loc"])
+        option = f"pipeline.{loc}" if loc else "the pipeline's options"
+        said = error["msg"].removeprefix("Value error, ")
+        field = options.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+        what = (field.description or "").strip().rstrip(".") if field is not None else ""
+        if (at := said.find(f"set {option}=")) >= 0:  # the plugin says how
+            wants.append(said[at:])
+        elif error["type"] == "missing":
+            wants.append(f"set {option}" + (f" ({what[:1].lower() + what[1:]})" if what else ""))
+        else:
+            wants.append(f"fix {option}: {said}")
+    return "; ".join(wants)
