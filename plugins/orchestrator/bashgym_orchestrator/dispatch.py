@@ -460,7 +460,9 @@ class JobRunner:
         words, and is `fatal`: the task fails now, and is not paid for again; what its worker
         did and spent stays in its record."""
         if attempt is None:
-            return self._unstarted(task, number, _failure(exc))
+            attempt = self._unstarted(task, number, _failure(exc))
+            attempt.fatal = True  # (a router that raised would be asked, and paid, once a retry)
+            return attempt
         attempt.reason = (  # failed: only a failed attempt's worktree is cleared (`_work`)
             f"{attempt.reason or attempt.status}; then the job could not clear its worktree "
             f"for a retry: {_failure(exc)}"
@@ -476,7 +478,7 @@ class JobRunner:
 
     def _fail(self, tid: str, reason: str) -> None:
         """The task (running) failed for good; every task depending on it is blocked."""
-        self.store.fail(TASKS, tid, reason)
+        self.store.fail(TASKS, tid, self.bench.run.redact(reason))
         self.outcome[tid] = "failed"
         blocked = self.schedule.fail(tid, reason)
         self.bench.run.emit(TaskFinished(task_id=tid, status="failed", reason=reason))
@@ -485,7 +487,7 @@ class JobRunner:
     def _not_started(self, tid: str, reason: str) -> None:
         """The task (ready) will not start (the budget); its dependents are blocked."""
         if self.store.claim(TASKS, tid) is not None:
-            self.store.fail(TASKS, tid, NOT_STARTED + reason)
+            self.store.fail(TASKS, tid, self.bench.run.redact(NOT_STARTED + reason))
         self.outcome[tid] = "blocked"
         blocked = self.schedule.cancel(tid, reason)[1:]
         self.bench.run.emit(TaskBlocked(task_id=tid, reason=reason))
@@ -496,7 +498,7 @@ class JobRunner:
         for tid in ids:
             reason = self.schedule.reason(tid)
             if self.store.claim(TASKS, tid) is not None:
-                self.store.fail(TASKS, tid, BLOCKED + reason)
+                self.store.fail(TASKS, tid, self.bench.run.redact(BLOCKED + reason))
             self.outcome[tid] = "blocked"
             self.bench.run.emit(TaskBlocked(task_id=tid, reason=reason, blocked_by=[by]))
             self.bench.run.emit(TaskFinished(task_id=tid, status="blocked", reason=reason))
@@ -586,7 +588,8 @@ class JobRunner:
         try:
             return await self._resolution(task, branch, message, prompt, slot, budget, key)
         except Exception as exc:  # ended, in words, never left `running`; raised on
-            self.store.fail(ATTEMPTS, key, f"the merge resolution stopped: {_failure(exc)}")
+            stopped = f"the merge resolution stopped: {_failure(exc)}"
+            self.store.fail(ATTEMPTS, key, self.bench.run.redact(stopped))
             await self._fresh_integration()
             raise
 

@@ -185,3 +185,46 @@ def test_an_index_lock_the_merge_resolver_left_stops_only_its_merge(
         "/index.lock behind (stopped before it finished, by a timeout most "
         "likely), and git adds nothing while it is there"
     ), reason
+
+
+ROUTER_THAT_RAISES = """
+from pathlib import Path
+from pydantic import Field
+from bashgym import hookimpl
+from bashgym.contracts import Options, Router
+
+class Opts(Options):
+    executor: str = Field(default="shell", description="the executor")
+
+class Boom(Router[Opts]):
+    def route(self, task, options, run):
+        with open(Path(__file__).with_suffix(".calls"), "a") as fh:
+            fh.write(task.id + "\\n")
+        raise RuntimeError("router probe crashed")
+
+@hookimpl
+def register_routers(register):
+    register("boom", Boom())
+"""
+
+
+def test_an_error_of_the_jobs_before_the_attempt_has_a_result_is_not_retried(
+    bashgym_cli, no_scrub, repo, tmp_path, orch
+):
+    """A router that raises (a bug, a model it probes that is down) is the job's error, not the
+    task's: the task fails once, with one final `task_failed`, and the router is not asked (and
+    paid) again for each of `--retries`."""
+    router = tmp_path / "boom_router.py"
+    router.write_text(ROUTER_THAT_RAISES)
+    job = orch.make_job(tmp_path / "job", repo, [orch.shell_task("a", "echo A > a.txt")])
+    done = bashgym_cli(
+        "orchestrate", "run", job.dir, *RUN, "--plugin", orch.shell_plugin,
+        "--plugin", router, "--router", "boom", "--retries", "2",
+    )  # fmt: skip
+    assert "Traceback" not in done.output
+    failed = [e for e in orch.events(job) if e["type"] == "task_failed"]
+    assert [(e["attempt"], e["final"]) for e in failed] == [(1, True)], failed
+    assert "router probe crashed" in failed[0]["reason"]
+    assert router.with_suffix(".calls").read_text().split() == ["a"]
+    assert job.result()["tasks"]["a"]["attempts"] == 1
+    assert "running" not in store_states(job).values()
