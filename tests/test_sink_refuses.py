@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bashgym.contracts import Options, Sink, Written
+from bashgym import hookimpl
+from bashgym.contracts import Options, Pipeline, Sink, Written
 from bashgym.plugins import PluginHost
 from bashgym.runspec import RunConfigError, RunSpec, StepSpec, resolve
 
@@ -42,14 +43,43 @@ def test_triplets_to_nemo_jsonl_are_refused_naming_the_sinks_that_take_them(regi
     assert "sink.input=rows" in message  # the way to train on them anyway
 
 
-def test_a_sink_input_the_user_names_is_trusted(registry):
-    """`sink.input=rows` with the columns to read: the user says how, so the run may start."""
-    resolved = resolve(
-        spec("code-graph-pairs", "nemo-jsonl", input="rows", prompt_field="anchor",
-             response_field="positive"),
-        registry,
-    )  # fmt: skip
+@pytest.mark.parametrize(
+    "told",
+    [
+        {"input": "rows", "prompt_field": "anchor", "response_field": "positive"},
+        {"prompt_field": "anchor", "response_field": "positive"},  # input=auto reads them too
+    ],
+)
+def test_columns_the_user_names_are_trusted(registry, told):
+    """The user says which columns to read, so the run may start (the sink writes them)."""
+    resolved = resolve(spec("code-graph-pairs", "nemo-jsonl", **told), registry)
     assert resolved.output_format() == "triplets"
+
+
+class ThirdParty(Pipeline):
+    """A pipeline of someone else's whose format name no built-in sink knows."""
+
+    output_format = "sft"
+    runner = "datadesigner"
+
+    def build(self, options, run, seed):
+        return None
+
+
+def test_a_format_no_sink_knows_is_left_to_its_columns(registry):
+    """A third party's `sft` rows may well hold `messages` or a `trace`: judged when they come,
+    by their columns, as before (only formats known to hold no training text are refused)."""
+
+    class Plugin:
+        @hookimpl
+        def register_pipelines(self, register):
+            register("third-party-sft", ThirdParty())
+
+    host = PluginHost()
+    host.add(Plugin(), "third-party-sft-plugin")
+    for sink in ("nemo-jsonl", "atif"):
+        resolved = resolve(spec("third-party-sft", sink), host.registry)
+        assert resolved.sinks[0].name == sink
 
 
 @pytest.mark.parametrize("pipeline", ["code-graph-pairs", "coding-agent-dpo", "coding-agent-sft"])

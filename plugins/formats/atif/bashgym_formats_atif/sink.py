@@ -35,8 +35,9 @@ class AtifSink(Sink[AtifSinkOptions]):
 
     def refuses(self, options: AtifSinkOptions, output_format: str) -> str | None:
         """A pipeline's chat, DPO or triplet rows carry no Trace: refused before the run, not
-        dropped one by one after its generation (plain `rows` may be trace rows read back)."""
-        if output_format in ("traces", "rows"):
+        dropped one by one after its generation (plain `rows` may be trace rows read back, and a
+        third party's format is judged by its rows' `trace` column, as `write` does)."""
+        if output_format not in ("chat", "dpo", "triplets"):
             return None
         return (
             f"it writes Traces (from a transcript source or an executor), and this run makes "

@@ -47,6 +47,7 @@ BY = f"sink {NAME}"  # who drops, as every sink says it (`sink atif`): the repor
 FILES = {"train": "train.jsonl", "validation": "val.jsonl"}
 NEGATIVES = "negatives.jsonl"  # failed traces' lines: never SFT targets, kept for DPO rejected
 DROP_EXAMPLES = 5
+NOT_TRAINING_TEXT = ("triplets",)  # output formats with no prompt and answer to train on
 JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
 
 
@@ -133,9 +134,11 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
         return NemoJsonlStream(options, run, output_format)
 
     def refuses(self, options: NemoJsonlOptions, output_format: str) -> str | None:
-        """Rows in a format this sink has no lines for (code-graph-pairs' `triplets`), unless
-        `sink.input` says how to read them: refused before the run, not after its generation."""
-        if options.input != "auto" or output_format in ("traces", "chat", "dpo", "rows"):
+        """A format known to hold no training text (code-graph-pairs' `triplets`), unless the
+        user says which columns to read: refused before the run, not after its generation. Any
+        other format (a third party's) is read by its columns, as `input=auto` does."""
+        told = {"input", "prompt_field", "response_field"} & options.model_fields_set
+        if output_format not in NOT_TRAINING_TEXT or told:
             return None
         return (
             f"it writes traces, chat messages, DPO pairs or prompt/response rows, and this run "
