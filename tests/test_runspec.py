@@ -168,11 +168,38 @@ def test_two_sinks_of_one_kind_writing_the_same_files_are_refused(tmp_path):
         return RunSpec(source=traces, sinks=list(specs))
 
     chat = StepSpec(plugin="nemo-jsonl", options={"format": "chat"})
-    with pytest.raises(RunConfigError, match="two sinks of one kind would write the same files"):
+    with pytest.raises(RunConfigError, match="two nemo-jsonl sinks would write the same files"):
         resolve(sinks(StepSpec(plugin="nemo-jsonl"), chat), registry)
-    with pytest.raises(RunConfigError, match="give each a path"):
+    with pytest.raises(RunConfigError, match="two parquet sinks would write the same files"):
         resolve(sinks(StepSpec(plugin="parquet"), StepSpec(plugin="parquet")), registry)
     apart = StepSpec(plugin="nemo-jsonl", options={"format": "chat", "path": str(tmp_path / "c")})
     assert len(resolve(sinks(StepSpec(plugin="nemo-jsonl"), apart), registry).sinks) == 2
     both = sinks(StepSpec(plugin="nemo-jsonl"), StepSpec(plugin="parquet"))
     assert [s.name for s in resolve(both, registry).sinks] == ["nemo-jsonl", "parquet"]
+
+
+def test_sinks_with_no_path_option_may_be_used_twice():
+    """A sink whose options have no `path` (a webhook's `url`) writes no files of the run's:
+    two of them (two urls) are not refused with advice it cannot follow."""
+    from pydantic import Field
+
+    from bashgym import hookimpl
+    from bashgym.contracts import Options, Sink, Written
+
+    class HookOptions(Options):
+        url: str = Field(description="where to post")
+
+    class Webhook(Sink[HookOptions]):
+        def write(self, dataset, options, run, output_format):
+            return Written([], len(dataset))
+
+    class Plugin:
+        @hookimpl
+        def register_sinks(self, register):
+            register("webhook", Webhook())
+
+    host = PluginHost()
+    host.add(Plugin(), "webhook-plugin")
+    hooks = [StepSpec(plugin="webhook", options={"url": u}) for u in ("http://a", "http://b")]
+    spec = RunSpec(source=StepSpec(plugin="prompts", options={"path": "README.md"}), sinks=hooks)
+    assert [s.name for s in resolve(spec, host.registry).sinks] == ["webhook", "webhook"]

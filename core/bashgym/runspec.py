@@ -232,8 +232,9 @@ def resolve(
                     "which has no network: add --set environment.network=true"
                 )
     sinks = [step("sink", s) for s in spec.sinks]
-    if len({(s.name, str(getattr(s.options, "path", None))) for s in sinks}) < len(sinks):
-        raise RunConfigError("two sinks of one kind would write the same files: give each a path")
+    places = [(s.name, str(s.options.path)) for s in sinks if hasattr(s.options, "path")]
+    if twice := [name for name, path in places if places.count((name, path)) > 1]:
+        raise RunConfigError(f"two {twice[0]} sinks would write the same files: give each a path")
     backend = step("backend", spec.backend) if spec.backend else None
     steps = (source, pipeline, judges, sinks, executor, environment, router, backend)
     resolved = ResolvedRun(spec, *steps)
