@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import data_designer.config as dd
+from bashgym_split import record_key
+from bashgym_split.places import row_place
 
 from bashgym.contracts import (
     Generated,
@@ -45,8 +47,10 @@ def account(run: RunContext, gen: Any) -> None:
     """Put one generation's shortfall into run.dropped, by column/processor and reason."""
     for (column, reason), n in sorted(gen.failures.items()):
         run.drop(f"pipeline column {column}: {reason}", n)
-    for row in gen.dropped:
-        run.drop(f"{row.by}: {row.reason}")
+    for row in gen.dropped:  # by which file and row (run.json's `dropped_rows`), or by its id
+        key, where = record_key(row.row)
+        place = row_place(row.row) or (key if where != "content" else None)
+        run.drop(row.reason, by=row.by, row_id=place)
     if gen.unexplained and gen.stopped is None:
         run.drop(UNEXPLAINED, gen.unexplained)
 

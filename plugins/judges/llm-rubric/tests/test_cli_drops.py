@@ -2,7 +2,8 @@
 
 The judge drops inside DataDesigner, through its own `bashgym-filter` processor
 (`<column>-thresholds`): run.json counts the drop as `filter quality-thresholds: <rubric>:
-<criterion> below <n>` and dropped.jsonl holds the row whole, with its source file and row.
+<criterion> below <n>`, `dropped_rows` names the row by its file and row there, and
+dropped.jsonl holds the row whole.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def test_a_dropped_row_is_counted_by_its_filter_and_kept_whole_in_dropped_jsonl(
     reason = "instruction-response: correctness below 3"
     assert summary["counts"]["kept"] == 3
     assert summary["counts"]["dropped"] == {f"filter quality-thresholds: {reason}": 1}
+    # which row, as the sinks name theirs (run.json's `dropped_rows` was {} for these)
+    assert summary["dropped_rows"] == {
+        f"filter quality-thresholds: {reason}": ["qa.csv (source_row 1)"]
+    }
     (dropped,) = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
     assert (dropped["by"], dropped["reason"]) == ("filter quality-thresholds", reason)
     row = dropped["row"]

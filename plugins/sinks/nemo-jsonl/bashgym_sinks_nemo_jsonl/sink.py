@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 import orjson
 import pandas as pd
 from bashgym_split import Split, loadable, record_key, score, split_of
+from bashgym_split.places import row_place
 
 from bashgym import __version__
 from bashgym.contracts import InputError, RunContext, Sink, SinkStream, Written
@@ -288,28 +289,8 @@ class NemoJsonlStream(SinkStream):
 
 
 def row_id(row: Mapping[str, Any], key: str) -> str:
-    """Where a user finds a dropped row: its file, and the row in it when the source numbers
-    rows (a CSV or JSONL holds many), else its id. The files source's 0-based `source_row`;
-    the prompts source's 1-based `source_line` as `file:3` and `source_index` (an item of a
-    JSON list, a markdown section) as `file[2]`, the words of its own notes."""
-    where = plain(row.get("source_file"))
-    if not where:
-        return key
-    for column, said in (("source_row", "{} (source_row {})"), ("source_line", "{}:{}"),
-                         ("source_index", "{}[{}]")):  # fmt: skip
-        number = _number(row.get(column))
-        if number is not None:
-            return said.format(where, number)
-    return str(where)
-
-
-def _number(value: Any) -> int | None:
-    """A row number as pandas holds it: an int, or a float when another file's rows have none
-    (a glob of .txt and .md prompt files: `source_line` is NaN on the markdown rows)."""
-    value = plain(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """Where a user finds a dropped row (`bashgym_split.row_place`), else its id."""
+    return row_place(row) or key
 
 
 def _split_note(records: int, val_fraction: float) -> str | None:
