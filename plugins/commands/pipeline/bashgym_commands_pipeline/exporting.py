@@ -22,7 +22,6 @@ import data_designer.config as dd
 from bashgym_cli.oserrors import os_problem
 from bashgym_designer.designer import PLACEHOLDER_PROVIDER
 from bashgym_designer.models import model_provider
-from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
 
 from bashgym.contracts import InputError
 from bashgym_commands_pipeline.columns import enum_text, frame_seed, used_aliases
@@ -232,6 +231,9 @@ def _write_providers(home: Path, providers: list[dd.ModelProvider]) -> None:
     """`model_providers.yaml` written the way the data-designer CLI's ProviderRepository saves
     it (`data_designer.cli.repositories.provider_repository`), so its loader reads it back."""
     # ~45 ms (yaml, measured): only an export writes one; this module loads with every command
+    # here, not at the top: DataDesigner's constants read DATA_DESIGNER_HOME when imported, and
+    # this module loads with the plugins, before prepare_environment points it at BashGym's cache
+    from data_designer.config.utils.constants import MODEL_PROVIDERS_FILE_NAME
     from data_designer.config.utils.io_helpers import save_config_file
 
     doc = {"providers": [p.model_dump(mode="json", exclude_none=True) for p in providers]}
