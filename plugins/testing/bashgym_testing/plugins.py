@@ -76,6 +76,20 @@ class DropLow(Judge):
         return dataset["item"].map(lambda i: "low" if i in ("item 0", "item 1", "item 2") else None)
 
 
+class BrokenDropLow(DropLow):
+    """`DropLow` that fails outright in round 2 when `fail` is set (a judge's bug), after that
+    round's finalize."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.rounds = fail, 0
+
+    def verdicts(self, dataset, options, run):
+        self.rounds += 1
+        if self.fail and self.rounds == 2:
+            raise RuntimeError("the judge broke")
+        return super().verdicts(dataset, options, run)
+
+
 class EchoPlugin:
     """Registers `pipeline` as `echo` (an `Echo` by default) and, when given, `judge` as
     `droplow`."""

@@ -15,7 +15,7 @@ import threading
 
 import pandas as pd
 import pytest
-from bashgym_testing.plugins import DropLow, Echo, EchoPlugin
+from bashgym_testing.plugins import BrokenDropLow, Echo, EchoPlugin
 
 
 class InterruptedEcho(Echo):
@@ -29,19 +29,6 @@ class InterruptedEcho(Echo):
         if self.interrupt_finalize and self.rounds == 2:
             signal.raise_signal(signal.SIGINT)  # Ctrl-C during a long finalize
         return dataset
-
-
-class BrokenDropLow(DropLow):
-    """`DropLow` that fails outright in round 2 when `fail` is set (a judge's bug)."""
-
-    def __init__(self, fail: bool) -> None:
-        self.fail, self.rounds = fail, 0
-
-    def verdicts(self, dataset, options, run):
-        self.rounds += 1
-        if self.fail and self.rounds == 2:
-            raise RuntimeError("the judge broke")
-        return super().verdicts(dataset, options, run)
 
 
 def echo_plugin(interrupt_finalize: bool = False, judge_fails: bool = False) -> EchoPlugin:

@@ -15,7 +15,13 @@ import json
 import signal
 
 import pytest
-from bashgym_testing.plugins import DropLow, EchoLeavingOut, EchoPlugin, run_echo_top_up
+from bashgym_testing.plugins import (
+    BrokenDropLow,
+    DropLow,
+    EchoLeavingOut,
+    EchoPlugin,
+    run_echo_top_up,
+)
 
 LEFT_OUT = "pipeline echo: finalize: item 5 is left out"
 
@@ -38,19 +44,6 @@ class StoppedInRoundTwo(EchoLeavingOut):
         if self.where == "finalize" and self.finalized == 2:
             signal.raise_signal(signal.SIGINT)  # Ctrl-C during a long finalize
         return super().finalize(dataset, options, run)
-
-
-class BrokenDropLow(DropLow):
-    """`DropLow` that fails in round 2 when `fail` is set: after that round's finalize."""
-
-    def __init__(self, fail: bool = False) -> None:
-        self.fail, self.rounds = fail, 0
-
-    def verdicts(self, dataset, options, run):
-        self.rounds += 1
-        if self.fail and self.rounds == 2:
-            raise RuntimeError("the judge broke")
-        return super().verdicts(dataset, options, run)
 
 
 def top_up(bashgym_cli, bashgym_env, register_plugin, scripted_models, plugin):
