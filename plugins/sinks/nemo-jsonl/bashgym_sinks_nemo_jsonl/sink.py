@@ -86,6 +86,13 @@ def _guess(columns: list[str], options: NemoJsonlOptions) -> str:
         return "dpo"
     if {options.prompt_field, options.response_field} <= have:
         return "rows"
+    if options.prompt_field in have:  # a task list (-s prompts): questions with no answers yet
+        raise InputError(
+            f"{NAME}: the rows are prompts with no answers ({options.prompt_field!r}, no "
+            f"{options.response_field!r}): nothing to train on yet. Answer them first with a "
+            "pipeline (-p coding-agent-sft) or an executor (-x student), or name the answer "
+            "column with --set sink.response_field=COLUMN"
+        )
     raise InputError(
         f"{NAME}: cannot tell what the rows are from columns {sorted(have)}; expected a "
         f"'trace' or 'messages' column, {options.prompt_field}/{options.response_field}, or "
