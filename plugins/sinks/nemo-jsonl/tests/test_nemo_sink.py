@@ -287,7 +287,7 @@ def test_missing_columns_are_a_config_error_before_writing(run_ctx):
     with pytest.raises(InputError, match="cannot tell what the rows are"):
         write(run_ctx, [{"colour": "red"}], fmt="samples")
     # a task list (-s prompts): says what to do with prompts that have no answers yet
-    with pytest.raises(InputError, match=r"prompts with no answers .* -p coding-agent-sft"):
+    with pytest.raises(InputError, match=r"prompts with no answers .*\(-p coding-agent-sft\)"):
         write(run_ctx, [{"prompt": "fix the bug", "source_file": "tasks.txt"}], fmt="rows")
     with pytest.raises(InputError, match="chosen_score"):
         write(run_ctx, [{"prompt": "p", "chosen": "a", "rejected": "b"}], fmt="dpo", min_margin=1)
