@@ -54,7 +54,9 @@ def test_an_alias_without_an_endpoint_says_which_setting_is_missing(bashgym_cli,
     for columns in ("80", "200"):  # blocks and table
         result = bashgym_cli.subprocess("models", env={"COLUMNS": columns})
         assert result.exit_code == 0, result.output
-        assert "None" not in result.stdout and "runtime" not in result.stdout, result.stdout
+        (judge,) = [line for line in result.stdout.splitlines() if "judge" in line]
+        assert "None" not in result.stdout and "runtime" not in judge, result.stdout
+        assert "default" in result.stdout  # listed: what every alias not configured uses
         assert "missing: set models.judge.endpoint" in result.stdout, result.stdout
     listed = bashgym_cli.subprocess("models", "--json")
     (judge,) = [row for row in json.loads(listed.stdout) if row["alias"] == "judge"]
