@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from bashgym.runspec import ResolvedRun
     from bashgym.settings import Settings
 
-UNFINISHED = ("running", "failed", "interrupted")
+UNFINISHED = ("running", "failed", "interrupted", "retrying")  # retrying: `orchestrate retry`
 
 
 @dataclass(frozen=True)
