@@ -27,7 +27,7 @@ import sklearn
 from bashgym.contracts import InputError
 from bashgym_routers_confidence.features import BASE_FEATURES, PROBE_FEATURE, vector
 from bashgym_routers_confidence.model import FitError, StudentModel, fit_student
-from bashgym_routers_confidence.outcomes import DEFAULT_NAMES, Outcome, left_out
+from bashgym_routers_confidence.outcomes import DEFAULT_NAMES, Outcome, counted, left_out
 from bashgym_routers_confidence.thresholds import Estimate, Target, choose
 
 FORMAT = "bashgym-router/1"
@@ -229,7 +229,7 @@ def fit(
         target=str(target),
         student=student,
         teacher=teacher,
-        expected=expected(chosen, scores, _costs(tasks, mine, theirs), rate),
+        expected=expected(chosen, scores, _costs(tasks, mine, theirs, student, teacher), rate),
         training={
             "runs": list(runs),
             "tasks": len(tasks),
@@ -286,12 +286,13 @@ def _rate_from(given: float | None, theirs: Sequence[Outcome]) -> str | None:
 def expected(
     chosen: Estimate,
     scores: np.ndarray,
-    costs: tuple[np.ndarray, np.ndarray] | None,
+    costs: tuple[np.ndarray, np.ndarray] | str,
     teacher_rate: float | None,
 ) -> dict[str, Any]:
     """What routing the fit data at the threshold is estimated to give, beside all-teacher:
     teacher share, success, and cost (`costs`: per task, each executor's cost there — measured
-    where it ran the task, its mean elsewhere; None when a cost is unknown)."""
+    where it ran the task, its mean elsewhere; or why a cost is unknown). A cost figure that
+    cannot be had is in `unknown`, by its key, with the reason."""
     out: dict[str, Any] = {
         "teacher_share": round(chosen.teacher_share, 4),
         "success": None if math.isnan(chosen.success) else round(chosen.success, 4),
@@ -300,45 +301,79 @@ def expected(
         # the teacher's rate on the tasks it would get (see thresholds.estimate)
         "teacher_success_on_its_tasks": chosen.teacher_rate,
     }
-    if costs is not None:
+    unknown: dict[str, str] = {}
+    if isinstance(costs, str):
+        unknown["saved_vs_all_teacher"] = unknown["escalation_pays_above_p"] = costs
+    else:
         mine, theirs = costs
         routed = float(np.where(scores >= chosen.threshold, mine, theirs).sum())
         out["cost_usd"] = round(routed, 6)
         out["all_teacher_cost_usd"] = round(float(theirs.sum()), 6)
         if theirs.sum() > 0:
             out["saved_vs_all_teacher"] = round(1 - routed / float(theirs.sum()), 4)
-        if mine.mean() > 0 or theirs.mean() > 0:
             # a failed check costs the student's attempt and then the teacher's: trying the
             # student first is cheaper in expectation when p * teacher > student
             out["escalation_pays_above_p"] = round(float(mine.mean() / theirs.mean()), 4)
+        else:
+            free = "the teacher cost $0 on these runs, so there is no cost to save against"
+            unknown["saved_vs_all_teacher"] = unknown["escalation_pays_above_p"] = free
+    if unknown:
+        out["unknown"] = unknown
     if out["success"] is not None and teacher_rate:
         out["retained_vs_all_teacher"] = round(out["success"] / teacher_rate, 4)
     return out
 
 
 def _costs(
-    tasks: dict[tuple[Any, ...], Outcome], mine: Sequence[Outcome], theirs: Sequence[Outcome]
-) -> tuple[np.ndarray, np.ndarray] | None:
+    tasks: dict[tuple[Any, ...], Outcome],
+    mine: Sequence[Outcome],
+    theirs: Sequence[Outcome],
+    student: str,
+    teacher: str,
+) -> tuple[np.ndarray, np.ndarray] | str:
     """Per task (in `tasks`' order) the student's and the teacher's cost: the mean of what it
-    cost where the executor ran it, the executor's mean cost elsewhere; None when an
-    executor has no known cost."""
+    cost where the executor ran it, the executor's mean cost elsewhere; or, when an executor
+    has no known cost, why (the models it ran that have no price)."""
     out = []
-    for done in (mine, theirs):
+    for role, name, done in (("student", student, mine), ("teacher", teacher, theirs)):
         by: dict[tuple[Any, ...], list[float]] = {}
         for o in done:
             if o.cost_usd is not None:
                 by.setdefault(_identity(o), []).append(o.cost_usd)
         if not by:
-            return None
+            return _no_cost(role, name, done)
         mean = float(np.mean([c for cs in by.values() for c in cs]))
         out.append(np.array([np.mean(by[k]) if k in by else mean for k in tasks]))
     return out[0], out[1]
 
 
+def _no_cost(role: str, name: str, done: Sequence[Outcome]) -> str:
+    """Why the `role` executor `name` has no known cost in `done` (its outcomes)."""
+    if not done:
+        return f"the {role} {name!r} has no outcome in these runs to give its cost"
+    models = sorted({o.model for o in done if o.model})
+    if not models:
+        return f"the {role} {name!r} recorded no cost on its {counted(len(done), 'attempt')}"
+    which = ", ".join(repr(m) for m in models)
+    if len(models) == 1:
+        return f"the {role} {name!r} ran model {which}, which has no price"
+    return f"the {role} {name!r} ran models {which}, which have no price"
+
+
+def shown_threshold(t: float) -> str:
+    """The threshold for a terminal, rounded, and in words at the ends: above 1 (no p reaches
+    it: `thresholds.ALWAYS_TEACHER`) sends every task to the teacher, 0 every task to the
+    student."""
+    if t > 1:
+        return "1.00 (every task to the teacher)"
+    if t <= 0:
+        return "0.00 (every task to the student)"
+    return f"{t:.4f}"
+
+
 def describe(router: FittedRouter) -> list[str]:
     """What a fitted router is and what its threshold means, in lines for a terminal."""
-    t = router.threshold
-    cut = "every task to the teacher" if t > 1 else f"{t:.4f}"
+    cut = shown_threshold(router.threshold)
     where = f" ({router.path})" if router.path else ""
     if router.is_prior:
         return [
@@ -355,8 +390,11 @@ def describe(router: FittedRouter) -> list[str]:
         parts = [f"teacher share {exp.get('teacher_share')}", f"success {_success(exp)}"]
         if exp.get("all_teacher_success") is not None:
             parts.append(f"all-teacher success {exp['all_teacher_success']:.4f}")
+        unknown = exp.get("unknown") or {}
         if "saved_vs_all_teacher" in exp:
             parts.append(f"cost saved vs all-teacher {exp['saved_vs_all_teacher']:.1%}")
+        elif "saved_vs_all_teacher" in unknown:
+            parts.append(f"cost saved vs all-teacher unknown ({unknown['saved_vs_all_teacher']})")
         if "retained_vs_all_teacher" in exp:
             parts.append(f"success retained {exp['retained_vs_all_teacher']:.1%}")
         lines.append("  on the fit data (estimated): " + ", ".join(parts))
@@ -365,6 +403,11 @@ def describe(router: FittedRouter) -> list[str]:
                 "  with a check and escalation, trying the student first costs less in "
                 f"expectation wherever p > {exp['escalation_pays_above_p']:.3f} (student / "
                 "teacher mean cost): a threshold above that trades money for time"
+            )
+        elif "escalation_pays_above_p" in unknown:
+            lines.append(
+                "  with a check and escalation, the p above which trying the student first "
+                f"costs less is unknown ({unknown['escalation_pays_above_p']})"
             )
     tr = router.training
     if tr:
@@ -385,7 +428,7 @@ def describe(router: FittedRouter) -> list[str]:
         )
         lines.append(f"  calibration {cal.get('method')}: {figures}")
         for p, rate, n in cal.get("reliability") or []:
-            lines.append(f"    predicted {p:.2f} -> passed {rate:.2f} ({n} outcomes)")
+            lines.append(f"    predicted {p:.2f} -> passed {rate:.2f} ({counted(n, 'outcome')})")
     lines.append(f"  features: {', '.join(router.features)}")
     return lines
 
@@ -405,6 +448,13 @@ def meaning(router: FittedRouter) -> str:
     """The target in words: what the threshold was chosen to achieve."""
     target = router.target or ""
     kind, _, value = target.partition("=")
+    if router.threshold > 1:  # thresholds.ALWAYS_TEACHER: no p reaches it
+        why = (
+            "the target asks for every task"
+            if kind == "teacher-share"
+            else "no threshold that leaves the student a task reaches the target on the fit data"
+        )
+        return f"{why}, so every task goes to the teacher and the student gets none"
     if kind == "teacher-share":
         return (
             f"the threshold is the {float(value):g}-quantile of p over the fit data's tasks, so "

@@ -69,6 +69,7 @@ class Outcome:
     turns: int | None = None
     run: str = ""
     attempt: str = "first"  # "escalated": a second attempt after the student's failed check
+    model: str | None = None  # the model the executor ran (a cost unknown: it has no price)
 
 
 @dataclass
@@ -164,6 +165,7 @@ def _outcome(
         turns=_turns(row),
         run=run,
         attempt=attempt,
+        model=_model(row),
     )
 
 
@@ -246,6 +248,20 @@ def _trace_executor(row: Mapping[str, Any]) -> str | None:
         return None
     prov = trace.get("provenance") if isinstance(trace, dict) else None
     return prov.get("executor") if isinstance(prov, dict) else None
+
+
+def _model(row: Mapping[str, Any]) -> str | None:
+    """The model the row's executor ran: its `model` column, else the Trace's provenance."""
+    model = row.get("model")
+    if isinstance(model, str) and model:
+        return model
+    try:
+        trace = json.loads(row.get("trace") or "null")
+    except (TypeError, ValueError):
+        return None
+    prov = trace.get("provenance") if isinstance(trace, dict) else None
+    model = prov.get("model") if isinstance(prov, dict) else None
+    return model if isinstance(model, str) and model else None
 
 
 def _turns(row: Mapping[str, Any]) -> int | None:

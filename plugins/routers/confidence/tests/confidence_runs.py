@@ -32,6 +32,7 @@ class Attempt:
     status: str | None = None  # default: success when passed, else failed
     attempt: str = "first"
     route: dict[str, Any] | None = None
+    model: str | None = None  # the model the executor ran (the row's `model`)
 
 
 def row_of(a: Attempt) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def row_of(a: Attempt) -> dict[str, Any]:
         usage=Usage(input_tokens=100 * a.turns, output_tokens=20 * a.turns),
         cost_usd=a.cost_usd,
         outcome=Outcome(success=status == "success"),
-        provenance=Provenance(source="executor", executor=a.executor),
+        provenance=Provenance(source="executor", executor=a.executor, model=a.model),
     )
     route = a.route or {}
     return {
