@@ -12,9 +12,10 @@ What retry changes, in this order (each step safe to repeat if it is killed half
 2. a `retry:<task>:<k>` item in the run store records how many attempts the task had, so the
    job counts its retries from there (`fresh_from`);
 3. the failed task and every task blocked behind it go back to `pending` in one transaction;
-4. run.json says `interrupted` (and the current inputs' hash: plan.json was likely edited to
-   fix the check), so the kernel's engine resumes the job in place: every other task stays as
-   it ended, merged work stays merged, each reopened task ends once more.
+4. run.json says `retrying` (and the current inputs' hash: plan.json was likely edited to
+   fix the check), which the kernel's engine resumes as it does an interrupted run (in place:
+   every other task stays as it ended, merged work stays merged, each reopened task ends once
+   more) without the job claiming it was interrupted (`RETRYING`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from bashgym_orchestrator.worktrees import Repository, task_branch
 TASKS, ATTEMPTS, META = "tasks", "attempts", "job"
 BLOCKED, NOT_STARTED = "blocked: ", "not started: "  # as dispatch writes them
 RETRY_PREFIX = "retry:"
+RETRYING = "retrying"  # run.json's status between a retry and its run (bashgym.resume.UNFINISHED)
 
 
 class RetryRefused(InputError):
@@ -191,9 +193,9 @@ def retry(job: Job, task_id: str, input_hash: str) -> list[str]:
             store.close()
         _reopen(job.dir / "state.db", reopen)
         status = read_status(job.dir)
-        status.update(status="interrupted", input_hash=input_hash)
+        status.update(status=RETRYING, input_hash=input_hash)
         write_json(job.dir / "run.json", status)
     return reopen
 
 
-__all__ = ["RetryRefused", "choose", "fresh_from", "retry"]
+__all__ = ["RETRYING", "RetryRefused", "choose", "fresh_from", "retry"]

@@ -62,11 +62,18 @@ def attempt_counts(store: RunStore, running: bool) -> dict[str, int]:
     return counts
 
 
+def reason_text(state: str, reason: Any) -> str:
+    """Why a task is `state`, as a person reads it beside the state: without the state's own
+    word (the run store's reason for a blocked task starts `blocked: `)."""
+    return str(reason or "").removeprefix(f"{state}: ")
+
+
 def job_state(run: dict[str, Any], result: dict[str, Any], running: bool) -> str:
     """The job's status: `running` while its process lives (`interrupted` once it is gone
     without a word: killed, as its tasks in flight say); how it ended as job.json says it
     (`done`, `failed`, or `cancelled` / `interrupted` for a job that stopped), where the run
-    agrees it ended or stopped; else the run's own word (an error; `unknown`).
+    agrees it ended or stopped; else the run's own word (an error; `unknown`; `retrying`
+    between `orchestrate retry` reopening tasks and its run starting: `resume` goes on).
 
     A job killed with `kill -9` leaves job.json saying `running` (and its tasks in flight
     `running`): the process that would rewrite it is gone, and nothing else writes it. Status

@@ -1,7 +1,7 @@
 """BashGym run progress (a default plugin): a live display on a terminal, plain lines otherwise.
 
 An `on_event` subscriber like any other: a display opens on the run's `RunStarted` (saying
-first when the run resumes an interrupted one), follows
+first when the run resumes an interrupted one, or one `orchestrate retry` reopened), follows
 its events and the counts of its tally (`run.tally`), and closes on `RunFinished` (or at
 `on_run_end`, whichever comes first). It writes to stderr, beside the CLI's own messages.
 Declared API: `RunProgress`.
@@ -31,8 +31,8 @@ def on_event(event: Any, run: Any) -> None:
         console = Console(stderr=True)
         if event.resumed_from is not None:
             console.print(
-                f"[yellow]resuming[/] {escape(str(event.run_dir))} (attempt {event.attempt}; the "
-                f"last one ended {escape(str(event.resumed_from))}): finished work is kept",
+                f"[yellow]resuming[/] {escape(str(event.run_dir))} {_why(event)}: finished work "
+                "is kept",
                 highlight=False,
                 soft_wrap=True,  # one line when piped or logged, as the timed lines: a path whole
             )
@@ -49,6 +49,14 @@ def on_event(event: Any, run: Any) -> None:
         progress(event)
         if isinstance(event, RunFinished):
             _close(run)
+
+
+def _why(event: RunStarted) -> str:
+    """Why the run goes on: how its last attempt ended, or (run.json `retrying`, written by
+    `orchestrate retry`, which ended nothing) that it reopened failed tasks to run again."""
+    if event.resumed_from == "retrying":
+        return f"(attempt {event.attempt}) to retry its failed tasks"
+    return f"(attempt {event.attempt}; the last one ended {escape(str(event.resumed_from))})"
 
 
 @hookimpl
