@@ -97,6 +97,7 @@ class JobRunner:
     stream: SinkStream | None = None  # the sinks written as the job goes (`stream`)
     planning_usd: float | None = 0.0  # what planning cost, spent from the budget; None: no price
     started: float = field(default_factory=time.monotonic)
+    earlier_wall_s: float = 0.0  # the wall time of the job's earlier runs (`_earlier_wall`)
     _running: dict[asyncio.Task[None], Running] = field(default_factory=dict)
     _merge_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # who may have written the user's .git (`gitdir`): what runs task code now, what ran since
@@ -132,6 +133,7 @@ class JobRunner:
     async def _run(self) -> dict[str, Any]:
         run, repo, job = self.bench.run, self.bench.repo, self.bench.job
         store = self.store
+        self.earlier_wall_s = self._earlier_wall()
         store.add(TASKS, [(t.id, t.model_dump(mode="json")) for t in self.plan.tasks])
         self.base = await self._base()
         self.integration = await repo.open_worktree(
@@ -201,6 +203,17 @@ class JobRunner:
         reads it from the exit code too (`commands`)."""
         merged = [s for s in self.states().values() if s == "merged"]
         return "done" if merged or not self.plan.tasks else "failed"
+
+    def _earlier_wall(self) -> float:
+        """How long the job ran before this run (`resume`, `retry`): what the last job.json
+        says, where the run store holds the job's earlier tasks (a first run, or one started
+        over, has none). job.json's `wall_s` counts every run, as `critical_path_s` adds the
+        attempts of every run, so the wall is never below the critical path for the same work
+        (a `kill -9` during a merge loses the time since its last job.json, a second or so)."""
+        if not self.store.items(TASKS):
+            return 0.0
+        wall = (self.bench.job.result() or {}).get("wall_s")
+        return float(wall) if isinstance(wall, int | float) and wall > 0 else 0.0
 
     async def _base(self) -> str:
         """The commit every task starts from: the spec's base branch as it was at the job's
@@ -755,7 +768,7 @@ class JobRunner:
         for entry in tasks.values():
             counts[entry["state"]] = counts.get(entry["state"], 0) + 1
         path = critical_path(self.plan)
-        wall = time.monotonic() - self.started
+        wall = self.earlier_wall_s + time.monotonic() - self.started  # every run's
         on_path = sum(tasks.get(t, {}).get("duration_s", 0.0) for t in path)
         result = {
             "job": self.bench.job.name,
