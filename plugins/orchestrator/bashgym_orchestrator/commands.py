@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import sqlite3
 import time
 from pathlib import Path
@@ -452,6 +453,7 @@ def _execute(build: Any, sets: list[str] | None, job: Job, prepare: Any = None) 
         try:
             if prepare is not None:
                 prepare(resolved)
+            display.earlier = _ended_attempts(job)
             summary = execute(resolved, host, settings)
         except InputError as exc:
             raise fail(str(exc)) from None
@@ -463,12 +465,34 @@ def _execute(build: Any, sets: list[str] | None, job: Job, prepare: Any = None) 
                 f"orchestrate resume {job.dir}` finishes the job",
                 highlight=False,
             )
+            for line in stopped_worktrees_lines(job):
+                err.print(line, highlight=False, soft_wrap=True)  # a path whole
             raise typer.Exit(130) from None
     finally:
         display.close()
         if "orchestrator-display" in host.infos:
             host.remove("orchestrator-display")
     _print_result(job, summary)
+
+
+def _ended_attempts(job: Job) -> dict[str, int]:
+    """Each task's attempts that ended before this run ({} for a job that never ran): the
+    live lines number the next one after them, as job.json and `status` do."""
+    from bashgym.store import RunStore
+    from bashgym_orchestrator.status import attempt_counts
+
+    if not (job.dir / "state.db").is_file():
+        return {}
+    try:
+        store = RunStore(job.dir / "state.db")
+    except sqlite3.Error:
+        return {}
+    try:
+        return attempt_counts(store, running=False)
+    except sqlite3.Error:
+        return {}
+    finally:
+        store.close()
 
 
 def _stopped_counts(job: Job) -> str:
@@ -490,6 +514,8 @@ def counts_text(counts: dict[str, int]) -> str:
 
 
 def _print_result(job: Job, summary: dict[str, Any]) -> None:
+    from bashgym_orchestrator.status import reason_text
+
     result = job.result() or {}
     counts = result.get("counts", {})
     said = counts_text(counts) or "no tasks"
@@ -508,23 +534,57 @@ def _print_result(job: Job, summary: dict[str, Any]) -> None:
                 highlight=False,
             )
         elif task.get("state") in ("failed", "blocked"):
-            out.print(
-                f"  [red]{task['state']}[/] {tid}: {escape(str(task.get('reason')))}",
-                highlight=False,
-            )
+            why = reason_text(task["state"], task.get("reason")) or "no reason recorded"
+            out.print(f"  [red]{task['state']}[/] {tid}: {escape(why)}", highlight=False)
     wall, path = result.get("wall_s"), result.get("critical_path_s")
     if wall is not None:
+        runs = read_status(job.dir).get("attempt")  # wall_s and the path count every run
+        over = f" over {runs} runs" if isinstance(runs, int) and runs > 1 else ""
         out.print(
             f"  integration branch: {result.get('integration_branch')}; cost "
-            f"{cost_text(result)}; wall {wall:.1f}s against "
+            f"{cost_text(result)}; wall {wall:.1f}s{over} against "
             f"{path:.1f}s on the critical path",
             highlight=False,
         )
+    kept = [job.worktrees / n for n in result.get("kept_worktrees") or []]
+    kept = [p for p in kept if p.is_dir()]
+    for line in kept_worktrees_lines(job, kept, "kept for a look", "remove them when done"):
+        out.print(line, highlight=False, soft_wrap=True)  # a path whole
     for name, paths in summary.get("outputs", {}).items():
         for p in paths:
             out.print(f"  {name}: {p}", highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def kept_worktrees_lines(
+    job: Job, paths: list[Path], why: str, drop: str, force: bool = False
+) -> list[str]:
+    """The lines that name the job's worktrees left registered in the user's repository and
+    the commands that remove them (`drop` says when); none when there are none. `force`: a
+    stopped task's worktree may hold its uncommitted work, which plain `remove` refuses."""
+    if not paths:
+        return []
+    try:
+        repo = job.spec().repository
+    except InputError:
+        repo = None
+    git = f"git -C {shlex.quote(str(repo))}" if repo else "git"
+    flag = " --force" if force else ""
+    commands = " && ".join(f"{git} worktree remove{flag} {shlex.quote(str(p))}" for p in paths)
+    return [
+        f"  worktrees {why}: {escape(', '.join(str(p) for p in paths))}",
+        f"  {drop}: {escape(commands)}",
+    ]
+
+
+def stopped_worktrees_lines(job: Job) -> list[str]:
+    """A stopped job's worktrees (what `resume` goes on with), named with the commands that
+    drop them for a job given up."""
+    found = sorted(p for p in job.worktrees.glob("*") if (p / ".git").exists())
+    return kept_worktrees_lines(
+        job, found, "kept for `orchestrate resume`", "to give the job up instead", force=True
+    )
 
 
 def cost_text(result: dict[str, Any]) -> str:
@@ -580,7 +640,9 @@ def cancel_command(
     deadline = time.monotonic() + wait
     while wait and time.monotonic() < deadline:
         if read_status(job.dir).get("status") != "running" or not alive(run.get("pid")):
-            out.print("stopped", highlight=False)
+            out.print(f"stopped; `bashgym orchestrate resume {job.dir}` goes on", highlight=False)
+            for line in stopped_worktrees_lines(job):
+                out.print(line, highlight=False, soft_wrap=True)
             return
         time.sleep(0.2)
     if wait:

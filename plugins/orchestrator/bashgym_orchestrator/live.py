@@ -15,6 +15,7 @@ from rich.table import Table
 
 from bashgym import hookimpl
 from bashgym.events import Event
+from bashgym_orchestrator.status import reason_text
 
 STYLE = {
     "running": "cyan",
@@ -31,8 +32,11 @@ class JobDisplay:
     """An `on_event` plugin object for one `orchestrate run`: the live table on a terminal,
     else a line per task event."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, earlier: dict[str, int] | None = None) -> None:
         self.console = console
+        # each task's attempts that ended before this run (a resumed or retried job): its next
+        # `task_started` is the task's attempt after those, as job.json and `status` count
+        self.earlier = dict(earlier or {})
         self.live = console.is_terminal
         self.started = time.monotonic()
         self.rows: dict[str, dict[str, Any]] = {}
@@ -73,7 +77,7 @@ class JobDisplay:
             tid,
             {
                 "state": "pending",
-                "attempt": 0,
+                "attempt": self.earlier.get(tid, 0),
                 "executor": "",
                 "note": "",
                 "since": time.monotonic(),
@@ -152,7 +156,11 @@ def status_table(status: dict[str, Any]) -> Table:
     for tid, task in status["tasks"].items():
         state = task.get("state", "?")
         style = STYLE.get(state, "")
-        why = task.get("reason") or ", ".join(task.get("conflicts") or []) or task.get("branch")
+        why = (
+            reason_text(state, task.get("reason"))
+            or ", ".join(task.get("conflicts") or [])
+            or task.get("branch")
+        )
         cost = task.get("cost_usd")
         spent = "unknown" if "cost_usd" in task else ""  # attempts at no known price: not $0
         if cost is not None:

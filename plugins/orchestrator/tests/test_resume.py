@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -194,9 +195,21 @@ def test_a_cancelled_job_counts_the_tasks_it_never_ran(
     proc = start(bashgym_env, job.dir, orch.shell_plugin, "--workers", "2", "--retries", "0")
     wait_while_running(lambda: pid.is_file() and count(orch, job, "task_finished") == 2, proc)
 
-    assert bashgym_cli("orchestrate", "cancel", job.dir).exit_code == 0
+    cancelled = bashgym_cli("orchestrate", "cancel", job.dir)
+    assert cancelled.exit_code == 0, cancelled.output
     assert proc.wait(timeout=60) == 130
     said = " ".join(proc.stdout.read().decode().split())  # type: ignore[union-attr]
+    # both the job's own lines and `cancel` name the worktrees the job keeps in the user's
+    # repository for `resume`, and the commands that drop them for a job given up
+    kept = [job.worktrees / n for n in ("a", "b", "f", "integration")]
+    drop = " && ".join(
+        f"git -C {shlex.quote(str(repo))} worktree remove --force {shlex.quote(str(p))}"
+        for p in kept
+    )
+    for text in (said, " ".join(cancelled.output.split())):
+        assert f"orchestrate resume {job.dir}" in text, text
+        assert f"worktrees kept for `orchestrate resume`: {', '.join(map(str, kept))}" in text
+        assert f"to give the job up instead: {drop}" in text, text
 
     counts = {"failed": 1, "merged": 1, "pending": 3}
     result = job.result()
@@ -221,6 +234,10 @@ def test_a_cancelled_job_counts_the_tasks_it_never_ran(
     # the job's own worktrees stay for `resume`; the one task b made does not
     assert sorted(os.listdir(repo / ".git" / "worktrees")) == ["a", "b", "f", "integration"]
     hold.unlink()
+    # the commands said drop them (b's stopped attempt left uncommitted work: --force)
+    subprocess.run(["bash", "-c", drop], check=True, capture_output=True)
+    assert orch.git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert not any(p.exists() for p in kept)
 
 
 @pytest.mark.slow
