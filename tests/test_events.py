@@ -13,6 +13,7 @@ from bashgym.events import (
     Reported,
     RowDropped,
     RowsGenerated,
+    RunFinished,
     SinkWrote,
     StepFinished,
     Tally,
@@ -43,15 +44,61 @@ def test_the_tally_counts_what_the_events_say(tmp_path):
     summary = tally.summary()
     assert summary["counts"]["dropped"] == {"judge j: too short": 2, "no by": 1}
     assert summary["counts"]["kept"] == 6  # the fewest any sink wrote
-    assert summary["usage"]["input_tokens"] == 15 and summary["cost_usd"] == 0.5
-    assert summary["usage_by_alias"]["a"]["requests"] == 2
+    # m2 has no price: the run's cost is unknown (null), never a false $0.50; what is known
+    # is said as such, and so is each model's and alias's cost
+    assert summary["usage"]["input_tokens"] == 15 and summary["cost_usd"] is None
+    assert summary["cost_known_usd"] == 0.5 and summary["cost_unknown_for"] == ["m2"]
+    assert summary["usage_by_model"]["m"]["cost_usd"] == 0.5
     assert summary["usage_by_model"]["m2"]["input_tokens"] == 5
-    assert summary["cost_unknown_for"] == ["m2"]  # never guessed
+    assert summary["usage_by_model"]["m2"]["cost_usd"] is None
+    assert summary["usage_by_alias"]["a"]["requests"] == 2
+    assert summary["usage_by_alias"]["a"]["cost_usd"] is None
     assert summary["tasks"] == {"success": 1, "running": 1}
     assert summary["timings_s"] == {"sink parquet": 0.25}
     unknown = Tally()
     unknown(SinkWrote(sink="third-party", rows=None))
     assert unknown.summary()["counts"]["kept"] is None
+
+
+def test_a_priced_run_says_its_cost_and_a_free_one_zero():
+    tally = Tally()
+    tally(UsageCharged.of(Usage(input_tokens=10), 0.25, model="m", alias="a"))
+    tally(UsageCharged.of(Usage(input_tokens=10), 0.0, model="local", alias="student"))
+    tally(UsageCharged.of(Usage(), None, model="down", alias="b", failed_requests=1))
+    summary = tally.summary()  # a failed request with no tokens spent nothing unknown
+    assert summary["cost_usd"] == 0.25 and "cost_unknown_for" not in summary
+    assert summary["usage_by_model"]["local"]["cost_usd"] == 0.0  # a known $0 stays $0
+
+
+def test_a_resumed_run_counts_every_attempts_tasks_once_and_a_stopped_one_none_running(
+    tmp_path,
+):
+    """run.json's `tasks` said only the last attempt's (4 of 6 after a Ctrl-C and the same
+    command again), and a stopped run said its unfinished tasks were still `running`."""
+    log = tmp_path / "events.jsonl"
+    first = EventBus(log)
+    first.subscribe(tally := Tally())
+    for event in (
+        TaskStarted(task_id="t1", executor="x"),
+        TaskFinished(task_id="t1", status="success"),
+        TaskStarted(task_id="t2", executor="x"),
+        TaskFinished(task_id="t2", status="failed"),  # retried in the next attempt
+        TaskStarted(task_id="t3", executor="x"),
+        RunFinished(status="interrupted"),
+    ):
+        first.emit(event)
+    first.close()
+    assert tally.summary()["tasks"] == {"success": 1, "failed": 1, "interrupted": 1, "running": 0}
+    again = Tally()
+    again.add_earlier(log)
+    for event in (
+        TaskStarted(task_id="t2", executor="x"),
+        TaskFinished(task_id="t2", status="success"),
+        TaskStarted(task_id="t3", executor="x"),
+        TaskFinished(task_id="t3", status="success"),
+    ):
+        again(event)
+    assert again.summary()["tasks"] == {"success": 3, "running": 0}
 
 
 def test_the_bus_appends_redacted_events_that_read_back(tmp_path):

@@ -11,7 +11,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -226,9 +226,10 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
                     plugins=_plugins(resolved))  # fmt: skip
         recorder = RunJson(run_dir, run.tally, meta)
         engine = Engine(resolved, host, run, scrubbing, target.resume)
-        for subscriber in (run.tally, recorder, engine, _hook_subscriber(host, run)):
-            if subscriber is not None:
-                bus.subscribe(subscriber)
+        for subscriber in (run.tally, recorder, engine):
+            bus.subscribe(subscriber)
+        if host.hook.on_event.get_hookimpls():  # (none: no call per event)
+            bus.subscribe(lambda event: host.hook.on_event(event=event, run=run))
         resumed_from = target.previous_status if target.resume else None
         run.emit(ev.RunStarted(run_dir=str(run_dir), attempt=attempt, resumed_from=resumed_from))
         if ended := earlier.get("status"):  # (`--out` named another run's folder: say so)
@@ -324,11 +325,6 @@ def _plugins(resolved: ResolvedRun) -> dict[str, Any]:
         one = {"name": step.name, "from": step.registered.plugin}
         out[step.role] = [*out.get(step.role, []), one] if step.role in ("judge", "sink") else one
     return out
-
-
-def _hook_subscriber(host: PluginHost, run: RunContext) -> Callable[[ev.Event], None] | None:
-    hooked = host.hook.on_event.get_hookimpls()
-    return (lambda event: host.hook.on_event(event=event, run=run)) if hooked else None
 
 
 def with_run_overrides(settings: Settings, resolved: ResolvedRun) -> Settings:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -158,10 +159,8 @@ def read_events(path: Path) -> list[Event]:
     """The events of an events.jsonl (a torn last line, from a kill, is skipped)."""
     out: list[Event] = []
     for line in path.read_text(encoding="utf-8").splitlines() if path.is_file() else []:
-        try:
+        with suppress(ValueError):  # a torn line
             out.append(EVENT.validate_json(line))
-        except ValueError:
-            continue
     return out
 
 
@@ -220,7 +219,7 @@ class Tally:
     unpriced: set[str] = field(default_factory=set)
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_alias: dict[str, dict[str, Any]] = field(default_factory=dict)
-    tasks: Counter[str] = field(default_factory=Counter)
+    ended: dict[str, str] = field(default_factory=dict)  # task id: its last status (a retry's)
     running: set[str] = field(default_factory=set)
     timings: dict[str, float] = field(default_factory=dict)
     outputs: dict[str, list[str]] = field(default_factory=dict)
@@ -231,9 +230,7 @@ class Tally:
     dropped_ids: dict[str, list[str]] = field(default_factory=dict)  # reason: the first MAX_IDS
 
     def __call__(self, event: Event) -> None:
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            handler(event)
+        getattr(self, f"_on_{event.type}", lambda _: None)(event)
 
     def _on_step_started(self, e: StepStarted) -> None:
         self.progress[e.step] = [0, e.total]
@@ -243,9 +240,7 @@ class Tally:
 
     def _on_rows_generated(self, e: RowsGenerated) -> None:
         done = self.progress.setdefault(e.step, [0, None])
-        done[0] = (done[0] or 0) + e.n
-        if e.total is not None:
-            done[1] = e.total
+        done[:] = [(done[0] or 0) + e.n, done[1] if e.total is None else e.total]
 
     def _on_row_dropped(self, e: RowDropped) -> None:
         key = f"{e.by}: {e.reason}" if e.by else e.reason
@@ -261,7 +256,7 @@ class Tally:
 
     def _on_usage_charged(self, e: UsageCharged) -> None:
         self.usage = self.usage + e.usage()
-        if e.cost_usd is None and (e.input_tokens or e.output_tokens):
+        if unknown := e.cost_usd is None and bool(e.input_tokens or e.output_tokens):
             self.unpriced.add(e.model)
         self.cost_usd += e.cost_usd or 0.0
         self.task_cost_usd += (e.cost_usd or 0.0) if e.task_id else 0.0
@@ -271,13 +266,14 @@ class Tally:
             row = table.setdefault(key, Counter())
             for name in (*Usage.model_fields, "requests", "failed_requests"):
                 row[name] += getattr(e, name)
-            row["cost_usd"] = round(row["cost_usd"] + (e.cost_usd or 0.0), 6)
+            was = row["cost_usd"]  # None once a model without a price answered: unknown, not $0
+            row["cost_usd"] = None if unknown or was is None else round(was + (e.cost_usd or 0), 6)
 
     def add_earlier(self, log: Path) -> None:
-        """Count the usage and cost of a resumed run's earlier attempts (from its events.jsonl,
-        before this attempt's first event), so run.json says what the whole run spent."""
+        """Count the usage, cost and ended tasks of a resumed run's earlier attempts (from its
+        events.jsonl, before this attempt's first event): run.json says what the whole run did."""
         for event in read_events(log):
-            if isinstance(event, UsageCharged):
+            if isinstance(event, UsageCharged | TaskFinished):
                 self(event)
 
     def _on_task_started(self, e: TaskStarted) -> None:
@@ -285,7 +281,15 @@ class Tally:
 
     def _on_task_finished(self, e: TaskFinished) -> None:
         self.running.discard(e.task_id)
-        self.tasks[e.status] += 1
+        self.ended[e.task_id] = e.status
+
+    def _on_run_finished(self, e: RunFinished) -> None:  # a stopped run's tasks: resumable
+        self.ended |= dict.fromkeys(self.running, "interrupted")
+        self.running.clear()
+
+    @property
+    def tasks(self) -> Counter[str]:
+        return Counter(self.ended.values())
 
     def _on_sink_wrote(self, e: SinkWrote) -> None:
         self.outputs[e.sink] = e.paths
@@ -308,15 +312,17 @@ class Tally:
         counts.update(dropped_total=sum(self.dropped.values()), kept_by_sink=dict(self.written))
         more = len(self.notes) - MAX_NOTES
         out: dict[str, Any] = {
-            "counts": counts, "usage": self.usage.model_dump(), "cost_usd": round(self.cost_usd, 6),
+            "counts": counts, "usage": self.usage.model_dump(), "outputs": self.outputs,
+            "cost_usd": None if self.unpriced else round(self.cost_usd, 6),  # unknown: not $0
             "usage_by_model": {k: dict(v) for k, v in self.by_model.items()},
             "usage_by_alias": {k: dict(v) for k, v in self.by_alias.items()},
-            "outputs": self.outputs, "artifacts": self.artifacts,
             "notes": self.notes[:MAX_NOTES] + ([f"... and {more} more"] if more > 0 else []),
             "dropped_rows": self.dropped_ids, "timings_s": dict(self.timings),
+            "artifacts": self.artifacts,
         }  # fmt: skip
         out.update({k: v for k, v in self.sections.items() if k not in out})
-        if self.unpriced:
+        if self.unpriced:  # the priced models' cost, and which had no price
+            out["cost_known_usd"] = round(self.cost_usd, 6)
             out["cost_unknown_for"] = sorted(self.unpriced)
         if self.tasks or self.running:
             out["tasks"] = {**self.tasks, "running": len(self.running)}

@@ -77,11 +77,9 @@ class Registry:
         if isinstance(obj, type):
             obj = obj()
         base = BASES[kind]
-        missing = [m for m in base.__abstractmethods__ if not callable(getattr(obj, m, None))]
-        if missing:
+        if missing := [m for m in base.__abstractmethods__ if not callable(getattr(obj, m, None))]:
             raise TypeError(f"{SINGULAR[kind]} {name!r} lacks {', '.join(sorted(missing))}()")
-        existing = self.items[kind].get(name)
-        if existing is not None and existing.plugin != plugin:
+        if (existing := self.items[kind].get(name)) is not None and existing.plugin != plugin:
             self.conflicts.append(
                 f"{SINGULAR[kind]} {name!r} is registered by both plugin {existing.plugin!r} and"
                 f" plugin {plugin!r}; uninstall one, or narrow BASHGYM_LOAD_PLUGINS"

@@ -1115,12 +1115,13 @@ def _unpriced(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _run_cost(summary: Mapping[str, Any]) -> str:
-    """The run's cost, or what is known of it: run.json's `cost_usd` counts only the models
-    with a price, so with any unpriced model it is a floor, never the cost ("$0" would read as
-    free)."""
-    cost, unpriced = summary.get("cost_usd"), _unpriced(summary)
+    """The run's cost, or what is known of it: with any unpriced model run.json's `cost_usd` is
+    null and `cost_known_usd` what the priced models cost, a floor, never the cost ("$0" would
+    read as free; a run.json of bashgym 0.1 kept that floor in `cost_usd`)."""
+    unpriced = _unpriced(summary)
+    cost = summary.get("cost_known_usd", summary.get("cost_usd")) if unpriced else None
     if not unpriced:
-        return _usd(cost)
+        return _usd(summary.get("cost_usd"))
     known = f"{_usd(cost)} + " if isinstance(cost, int | float) and cost else ""
     return f"{known}unknown (no price for {', '.join(unpriced)})"
 
