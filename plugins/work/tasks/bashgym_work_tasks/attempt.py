@@ -94,12 +94,13 @@ async def attempt(run: RunContext, job: Job, budget: Budget | None = None) -> At
         )
         verdict = await check(run, task, result, ctx.env, job.check_timeout_s)
     if verdict.verified is False and result.success:  # the agent's claim did not hold
-        why = f"check failed (exit {verdict.check_exit}): {check_of(task)}"
+        kind = check_failure(verdict)
+        why = f"{kind}: {check_of(task)}"  # the trace says which command; the row has `check`
         outcome = {"success": False, "error_kind": "check_failed", "error_message": why}
         trace = result.trace.model_copy(
             update={"outcome": result.trace.outcome.model_copy(update=outcome)}
         )
-        result = result.model_copy(update={"status": "failed", "reason": why, "trace": trace})
+        result = result.model_copy(update={"status": "failed", "reason": kind, "trace": trace})
     files = await changed_files(workspace)
     keep = job.workspace.keep
     if keep == "all" or (keep == "failed" and not result.success):
@@ -107,6 +108,15 @@ async def attempt(run: RunContext, job: Job, budget: Budget | None = None) -> At
     else:
         shutil.rmtree(workspace, ignore_errors=True)
     return Attempted(result, verdict, files, notes, budget.spent_usd)
+
+
+def check_failure(verdict: Verdict) -> str:
+    """A failed check's reason: the kind of failure, the same words for every task that failed
+    alike (`check failed (exit 1)`), so a sink's drops add up by it in run.json and the
+    report; each task's own command and output are its row's `check` and `check_output`."""
+    if verdict.check_exit is None:
+        return "check failed (stopped before it exited)"
+    return f"check failed (exit {verdict.check_exit})"
 
 
 async def check(

@@ -79,12 +79,15 @@ def escalation(task: Task, row: dict[str, Any], route: Route) -> tuple[str, dict
     """The store item (key, payload) of `task`'s escalated attempt: the same task on
     `route.escalate_to`, its prompt followed by a summary of the failed attempt `row`."""
     answer = _tail(row.get("final_text") or "", SUMMARY_CHARS) or "(no final answer)"
+    why = row.get("reason") or row.get("status")
+    if row.get("check") and str(why).startswith("check "):  # which check: the row's command
+        why = f"{why}: {row['check']}"
     lines = [
         task.prompt,
         "",
         "---",
         f"An earlier attempt at this task (by {row.get('executor')}) did not pass verification: "
-        f"{row.get('reason') or row.get('status')}.",
+        f"{why}.",
         f"Its final answer was:\n{answer}",
     ]
     if row.get("check_output"):

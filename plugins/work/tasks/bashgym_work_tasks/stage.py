@@ -35,6 +35,7 @@ from bashgym_work_tasks.routing import (
     ESCALATED,
     Attempt,
     TaskRouted,
+    check_of,
     escalation,
     route_columns,
     routing_report,
@@ -272,6 +273,7 @@ class AgentRuns:
             "executor": step.name,
             "final_text": result.final_text,
             "verified": verdict.verified,
+            "check": check_of(task),  # the command; `reason` says only how it failed
             "check_exit": verdict.check_exit,
             "check_output": verdict.check_output or None,
             **route_columns(route, attempt),

@@ -101,6 +101,7 @@ def test_each_task_goes_where_the_router_says_and_a_failed_check_escalates(bashg
     escalated = next(t for t in teacher.tasks if t.id == "h1.escalated")
     assert escalated.prompt.startswith("hard: write gamma")
     assert "by cheap" in escalated.prompt and "check failed (exit 1)" in escalated.prompt
+    assert "check failed (exit 1): grep -qx 'gamma' answer.txt." in escalated.prompt  # which
     assert "done, trust me" in escalated.prompt  # the failed attempt, summarized
 
     rows = pd.read_parquet(out / "data.parquet").set_index("trace_id")
