@@ -33,7 +33,7 @@ DROPPED_FILE = "dropped.jsonl"
 ORCHESTRATOR_DIR = "job"  # an orchestration job's own directory, inside the API's
 JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 LIVE = ("pending", "starting", "running", "cancelling")
-RESUMABLE = ("interrupted", "failed", "cancelled")
+RESUMABLE = ("interrupted", "failed", "cancelled", "retrying")  # retrying: `orchestrate retry`
 
 
 class JobError(Exception):
@@ -188,7 +188,7 @@ class Jobs:
             return "cancelling" if cancelled else ("running" if run else "starting")
         if not (job_dir / LAUNCH_FILE).is_file():
             return "pending"
-        if cancelled and run in (None, "running", "interrupted", "failed"):
+        if cancelled and run in (None, "running", "interrupted", "failed", "retrying"):
             return "cancelled"
         if run is None or run == "running":
             return "failed"  # the child ended before the run started, or was killed
@@ -209,7 +209,7 @@ class Jobs:
         if not plan.get("approved"):
             return "awaiting_approval"
         run = read_status(odir).get("status")
-        if cancelled and run in (None, "running", "interrupted", "failed"):
+        if cancelled and run in (None, "running", "interrupted", "failed", "retrying"):
             return "cancelled"
         if run is None:
             return "approved"

@@ -135,7 +135,7 @@ def routes(app: FastAPI) -> None:
         st = state(request)
         job_dir = _orchestration_dir(st, job_id)
         status = _status(st, job_dir)
-        if status not in ("cancelled", "interrupted", "failed"):
+        if status not in ("cancelled", "interrupted", "failed", "retrying"):
             raise JobError(409, f"job {job_id!r} is {status}: nothing to resume")
         st.commands.require(["orchestrate", "resume"])
         (job_dir / CANCEL_FILE).unlink(missing_ok=True)

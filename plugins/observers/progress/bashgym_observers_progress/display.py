@@ -169,12 +169,15 @@ class RunProgress:
         dropped = sum(self.tally.dropped.values())
         if dropped:
             parts.append(f"{dropped} dropped")
-        if self.tally.tasks or self.tally.running:
-            failed = sum(n for s, n in self.tally.tasks.items() if s != "success")
+        if tasks := self.tally.tasks:  # every attempt's, once each (a resumed run's too)
+            stopped = tasks.get("interrupted", 0)
+            failed = sum(tasks.values()) - tasks.get("success", 0) - stopped
             parts.append(
-                f"{self.tally.tasks.get('success', 0)} ok, {failed} failed, "
-                f"{len(self.tally.running)} running"
+                f"{tasks.get('success', 0)} ok, {failed} failed, "
+                + (f"{stopped} interrupted" if stopped else f"{len(self.tally.running)} running")
             )
+        elif self.tally.running:
+            parts.append(f"0 ok, 0 failed, {len(self.tally.running)} running")
         tokens = self.tally.usage.input_tokens + self.tally.usage.output_tokens
         if tokens:
             parts.append(f"{tokens:,} tokens")

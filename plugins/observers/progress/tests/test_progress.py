@@ -82,3 +82,23 @@ def test_a_terminal_shows_each_column_as_a_bar_under_its_step():
         feed(progress, tally, RowsGenerated(step="pipeline", n=12),
              StepFinished(step="pipeline", duration_s=1.0))  # fmt: skip
         assert len(progress._bar.tasks) == 1  # the column bars go with their step
+
+
+def test_the_task_line_says_interrupted_tasks_and_not_failed_ones():
+    """A stopped run's unfinished tasks are `interrupted` in the tally (resumable), neither
+    failed nor still running."""
+    from bashgym.events import RunFinished, TaskFinished, TaskStarted
+
+    tally = Tally()
+    progress = RunProgress(Console(file=io.StringIO(), width=120), tally, interval=60)
+    for event in (
+        TaskStarted(task_id="a", executor="x"),
+        TaskFinished(task_id="a", status="success"),
+        TaskStarted(task_id="b", executor="x"),
+        TaskFinished(task_id="b", status="failed"),
+        TaskStarted(task_id="c", executor="x"),
+    ):
+        tally(event)
+    assert progress._extra() == "1 ok, 1 failed, 1 running"
+    tally(RunFinished(status="interrupted"))
+    assert progress._extra() == "1 ok, 1 failed, 1 interrupted"
