@@ -99,6 +99,10 @@ def test_a_resumed_run_counts_every_attempts_tasks_once_and_a_stopped_one_none_r
     ):
         again(event)
     assert again.summary()["tasks"] == {"success": 3, "running": 0}
+    retried = Tally()  # a task started again is running, not also its earlier outcome
+    retried.add_earlier(log)
+    retried(TaskStarted(task_id="t2", executor="x"))
+    assert retried.summary()["tasks"] == {"success": 1, "running": 1}
 
 
 def test_the_bus_appends_redacted_events_that_read_back(tmp_path):

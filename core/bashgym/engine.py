@@ -286,8 +286,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
 
 def open_scrubbing(settings: Settings, host: PluginHost) -> Scrubbing:
     """The run's scrubbing from the installed plugins; with none, no run starts."""
-    scrubbing = host.hook.open_scrubbing(settings=settings, registry=host.registry)
-    if scrubbing is None:
+    if (scrubbing := host.hook.open_scrubbing(settings=settings, registry=host.registry)) is None:
         raise InputError("no secret scrubbing is installed: pip install bashgym-scrubbers-secrets")
     return scrubbing  # type: ignore[no-any-return]
 

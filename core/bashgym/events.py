@@ -278,6 +278,7 @@ class Tally:
 
     def _on_task_started(self, e: TaskStarted) -> None:
         self.running.add(e.task_id)
+        self.ended.pop(e.task_id, None)  # started again (a resume, a retry): not ended now
 
     def _on_task_finished(self, e: TaskFinished) -> None:
         self.running.discard(e.task_id)
