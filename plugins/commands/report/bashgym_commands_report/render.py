@@ -252,7 +252,7 @@ def _stages(
     tasks = _mapping(summary.get("tasks"))
     if tasks or "executor" in by_stage:
         lost = by_stage.get("executor", Counter())
-        done = sum(_int(v) or 0 for k, v in tasks.items() if k != "running")
+        done = sum(_int(v) or 0 for k, v in tasks.items() if k not in ("running", "interrupted"))
         name = _mapping(plugins.get("executor")).get("name")
         stages.append(_stage(f"Executor {name}" if name else "Executor", done or None, lost,
                              (done - sum(lost.values())) if done else None,
@@ -871,7 +871,7 @@ def _usage(summary: Mapping[str, Any]) -> dict[str, Any] | None:
             "output": f"{o:,}", "cost": "unknown" if name in unpriced else _usd(m.get("cost_usd")),
             "segments": _segments([(i, KEPT), (o, OUTPUT)], top), "title": f"{i:,} in · {o:,} out",
         })  # fmt: skip
-    has_cost = any(m.get("cost_usd") is not None for _, m in models)
+    has_cost = bool(unpriced) or any(m.get("cost_usd") is not None for _, m in models)
     return {"facts": facts, "models": rows, "has_cost": has_cost}
 
 

@@ -80,7 +80,8 @@ class RunFigures(BaseModel):
 
     counts: dict[str, int | dict[str, int] | None] = {}
     usage: _Usage = _Usage()
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: a model without a price answered (cost_known_usd)
+    cost_known_usd: float | None = None
     cost_unknown_for: list[str] = []
 
 
@@ -127,7 +128,9 @@ def stats(path: Path) -> dict[str, Any]:
     usage = summary.usage
     out["tokens"] = {"input": usage.input_tokens, "output": usage.output_tokens}
     out["cost_usd"] = summary.cost_usd
-    if summary.cost_unknown_for:
+    if summary.cost_unknown_for:  # a run.json of bashgym 0.1 kept the known part in cost_usd
+        out["cost_usd"] = None
+        out["cost_known_usd"] = summary.cost_known_usd or summary.cost_usd or 0.0
         out["cost_unknown_for"] = summary.cost_unknown_for
     return out
 
@@ -151,8 +154,10 @@ def _lines(data: dict[str, Any]) -> list[str]:
             f"{qa['skipped_budget']} not asked (budget)"
         )
         tokens = data["tokens"]
-        cost = f"${data['cost_usd']:.4f}"
+        cost = f"${data['cost_usd']:.4f}" if data["cost_usd"] is not None else "unknown"
         if data.get("cost_unknown_for"):
+            known = data.get("cost_known_usd") or 0.0
+            cost = (f"${known:.4f} + " if known else "") + "unknown"
             cost += f" (no price for {', '.join(data['cost_unknown_for'])})"
         lines.append(f"tokens: {tokens['input']} in, {tokens['output']} out; cost {cost}")
     return lines

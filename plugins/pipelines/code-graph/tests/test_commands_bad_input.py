@@ -91,3 +91,23 @@ def test_a_text_weight_and_a_junk_file_are_refused(bashgym_cli, tmp_path):
     for command in ("stats", "inspect"):
         result = bashgym_cli("graph", command, junk)
         assert result.exit_code == 2 and "not a readable Parquet dataset" in result.stderr
+
+
+def test_a_run_whose_model_had_no_price_says_its_cost_is_unknown(bashgym_cli, tmp_path):
+    """run.json's `cost_usd` is null when a model without a price answered (with
+    `cost_known_usd` beside it): `graph stats` refused such a run as "not a run's run.json"."""
+    from bashgym.events import Tally, UsageCharged
+    from bashgym.records import Usage
+
+    tally = Tally()
+    tally(UsageCharged.of(Usage(input_tokens=10, output_tokens=5), 0.5, model="gpt", alias="qa"))
+    tally(UsageCharged.of(Usage(input_tokens=7, output_tokens=3), None, model="local", alias="j"))
+    summary = tally.summary()
+    summary["counts"].update({"graph.repos": 1, "graph.nodes": 3})
+    write_triplets(tmp_path / "run" / "data.parquet")
+    (tmp_path / "run" / "run.json").write_text(json.dumps(summary))
+    result = bashgym_cli("graph", "stats", tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    assert "cost $0.5000 + unknown (no price for local)" in result.stdout
+    as_json = json.loads(bashgym_cli("graph", "stats", tmp_path / "run", "--json").stdout)
+    assert as_json["cost_usd"] is None and as_json["cost_known_usd"] == 0.5

@@ -145,7 +145,9 @@ class NemoJsonlSink(Sink[NemoJsonlOptions]):
         """A format known to hold no training text (code-graph-pairs' `triplets`), unless the
         user says which columns to read: refused before the run, not after its generation. Any
         other format (a third party's) is read by its columns, as `input=auto` does."""
-        told = {"input", "prompt_field", "response_field"} & options.model_fields_set
+        told = (
+            options.input != "auto" or {"prompt_field", "response_field"} & options.model_fields_set
+        )
         if output_format not in NOT_TRAINING_TEXT or told:
             return None
         return (
