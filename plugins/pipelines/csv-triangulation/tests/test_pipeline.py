@@ -61,15 +61,18 @@ def test_template_questions_are_verified_or_dropped_with_their_reason(
         "gold answer disagrees with the majority (2/3 agree on another answer)"
     )
     assert episodes[texts[2]]["verdict"] == ("1 of 3 consistency runs agree (more than 50% needed)")
-    protocol = [t["error"] for t in episodes[texts[2]]["consistency_traces"]][1:]
-    assert protocol == [
+    # which of the three runs got the scripted prose answers depends on the order they ran in
+    # (a loaded machine reorders them): two broke the protocol, one answered
+    runs = episodes[texts[2]]["consistency_traces"]
+    assert sorted((t["error"] for t in runs), key=lambda e: e or "") == [
+        None,
         "protocol violation: a reply without code and no submit()",
         "protocol violation: a reply without code and no submit()",
     ]
     late = episodes[texts[3]]["consistency_traces"][0]
     assert late["submitted"] and late["no_code"] == 1 and late["error"] is None, late
     assert late["messages"][3] == {"role": "user", "content": FORMAT}
-    prose = episodes[texts[2]]["consistency_traces"][1]  # told the format each turn, in vain
+    prose = next(t for t in runs if t["error"])  # told the format each turn, in vain
     assert prose["no_code"] == prose["turns"] == 6 and not prose["submitted"], prose
     for text in texts:
         episode = episodes[text]
