@@ -181,7 +181,10 @@ class RunProgress:
         tokens = self.tally.usage.input_tokens + self.tally.usage.output_tokens
         if tokens:
             parts.append(f"{tokens:,} tokens")
-        if self.tally.cost_usd:
+        if self.tally.unpriced:  # the priced part, never a false total (run.json and the
+            known = f"${self.tally.cost_usd:.4f} + " if self.tally.cost_usd else ""  # report
+            parts.append(f"{known}cost unknown")  # name the models: a line every few s need not)
+        elif self.tally.cost_usd:
             parts.append(f"${self.tally.cost_usd:.4f}")
         return " · ".join(parts)
 

@@ -102,3 +102,16 @@ def test_the_task_line_says_interrupted_tasks_and_not_failed_ones():
     assert progress._extra() == "1 ok, 1 failed, 1 running"
     tally(RunFinished(status="interrupted"))
     assert progress._extra() == "1 ok, 1 failed, 1 interrupted"
+
+
+def test_the_cost_says_unknown_when_a_model_had_no_price():
+    """run.json's cost is null then; the line said `$0.5000` as if it were the whole cost."""
+    from bashgym.events import UsageCharged
+    from bashgym.records import Usage
+
+    tally = Tally()
+    progress = RunProgress(Console(file=io.StringIO(), width=120), tally, interval=60)
+    tally(UsageCharged.of(Usage(input_tokens=10), 0.5, model="gpt", alias="a"))
+    assert progress._extra().endswith("$0.5000")
+    tally(UsageCharged.of(Usage(input_tokens=10), None, model="local", alias="b"))
+    assert progress._extra().endswith("$0.5000 + cost unknown")
