@@ -257,12 +257,7 @@ class Exploding(Source):
 
 
 def test_a_crash_leaves_run_json_with_the_error(bashgym_cli, bashgym_env, register_plugin):
-    class P:
-        @hookimpl
-        def register_sources(self, register):
-            register("boom", Exploding())
-
-    register_plugin(P(), "boom-plugin")
+    add_source(register_plugin, "boom", Exploding())
     out = bashgym_env.workdir / "crashed"
     with pytest.raises(RuntimeError, match="disk on fire"):
         bashgym_cli("run", "-s", "boom", "-k", "parquet", "--out", out)
@@ -281,12 +276,7 @@ def test_a_refused_input_is_in_run_json_in_words_without_a_class_name(
     """run.json's error (and report.html's "Run failed") read `InputError: rows.csv …`; a
     user's mistake is said as the terminal says it. A crash keeps its type (above): news."""
 
-    class P:
-        @hookimpl
-        def register_sources(self, register):
-            register("refusing", Refusing())
-
-    register_plugin(P(), "refusing-plugin")
+    add_source(register_plugin, "refusing", Refusing())
     out = bashgym_env.workdir / "refused"
     result = bashgym_cli("run", "-s", "refusing", "-k", "parquet", "--out", out)
     assert result.exit_code == 2, result.output
@@ -316,6 +306,17 @@ def test_a_run_started_over_in_another_runs_folder_says_so_and_clears_its_files(
     assert "Sampler distributions" not in read_report(out)  # the samplers run's batches
 
 
+def add_source(register_plugin, name: str, source: Source) -> None:
+    """Register `source` as `name` (in a plugin `NAME-plugin`) for this test."""
+
+    class Plugin:
+        @hookimpl
+        def register_sources(self, register):
+            register(name, source)
+
+    register_plugin(Plugin(), f"{name}-plugin")
+
+
 def read_report(out):
     return (out / "report.html").read_text()
 
@@ -332,12 +333,7 @@ class LeakySource(Source):
 
 
 def test_a_failed_run_says_its_error_redacted_everywhere(bashgym_cli, bashgym_env, register_plugin):
-    class P:
-        @hookimpl
-        def register_sources(self, register):
-            register("leaky", LeakySource())
-
-    register_plugin(P(), "leaky-plugin")
+    add_source(register_plugin, "leaky", LeakySource())
     out = bashgym_env.workdir / "leaky"
     result = bashgym_cli("run", "-s", "leaky", "-k", "parquet", "--out", out)
     assert result.exit_code == 2, result.output
@@ -361,12 +357,7 @@ class NoisySource(Source):
 
 
 def test_source_notes_reach_run_json_capped(bashgym_cli, bashgym_env, register_plugin):
-    class P:
-        @hookimpl
-        def register_sources(self, register):
-            register("noisy", NoisySource())
-
-    register_plugin(P(), "noisy-plugin")
+    add_source(register_plugin, "noisy", NoisySource())
     out = bashgym_env.workdir / "noisy"
     result = bashgym_cli("run", "-s", "noisy", "-k", "parquet", "--out", out)
     assert result.exit_code == 0, result.output
