@@ -90,7 +90,7 @@ def test_a_resumed_run_counts_every_attempts_tasks_once_and_a_stopped_one_none_r
     first.close()
     assert tally.summary()["tasks"] == {"success": 1, "failed": 1, "interrupted": 1, "running": 0}
     again = Tally()
-    again.add_earlier(log)
+    again.add_earlier(read_events(log))
     for event in (
         TaskStarted(task_id="t2", executor="x"),
         TaskFinished(task_id="t2", status="success"),
@@ -100,7 +100,7 @@ def test_a_resumed_run_counts_every_attempts_tasks_once_and_a_stopped_one_none_r
         again(event)
     assert again.summary()["tasks"] == {"success": 3, "running": 0}
     retried = Tally()  # a task started again is running, not also its earlier outcome
-    retried.add_earlier(log)
+    retried.add_earlier(read_events(log))
     retried(TaskStarted(task_id="t2", executor="x"))
     assert retried.summary()["tasks"] == {"success": 1, "running": 1}
 

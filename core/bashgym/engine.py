@@ -220,7 +220,7 @@ def execute(resolved: ResolvedRun, host: PluginHost, settings: Settings) -> dict
         run = RunContext(run_dir, settings, resolved.spec.seed, models, bus, registry=host.registry,
                          scrubbing=scrubbing)  # fmt: skip
         if target.resume:  # usage and cost: what every attempt of this run spent
-            run.tally.add_earlier(run_dir / "events.jsonl")
+            run.tally.add_earlier(ev.read_events(run_dir / "events.jsonl"))
         meta = dict(pid=os.getpid(), run_dir=str(run_dir), config_hash=digest, input_hash=inputs,
                     attempt=attempt, started_at=datetime.now(UTC).isoformat(),
                     plugins=_plugins(resolved))  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,10 +269,10 @@ class Tally:
             was = row["cost_usd"]  # None once a model without a price answered: unknown, not $0
             row["cost_usd"] = None if unknown or was is None else round(was + (e.cost_usd or 0), 6)
 
-    def add_earlier(self, log: Path) -> None:
-        """Count the usage, cost and ended tasks of a resumed run's earlier attempts (from its
-        events.jsonl, before this attempt's first event): run.json says what the whole run did."""
-        for event in read_events(log):
+    def add_earlier(self, events: Iterable[Event]) -> None:
+        """Count the usage, cost and ended tasks of a resumed run's earlier attempts (its
+        events.jsonl before this attempt's first event): run.json says what the whole run did."""
+        for event in events:
             if isinstance(event, UsageCharged | TaskFinished):
                 self(event)
 
@@ -325,6 +325,6 @@ class Tally:
         if self.unpriced:  # the priced models' cost, and which had no price
             out["cost_known_usd"] = round(self.cost_usd, 6)
             out["cost_unknown_for"] = sorted(self.unpriced)
-        if self.tasks or self.running:
+        if self.ended or self.running:
             out["tasks"] = {**self.tasks, "running": len(self.running)}
         return out

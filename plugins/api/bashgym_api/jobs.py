@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bashgym.events import RunStarted, Tally, TaskFinished, UsageCharged, read_events
+from bashgym.events import RunStarted, Tally, read_events
 from bashgym.resume import read_status
 from bashgym.text import plain
 from bashgym_api import procs
@@ -311,16 +311,14 @@ def _size(path: Path) -> int:
 
 
 def live_tally(events: Path) -> Tally:
-    """The counts of the run's current attempt from its events (usage and ended tasks of
-    earlier attempts included, as `Tally.add_earlier` adds them), as the engine's own tally
-    has them: what run.json will say, before it does."""
+    """The counts of the run's current attempt from its events (what earlier attempts add,
+    through `Tally.add_earlier`, as the engine does), as the engine's own tally has them: what
+    run.json will say, before it does."""
     all_events = read_events(events)
     starts = [i for i, e in enumerate(all_events) if isinstance(e, RunStarted)]
     cut = starts[-1] if starts else 0
     tally = Tally()
-    for event in all_events[:cut]:
-        if isinstance(event, UsageCharged | TaskFinished):
-            tally(event)
+    tally.add_earlier(all_events[:cut])
     for event in all_events[cut:]:
         tally(event)
     return tally
