@@ -1119,9 +1119,9 @@ def _run_cost(summary: Mapping[str, Any]) -> str:
     null and `cost_known_usd` what the priced models cost, a floor, never the cost ("$0" would
     read as free; a run.json of bashgym 0.1 kept that floor in `cost_usd`)."""
     unpriced = _unpriced(summary)
-    cost = summary.get("cost_known_usd", summary.get("cost_usd")) if unpriced else None
     if not unpriced:
         return _usd(summary.get("cost_usd"))
+    cost = summary.get("cost_known_usd", summary.get("cost_usd"))
     known = f"{_usd(cost)} + " if isinstance(cost, int | float) and cost else ""
     return f"{known}unknown (no price for {', '.join(unpriced)})"
 

@@ -169,21 +169,20 @@ class RunProgress:
         dropped = sum(self.tally.dropped.values())
         if dropped:
             parts.append(f"{dropped} dropped")
-        if tasks := self.tally.tasks:  # every attempt's, once each (a resumed run's too)
+        tasks, running = self.tally.tasks, len(self.tally.running)  # every attempt's, once each
+        if tasks or running:
             stopped = tasks.get("interrupted", 0)
             failed = sum(tasks.values()) - tasks.get("success", 0) - stopped
             parts.append(
                 f"{tasks.get('success', 0)} ok, {failed} failed, "
-                + (f"{stopped} interrupted" if stopped else f"{len(self.tally.running)} running")
+                + (f"{stopped} interrupted" if stopped else f"{running} running")
             )
-        elif self.tally.running:
-            parts.append(f"0 ok, 0 failed, {len(self.tally.running)} running")
         tokens = self.tally.usage.input_tokens + self.tally.usage.output_tokens
         if tokens:
             parts.append(f"{tokens:,} tokens")
-        if self.tally.unpriced:  # the priced part, never a false total (run.json and the
-            known = f"${self.tally.cost_usd:.4f} + " if self.tally.cost_usd else ""  # report
-            parts.append(f"{known}cost unknown")  # name the models: a line every few s need not)
+        if self.tally.unpriced:  # the priced part, never a false total; run.json and the report
+            known = f"${self.tally.cost_usd:.4f} + " if self.tally.cost_usd else ""  # name the
+            parts.append(f"{known}cost unknown")  # models, which a line every few s need not
         elif self.tally.cost_usd:
             parts.append(f"${self.tally.cost_usd:.4f}")
         return " · ".join(parts)

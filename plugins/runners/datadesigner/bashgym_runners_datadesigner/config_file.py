@@ -79,13 +79,17 @@ class ConfigFilePipeline(Pipeline[ConfigFileOptions]):
 def load_builder(path: Path, shown: str) -> dd.DataDesignerConfigBuilder:
     """The builder of the config file at `path` (named `shown` in errors), or an InputError
     saying in plain words what is wrong with the file."""
+    is_json = path.suffix.lower() == ".json"
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix.lower() == ".json" else _yaml(text)
+        data = json.loads(text) if is_json else _yaml(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{shown} could not be read as {_kind(path)}: {exc}") from None
+        kind = "JSON" if is_json else "YAML"
+        raise InputError(f"{shown} could not be read as {kind}: {exc}") from None
     if not isinstance(data, dict):
-        held = "nothing" if data is None else f"a {_json_type(data)}"
+        held = (
+            "nothing" if data is None else "a list" if isinstance(data, list) else "a single value"
+        )
         raise InputError(
             f"{shown} is not a DataDesigner pipeline config: it holds {held}, where a "
             "`data_designer:` section with its `columns:` is needed"
@@ -118,14 +122,6 @@ def _yaml(text: str) -> Any:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ValueError(f"{where}{problem}") from None
-
-
-def _kind(path: Path) -> str:
-    return "JSON" if path.suffix.lower() == ".json" else "YAML"
-
-
-def _json_type(value: Any) -> str:
-    return "list" if isinstance(value, list) else "single value"
 
 
 LAST_MODEL_DELETED = "No model configurations found after deleting model configuration"
